@@ -1,0 +1,180 @@
+import { hostname } from 'node:os';
+import { ConfigurationError } from '../errors.js';
+import { CLUSTER_RULE, IDENTITY_RULE, isValidCluster } from '../names.js';
+import type { RegistryPlugin } from '../plugin.js';
+import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming, type MemberTiming } from '../timing.js';
+import { deepFreeze, envName, resolveSection, type OptionSchema } from './option-schema.js';
+
+/** The object form of the configuration. Every key but `type` has a default. */
+export interface RegistryConfigInput {
+  /** The backend: `memory`, `kubernetes`, `zookeeper`, `etcd`, `mysql`, `sqlite`. Required. */
+  type: string;
+  /** The cluster: a namespace of records within the backend, a DNS-1123 label. Default `default`. */
+  cluster?: string;
+  /** This process's identity, the holderIdentity of its leases. Default `<hostname>-<pid>`. */
+  identity?: string;
+  /** Election timings. Defaults 15000 / 10000 / 2000 ms. */
+  election?: Partial<LeaseTiming>;
+  /** Lock timings. Defaults 15000 / 10000 / 2000 ms. */
+  lock?: Partial<LeaseTiming>;
+  /** Member heartbeat timings. Defaults 5000 / 20000 ms. */
+  member?: Partial<MemberTiming>;
+  /** Bound on every single backend call, milliseconds. Default 5000. */
+  requestTimeoutMs?: number;
+  /** Largest member payload, bytes of UTF-8 JSON; the store's own limit applies when smaller. Default 65536. */
+  maxPayloadBytes?: number;
+  /** The backend's own section, e.g. `kubernetes: { namespace: 'prod' }`. */
+  [backendSection: string]: unknown;
+}
+
+/** The flat form: `{ 'registry.type': 'kubernetes', 'registry.kubernetes.namespace': 'prod' }`. Values may be strings. */
+export type FlatRegistryConfig = Readonly<Record<`registry.${string}`, string | number | boolean | readonly string[]>>;
+
+const ENV_SOURCE = Symbol('rollcall.env');
+
+/** The environment form, made by {@link configFromEnv}. */
+export interface EnvRegistryConfig {
+  readonly [ENV_SOURCE]: Readonly<Record<string, string | undefined>>;
+}
+
+export type ConfigSource = RegistryConfigInput | FlatRegistryConfig | EnvRegistryConfig;
+
+/** Reads the environment form: every `REGISTRY_*` variable, e.g. `REGISTRY_TYPE=kubernetes`. Unknown ones are errors at construction. */
+export function configFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): EnvRegistryConfig {
+  const picked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (name.startsWith('REGISTRY_') && value !== undefined) picked[name] = value;
+  return { [ENV_SOURCE]: Object.freeze(picked) };
+}
+
+/** The validated, frozen configuration a registry runs with. */
+export interface RegistryConfig {
+  readonly type: string;
+  readonly cluster: string;
+  readonly identity: string;
+  readonly election: Readonly<LeaseTiming>;
+  readonly lock: Readonly<LeaseTiming>;
+  readonly member: Readonly<MemberTiming>;
+  readonly requestTimeoutMs: number;
+  readonly maxPayloadBytes: number;
+  /** The backend's section, validated by its plugin. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+const IDENTITY_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._:@-]{0,251}[A-Za-z0-9])?$/;
+
+function defaultIdentity(): string {
+  const host = hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'host';
+  return `${host}-${process.pid}`;
+}
+
+/** The core keys, relative to `registry.`. */
+export const CORE_OPTIONS: OptionSchema = Object.freeze({
+  type: { type: 'string', required: true, doc: 'The backend plugin.' },
+  cluster: { type: 'string', default: 'default', doc: 'The cluster name.', check: (v) => (isValidCluster(v) ? undefined : CLUSTER_RULE) },
+  identity: { type: 'string', doc: 'Holder identity of this process. Default <hostname>-<pid>.', check: (v) => (IDENTITY_PATTERN.test(v) ? undefined : IDENTITY_RULE) },
+  'election.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, doc: 'Election lease, ms.' },
+  'election.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, doc: 'Election renew deadline, ms.' },
+  'election.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Election retry period, ms.' },
+  'lock.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, doc: 'Lock lease, ms.' },
+  'lock.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, doc: 'Lock renew deadline, ms.' },
+  'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Lock retry period, ms.' },
+  'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, doc: 'Heartbeat interval, ms.' },
+  'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, doc: 'Member lease, ms.' },
+  requestTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Bound on each backend call, ms.' },
+  maxPayloadBytes: { type: 'integer', default: 65536, min: 1, doc: 'Largest member payload, bytes.' },
+});
+
+function isEnvSource(source: ConfigSource): source is EnvRegistryConfig {
+  return typeof source === 'object' && source !== null && ENV_SOURCE in source;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/** Flattens any of the three forms to `registry.*` keys. Environment names stay as they are until the schema is known. */
+function flatten(source: ConfigSource): { flat: Map<string, unknown>; env: Map<string, string> } {
+  const flat = new Map<string, unknown>();
+  const env = new Map<string, string>();
+  if (isEnvSource(source)) {
+    for (const [name, value] of Object.entries(source[ENV_SOURCE])) if (value !== undefined) env.set(name, value);
+    if (env.has('REGISTRY_TYPE')) flat.set('registry.type', env.get('REGISTRY_TYPE'));
+    return { flat, env };
+  }
+  if (typeof source !== 'object' || source === null) throw new ConfigurationError('the configuration must be an object', { key: 'registry' });
+  const keys = Object.keys(source);
+  if (keys.length > 0 && keys.every((k) => k.startsWith('registry.'))) {
+    for (const [k, v] of Object.entries(source)) flat.set(k, v);
+    return { flat, env };
+  }
+  const walk = (prefix: string, node: Record<string, unknown>) => {
+    for (const [k, v] of Object.entries(node)) {
+      if (k.includes('.')) throw new ConfigurationError(`${prefix}${k}: a dotted key in the object form; use nested objects, or the flat form with every key starting registry.`, { key: `${prefix}${k}` });
+      if (isPlainObject(v)) walk(`${prefix}${k}.`, v);
+      else if (v !== undefined) flat.set(`${prefix}${k}`, v);
+    }
+  };
+  walk('registry.', source as Record<string, unknown>);
+  return { flat, env };
+}
+
+/** Reads `registry.type` from any form, to know which plugin to load. */
+export function configType(source: ConfigSource): string {
+  const type = flatten(source).flat.get('registry.type');
+  if (type === undefined) throw new ConfigurationError('registry.type: is required (REGISTRY_TYPE in the environment form)', { key: 'registry.type' });
+  if (typeof type !== 'string' || type === '') throw new ConfigurationError(`registry.type: expected a non-empty string, got ${JSON.stringify(type)}`, { key: 'registry.type' });
+  return type;
+}
+
+/**
+ * Validates a configuration in any of its three forms against the core keys and
+ * the plugin's section. Unknown keys, wrong types and impossible timings throw
+ * INVALID_CONFIG naming the key and the rule. The result is frozen.
+ */
+export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[] = []): RegistryConfig {
+  const { flat, env } = flatten(source);
+  const sectionPrefix = `registry.${plugin.type}.`;
+  if (env.size > 0) {
+    const known = new Map<string, string>();
+    for (const key of Object.keys(CORE_OPTIONS)) known.set(envName(`registry.${key}`), `registry.${key}`);
+    for (const key of Object.keys(plugin.options)) known.set(envName(`${sectionPrefix}${key}`), `${sectionPrefix}${key}`);
+    for (const [name, value] of env) {
+      const key = known.get(name);
+      if (!key) throw new ConfigurationError(`${name}: unknown environment variable; known ones are ${[...known.keys()].join(', ')}`, { key: name });
+      flat.set(key, value);
+    }
+  }
+  const core = new Map<string, unknown>();
+  const section = new Map<string, unknown>();
+  for (const [key, value] of flat) {
+    if (!key.startsWith('registry.')) throw new ConfigurationError(`${key}: unknown key; every key starts with registry.`, { key });
+    if (key.startsWith(sectionPrefix)) section.set(key.slice(sectionPrefix.length), value);
+    else {
+      const other = otherTypes.find((t) => t !== plugin.type && key.startsWith(`registry.${t}.`));
+      if (other) throw new ConfigurationError(`${key}: belongs to registry.type=${other}, but registry.type is ${plugin.type}`, { key });
+      core.set(key.slice('registry.'.length), value);
+    }
+  }
+  const base = resolveSection('registry.', CORE_OPTIONS, core) as unknown as Omit<RegistryConfig, 'identity' | 'options'> & { identity?: string };
+  const options = resolveSection(sectionPrefix, plugin.options, section);
+  const config = {
+    type: base.type,
+    cluster: base.cluster,
+    identity: base.identity ?? defaultIdentity(),
+    election: base.election,
+    lock: base.lock,
+    member: base.member,
+    requestTimeoutMs: base.requestTimeoutMs,
+    maxPayloadBytes: base.maxPayloadBytes,
+    options,
+  } as RegistryConfig;
+  for (const kind of ['election', 'lock'] as const) {
+    const problem = leaseTimingProblem(config[kind]);
+    if (problem) throw new ConfigurationError(`registry.${kind}.${problem.key}: ${problem.rule}`, { key: `registry.${kind}.${problem.key}` });
+  }
+  const memberProblem = memberTimingProblem(config.member);
+  if (memberProblem) throw new ConfigurationError(`registry.member.${memberProblem.key}: ${memberProblem.rule}`, { key: `registry.member.${memberProblem.key}` });
+  const pluginProblem = plugin.validate?.(options);
+  if (pluginProblem) throw new ConfigurationError(`${sectionPrefix}${pluginProblem.key}: ${pluginProblem.rule}`, { key: `${sectionPrefix}${pluginProblem.key}` });
+  return deepFreeze(config);
+}

@@ -1,0 +1,64 @@
+import { AbortedError, ClosedError } from './errors.js';
+import { Emitter } from './emitter.js';
+import type { LeaseHolder, LeaseLossReason } from './lease-holder.js';
+import type { Logger } from './logger.js';
+
+export interface LeadershipEvents {
+  /** This candidate became leader; `fencingToken` is larger than every earlier term's. */
+  elected: { election: string; identity: string; fencingToken: number };
+  /** This candidate stopped being leader; it acted as leader no longer than its renew deadline allowed. */
+  lost: { election: string; identity: string; fencingToken: number; reason: LeaseLossReason };
+}
+
+/**
+ * A candidacy returned by `campaign()`. It campaigns until `resign()`, and again
+ * after every loss; `isLeader` is true only while this process may act as leader.
+ */
+export class Leadership extends Emitter<LeadershipEvents> {
+  constructor(
+    /** The election's name. */
+    readonly election: string,
+    /** The identity this candidate writes as holderIdentity. */
+    readonly identity: string,
+    private readonly holder: LeaseHolder,
+    logger: Logger,
+    private readonly onResign: () => void,
+  ) {
+    super(logger);
+    holder.on('acquired', ({ fencingToken }) => this.emit('elected', { election, identity, fencingToken }));
+    holder.on('lost', ({ fencingToken, reason }) => this.emit('lost', { election, identity, fencingToken, reason }));
+  }
+
+  /** Whether this candidate is the leader now. */
+  get isLeader(): boolean {
+    return this.holder.isHolding;
+  }
+
+  /** The current term's fencing token while leader; undefined otherwise. */
+  get fencingToken(): number | undefined {
+    return this.holder.isHolding ? this.holder.fencingToken : undefined;
+  }
+
+  /** Resolves with the fencing token once leader (at once if already); rejects with ABORTED or CLOSED. */
+  whenElected(signal?: AbortSignal): Promise<number> {
+    if (this.isLeader) return Promise.resolve(this.fencingToken!);
+    if (this.holder.stopped) return Promise.reject(new ClosedError(`campaign for ${this.election} has ended`));
+    return new Promise((resolve, reject) => {
+      const offElected = this.once('elected', ({ fencingToken }) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(fencingToken);
+      });
+      const onAbort = () => {
+        offElected();
+        reject(new AbortedError(`waiting to lead ${this.election} was aborted`, { cause: signal!.reason }));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Stops campaigning. A leader first emits `lost` (reason `released`), then frees the record so a follower takes over at once. */
+  async resign(): Promise<void> {
+    this.onResign();
+    await this.holder.stop('released');
+  }
+}

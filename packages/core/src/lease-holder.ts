@@ -1,0 +1,283 @@
+import type { Clock, Timer } from './clock.js';
+import { ErrorCode, hasCode } from './errors.js';
+import { Emitter } from './emitter.js';
+import { formatMicroTime, type LeaseRecord } from './lease-record.js';
+import type { Logger } from './logger.js';
+import type { MonitoredStore } from './monitored-store.js';
+import type { RecordKey, StoredRecord } from './store.js';
+import { toLeaseSeconds, type LeaseTiming } from './timing.js';
+import type { CacheEntry, WatchCache } from './watch-cache.js';
+
+/** Why a holder stopped holding. */
+export type LeaseLossReason =
+  /** `resign()` or `release()` was called. */
+  | 'released'
+  /** No renew succeeded within renewDeadlineMs: stepped down before anyone else could take over. */
+  | 'renew-deadline'
+  /** Another identity holds the record now (or it was edited by hand). */
+  | 'taken'
+  /** The record was deleted under the holder. */
+  | 'deleted'
+  /** The backend declared the session lost (every lease has expired). */
+  | 'connection-lost'
+  /** The registry was closed. */
+  | 'closed';
+
+export interface LeaseHolderEvents {
+  acquired: { fencingToken: number; record: LeaseRecord };
+  lost: { fencingToken: number; reason: LeaseLossReason };
+}
+
+export interface LeaseHolderOptions {
+  key: RecordKey;
+  identity: string;
+  timing: LeaseTiming;
+  store: MonitoredStore;
+  cache: WatchCache;
+  clock: Clock;
+  logger: Logger;
+  /** Lock mode: hold one term, then stop. Election mode (false): campaign again after a loss. */
+  once: boolean;
+}
+
+interface Term {
+  fencingToken: number;
+  /** Our last successful write, whose version the next renew names. */
+  own: StoredRecord;
+  /** Monotonic time at which the last successful write was sent: the holder's deadline counts from here. */
+  renewedAt: number;
+}
+
+/**
+ * client-go's leader-election algorithm over the record store, serving both
+ * elections and locks. Followers decide from the shared watch cache, judging
+ * expiry by their own monotonic clock from when they last saw the record
+ * change; a holder renews every retryPeriod and steps down when renewDeadline
+ * passes without a successful renew, which is before leaseDuration lets anyone
+ * else in. Every new term increments leaseTransitions: the fencing token.
+ */
+export class LeaseHolder extends Emitter<LeaseHolderEvents> {
+  private mode = 'idle' as 'idle' | 'acquiring' | 'holding' | 'stopped';
+  private term: Term | undefined;
+  private attemptTimer: Timer | undefined;
+  private deadlineTimer: Timer | undefined;
+  private inFlight: Promise<void> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private stopping = false;
+
+  constructor(private readonly options: LeaseHolderOptions) {
+    super(options.logger);
+  }
+
+  get isHolding(): boolean {
+    return this.mode === 'holding';
+  }
+
+  get fencingToken(): number | undefined {
+    return this.term?.fencingToken;
+  }
+
+  get stopped(): boolean {
+    return this.mode === 'stopped';
+  }
+
+  /** Campaigns until it holds; in election mode, again after every loss. */
+  start(): void {
+    if (this.mode !== 'idle') return;
+    this.mode = 'acquiring';
+    this.unsubscribe = this.options.cache.subscribe(this.options.key, () => this.onRecordChanged());
+    this.run(() => this.acquire());
+  }
+
+  /** One acquisition attempt without campaigning further; resolves whether it now holds. */
+  async tryOnce(): Promise<boolean> {
+    if (this.mode !== 'idle') return this.mode === 'holding';
+    this.mode = 'acquiring';
+    await this.run(() => this.acquire(), false);
+    // acquire() may have moved the mode on; the getter is not narrowed.
+    if (!this.isHolding) {
+      this.mode = 'stopped';
+      return false;
+    }
+    if (this.stopping) return true;
+    this.unsubscribe = this.options.cache.subscribe(this.options.key, () => this.onRecordChanged());
+    this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
+    return true;
+  }
+
+  /** Stops campaigning; a holder announces the loss first, then frees the record (client-go's release). */
+  async stop(reason: 'released' | 'closed'): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.cancelTimers();
+    this.unsubscribe?.();
+    await this.inFlight;
+    const term = this.term;
+    const wasHolding = this.mode === 'holding';
+    this.mode = 'stopped';
+    this.term = undefined;
+    if (wasHolding && term) {
+      this.emit('lost', { fencingToken: term.fencingToken, reason });
+      await this.free(term);
+    }
+  }
+
+  /** The backend says every lease has expired: a holder has already lost. */
+  connectionLost(): void {
+    if (this.mode === 'holding') this.stepDown('connection-lost');
+  }
+
+  private onRecordChanged(): void {
+    if (this.stopping) return;
+    const entry = this.options.cache.get(this.options.key);
+    if (this.mode === 'acquiring') {
+      this.schedule(this.delayFor(entry));
+    } else if (this.mode === 'holding' && entry?.stored && entry.stored.record.holderIdentity !== this.options.identity) {
+      // Someone else wrote a holder: check at once rather than at the next renew.
+      this.schedule(0);
+    }
+  }
+
+  /** How long an acquiring candidate waits before its next attempt, given what the cache shows. */
+  private delayFor(entry: CacheEntry | undefined): number {
+    const fallback = this.options.timing.retryPeriodMs * (1 + 0.2 * Math.random());
+    if (!entry) return 0;
+    const holder = entry.stored?.record.holderIdentity;
+    if (holder === '' || holder === this.options.identity) return 0;
+    const leaseMs = entry.stored ? entry.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
+    const untilExpiry = entry.observedAt + leaseMs - this.options.clock.now();
+    return Math.max(0, Math.min(fallback, untilExpiry + 1));
+  }
+
+  private schedule(delayMs: number): void {
+    this.attemptTimer?.cancel();
+    this.attemptTimer = this.options.clock.setTimeout(() => {
+      this.attemptTimer = undefined;
+      if (this.mode === 'acquiring') this.run(() => this.acquire());
+      else if (this.mode === 'holding') this.run(() => this.renew());
+    }, delayMs);
+  }
+
+  /** Runs one attempt at a time; an attempt asked for meanwhile runs right after. */
+  private run(attempt: () => Promise<void>, reschedule = true): Promise<void> {
+    if (this.inFlight) {
+      if (reschedule) this.inFlight.then(() => this.stopping || this.attemptTimer || this.schedule(0));
+      return this.inFlight;
+    }
+    const done = attempt()
+      .catch((err: unknown) => this.options.logger.error({ err, key: this.options.key }, '[rollcall] lease attempt failed unexpectedly'))
+      .finally(() => {
+        this.inFlight = undefined;
+        if (!reschedule || this.stopping || this.attemptTimer) return;
+        if (this.mode === 'acquiring') this.schedule(this.delayFor(this.options.cache.get(this.options.key)));
+        else if (this.mode === 'holding') this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
+      });
+    this.inFlight = done;
+    return done;
+  }
+
+  private record(previous: LeaseRecord | undefined, newTerm: boolean): LeaseRecord {
+    const now = formatMicroTime(this.options.clock.wallNow());
+    return {
+      holderIdentity: this.options.identity,
+      leaseDurationSeconds: toLeaseSeconds(this.options.timing.leaseDurationMs),
+      acquireTime: newTerm ? now : (previous?.acquireTime ?? now),
+      renewTime: now,
+      leaseTransitions: newTerm ? (previous?.leaseTransitions ?? 0) + 1 : (previous?.leaseTransitions ?? 1),
+    };
+  }
+
+  private async acquire(): Promise<void> {
+    const { key, store, clock, identity } = this.options;
+    const entry = this.options.cache.get(key);
+    const sentAt = clock.now();
+    let written: StoredRecord;
+    try {
+      if (!entry) {
+        written = await store.create(key, this.record(undefined, true));
+      } else {
+        const current = entry.stored?.record;
+        const leaseMs = current ? current.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
+        const free = current !== undefined && (current.holderIdentity === '' || current.holderIdentity === identity);
+        if (!free && clock.now() < entry.observedAt + leaseMs) return;
+        written = await store.update(key, this.record(current, true), entry.version);
+      }
+    } catch (err) {
+      if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FOUND, ErrorCode.UNAVAILABLE)) throw err;
+      return; // lost the race, or unreachable: the watch or the fallback timer brings the next attempt
+    }
+    this.term = { fencingToken: written.record.leaseTransitions, own: written, renewedAt: sentAt };
+    this.mode = 'holding';
+    this.armDeadline();
+    if (this.stopping) return; // stop() frees it right after this attempt
+    this.options.logger.info({ key, identity, fencingToken: written.record.leaseTransitions }, '[rollcall] acquired');
+    this.emit('acquired', { fencingToken: written.record.leaseTransitions, record: written.record });
+  }
+
+  private async renew(): Promise<void> {
+    const term = this.term;
+    if (!term) return;
+    const { key, store, clock, identity } = this.options;
+    const sentAt = clock.now();
+    try {
+      const written = await store.update(key, this.record(term.own.record, false), term.own.version);
+      if (this.term !== term) return;
+      term.own = written;
+      term.renewedAt = sentAt;
+      this.armDeadline();
+    } catch (err) {
+      if (this.term !== term) return;
+      if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND)) return; // retried at the next period until the deadline
+      let fresh: StoredRecord | undefined;
+      try {
+        fresh = await store.get(key);
+      } catch {
+        return;
+      }
+      if (this.term !== term) return;
+      if (fresh && fresh.record.holderIdentity === identity && fresh.record.leaseTransitions === term.fencingToken) {
+        term.own = fresh; // our own write landed after its timeout; renew on top of it
+        this.schedule(0);
+        return;
+      }
+      this.stepDown(fresh ? 'taken' : 'deleted');
+    }
+  }
+
+  private armDeadline(): void {
+    const term = this.term!;
+    this.deadlineTimer?.cancel();
+    const remaining = term.renewedAt + this.options.timing.renewDeadlineMs - this.options.clock.now();
+    this.deadlineTimer = this.options.clock.setTimeout(() => {
+      if (this.term === term && this.mode === 'holding') this.stepDown('renew-deadline');
+    }, remaining);
+  }
+
+  private stepDown(reason: LeaseLossReason): void {
+    const term = this.term!;
+    this.cancelTimers();
+    this.term = undefined;
+    this.mode = this.options.once ? 'stopped' : 'acquiring';
+    if (this.options.once) this.unsubscribe?.();
+    this.options.logger.warn({ key: this.options.key, identity: this.options.identity, fencingToken: term.fencingToken, reason }, '[rollcall] lost the lease');
+    this.emit('lost', { fencingToken: term.fencingToken, reason });
+    // Free the record if we still can, so the next holder need not wait out the lease.
+    if (reason === 'renew-deadline' || reason === 'connection-lost') void this.free(term);
+    if (this.mode === 'acquiring') this.schedule(this.options.timing.retryPeriodMs);
+  }
+
+  private async free(term: Term): Promise<void> {
+    const now = formatMicroTime(this.options.clock.wallNow());
+    try {
+      await this.options.store.update(this.options.key, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: term.own.record.leaseTransitions }, term.own.version);
+    } catch (err) {
+      this.options.logger.debug({ err, key: this.options.key }, '[rollcall] could not free the record; it expires after its lease');
+    }
+  }
+
+  private cancelTimers(): void {
+    this.attemptTimer?.cancel();
+    this.deadlineTimer?.cancel();
+    this.attemptTimer = this.deadlineTimer = undefined;
+  }
+}

@@ -1,0 +1,93 @@
+import type { Clock } from './clock.js';
+import type { ConnectionMonitor } from './connection-monitor.js';
+import { RegistryError, UnavailableError } from './errors.js';
+import type { LeaseRecord } from './lease-record.js';
+import type { RecordKey, RecordList, RecordStore, StoredRecord, WatchListener, WatchSubscription } from './store.js';
+
+/**
+ * The store as the algorithms use it: every call bounded by a timeout, and its
+ * outcome reported to the connection monitor. A timed-out write may still land;
+ * compare-and-set keeps that safe.
+ */
+export class MonitoredStore {
+  constructor(
+    readonly inner: RecordStore,
+    private readonly clock: Clock,
+    private readonly requestTimeoutMs: number,
+    private readonly monitor: ConnectionMonitor,
+  ) {}
+
+  get backend(): string {
+    return this.inner.backend;
+  }
+
+  get(key: RecordKey): Promise<StoredRecord | undefined> {
+    return this.call('get', () => this.inner.get(key));
+  }
+
+  create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
+    return this.call('create', () => this.inner.create(key, record));
+  }
+
+  update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
+    return this.call('update', () => this.inner.update(key, record, version));
+  }
+
+  delete(key: RecordKey, version: string): Promise<void> {
+    return this.call('delete', () => this.inner.delete(key, version));
+  }
+
+  list(prefix: string): Promise<RecordList> {
+    return this.call('list', () => this.inner.list(prefix));
+  }
+
+  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+    return this.inner.watch(prefix, fromRevision, {
+      event: (event) => {
+        this.monitor.succeeded();
+        listener.event(event);
+      },
+      error: (error) => {
+        this.monitor.failed(error);
+        listener.error(error);
+      },
+    });
+  }
+
+  private call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = this.clock.setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        const error = new UnavailableError(`${operation} did not answer within ${this.requestTimeoutMs} ms`, { backend: this.backend });
+        this.monitor.failed(error);
+        reject(error);
+      }, this.requestTimeoutMs);
+      let pending: Promise<T>;
+      try {
+        pending = run();
+      } catch (err) {
+        pending = Promise.reject(err);
+      }
+      pending.then(
+        (value) => {
+          if (settled) return;
+          settled = true;
+          timer.cancel();
+          this.monitor.succeeded();
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          settled = true;
+          timer.cancel();
+          // A refusal (CONFLICT, NOT_FOUND, ...) is still an answer from the backend.
+          if (err instanceof RegistryError && err.code !== 'UNAVAILABLE') this.monitor.succeeded();
+          else this.monitor.failed(err);
+          reject(err);
+        },
+      );
+    });
+  }
+}

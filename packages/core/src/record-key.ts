@@ -1,0 +1,39 @@
+import type { RecordKey } from './store.js';
+
+/** What a record is for; also a label on Kubernetes objects. */
+export type RecordKind = 'member' | 'election' | 'lock';
+
+export const MEMBER_PREFIX = 'member/';
+export const ELECTION_PREFIX = 'election/';
+export const LOCK_PREFIX = 'lock/';
+
+export function memberKey(role: string, id: string): RecordKey {
+  return `${MEMBER_PREFIX}${role}/${id}`;
+}
+
+export function memberRolePrefix(role: string): string {
+  return `${MEMBER_PREFIX}${role}/`;
+}
+
+export function electionKey(name: string): RecordKey {
+  return `${ELECTION_PREFIX}${name}`;
+}
+
+export function lockKey(name: string): RecordKey {
+  return `${LOCK_PREFIX}${name}`;
+}
+
+/** Splits a key into its kind and the rest; undefined for a key Rollcall did not write. */
+export function parseKey(key: RecordKey): { kind: RecordKind; name: string; role?: string; id?: string } | undefined {
+  const slash = key.indexOf('/');
+  if (slash < 0) return undefined;
+  const kind = key.slice(0, slash);
+  const name = key.slice(slash + 1);
+  if (kind === 'member') {
+    const [role, id, ...rest] = name.split('/');
+    if (!role || !id || rest.length) return undefined;
+    return { kind, name, role, id };
+  }
+  if ((kind === 'election' || kind === 'lock') && name && !name.includes('/')) return { kind, name };
+  return undefined;
+}

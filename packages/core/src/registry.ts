@@ -1,0 +1,349 @@
+import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from './clock.js';
+import type { RegistryConfig } from './config/registry-config.js';
+import { ConnectionMonitor, type ConnectionEvents, type ConnectionState } from './connection-monitor.js';
+import { LockHandle } from './distributed-lock.js';
+import { Emitter } from './emitter.js';
+import { AbortedError, ClosedError, InvalidArgumentError, LockTimeoutError } from './errors.js';
+import { LeaderObserver } from './leader-observer.js';
+import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
+import type { JsonValue } from './lease-record.js';
+import { Leadership, type LeadershipEvents } from './leadership.js';
+import { silentLogger, type Logger } from './logger.js';
+import { MemberDirectory } from './member-directory.js';
+import { MemberHandle } from './member-handle.js';
+import type { Member, MemberEvent, MemberListener } from './member.js';
+import { MonitoredStore } from './monitored-store.js';
+import { assertIdentity, assertName } from './names.js';
+import { assertPayload } from './payload.js';
+import { electionKey, lockKey, memberKey } from './record-key.js';
+import type { CorruptEntry, RecordStore } from './store.js';
+import { WatchCache } from './watch-cache.js';
+
+/** What the process provides beyond the configuration. */
+export interface RegistryRuntime {
+  /** Where Rollcall logs; pino's shape. Default: nothing is logged. */
+  logger?: Logger;
+  /** Time source; tests inject a ManualClock. Default: the system clock. */
+  clock?: Clock;
+}
+
+/** Every state change of a registry, for applications and metrics. */
+export interface RegistryEvents extends ConnectionEvents {
+  elected: LeadershipEvents['elected'];
+  leadershipLost: LeadershipEvents['lost'];
+  lockAcquired: { name: string; fencingToken: number };
+  lockLost: { name: string; fencingToken: number; reason: LeaseLossReason };
+  memberAdded: Extract<MemberEvent, { type: 'added' }>;
+  memberUpdated: Extract<MemberEvent, { type: 'updated' }>;
+  memberRemoved: Extract<MemberEvent, { type: 'removed' }>;
+  /** A record that cannot be decoded (edited by hand?); it is ignored until it is fixed or replaced. */
+  corruptRecord: { key: string; error: CorruptEntry['error'] };
+}
+
+/** What `announce()` takes. */
+export interface AnnounceOptions {
+  /** The role, e.g. `worker`. */
+  role: string;
+  /** The member's id within the role. Default: the registry's identity. */
+  id?: string;
+  /** The first heartbeat's payload, plain JSON. */
+  payload?: JsonValue;
+}
+
+/** What `lock()` takes. */
+export interface LockOptions {
+  /** Give up with LOCK_TIMEOUT after this many milliseconds. Default: wait until acquired. */
+  timeoutMs?: number;
+  /** Give up with ABORTED when this aborts. */
+  signal?: AbortSignal;
+}
+
+/** A `watchMembers` subscription. */
+export interface MemberSubscription {
+  close(): void;
+}
+
+/**
+ * The Registry API: membership with heartbeats, elections, locks and the
+ * connection state, over one backend store. Every algorithm reads the shared
+ * watch cache; only writes and the first list go to the backend.
+ */
+export class Registry extends Emitter<RegistryEvents> {
+  private readonly members_ = new Set<MemberHandle>();
+  private readonly holders = new Set<LeaseHolder>();
+  private readonly campaigns = new Set<string>();
+  private readonly observers = new Set<LeaderObserver>();
+  private readonly subscriptions = new Set<() => void>();
+  private closed = false;
+  private lockSeq = 0;
+  private readonly lockPrefix = randomBytes(3).toString('hex');
+
+  private constructor(
+    /** The validated, frozen configuration. */
+    readonly config: RegistryConfig,
+    private readonly rawStore: RecordStore,
+    private readonly store: MonitoredStore,
+    private readonly cache: WatchCache,
+    private readonly directory: MemberDirectory,
+    private readonly monitor: ConnectionMonitor,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    super(logger);
+  }
+
+  /**
+   * Opens a registry on an already connected store: lists, starts the watch,
+   * and resolves once the first list is in. Rejects (and closes the store) if
+   * that fails. `createRegistry` is the usual way in.
+   */
+  static async open(store: RecordStore, resolved: RegistryConfig, runtime: RegistryRuntime = {}): Promise<Registry> {
+    const clock = runtime.clock ?? systemClock;
+    const logger = runtime.logger ?? silentLogger;
+    let registry: Registry | undefined;
+    let monitored: MonitoredStore;
+    const monitor: ConnectionMonitor = new ConnectionMonitor({
+      clock,
+      logger,
+      backend: store.backend,
+      lostAfterMs: Math.max(resolved.election.leaseDurationMs, resolved.lock.leaseDurationMs, resolved.member.leaseDurationMs),
+      probeIntervalMs: Math.min(resolved.election.retryPeriodMs, resolved.lock.retryPeriodMs),
+      probe: (): Promise<unknown> => monitored.get('probe/connection'),
+    });
+    monitored = new MonitoredStore(store, clock, resolved.requestTimeoutMs, monitor);
+    const cache = new WatchCache({
+      store: monitored,
+      clock,
+      logger,
+      retryDelayMs: 100,
+      maxRetryDelayMs: Math.min(resolved.election.retryPeriodMs, resolved.lock.retryPeriodMs),
+      onCorrupt: (entry) => registry?.emit('corruptRecord', { key: entry.key, error: entry.error }),
+    });
+    try {
+      await cache.start();
+    } catch (err) {
+      cache.close();
+      monitor.close();
+      await store.close().catch(() => {});
+      throw err;
+    }
+    const directory = new MemberDirectory(cache, monitored, clock, logger);
+    registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
+    registry.wire(store);
+    return registry;
+  }
+
+  private wire(store: RecordStore): void {
+    for (const type of ['connected', 'suspended', 'lost', 'reconnected'] as const) {
+      this.monitor.on(type, (event) => this.emit(type, event as never));
+    }
+    this.monitor.on('lost', () => this.holders.forEach((h) => h.connectionLost()));
+    this.monitor.on('reconnected', () => this.members_.forEach((m) => m.heartbeatNow()));
+    const offSession = store.onSessionState?.((state) => this.monitor.session(state));
+    if (offSession) this.subscriptions.add(offSession);
+    this.subscriptions.add(
+      this.directory.subscribe(undefined, (event) => {
+        if (event.type === 'added') this.emit('memberAdded', event);
+        else if (event.type === 'updated') this.emit('memberUpdated', event);
+        else this.emit('memberRemoved', event);
+      }),
+    );
+    this.emit('connected', { state: 'connected' });
+  }
+
+  /** This process's identity: the default holderIdentity and member id. */
+  get identity(): string {
+    return this.config.identity;
+  }
+
+  /** The backend: `memory`, `kubernetes`, ... */
+  get backend(): string {
+    return this.rawStore.backend;
+  }
+
+  /** The connection state now. */
+  get state(): ConnectionState {
+    return this.monitor.state;
+  }
+
+  /** The store this registry runs on, for backend-specific tests and tools. */
+  get recordStore(): RecordStore {
+    return this.rawStore;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ClosedError('the registry is closed', { backend: this.backend });
+  }
+
+  private maxPayload(): number {
+    return Math.min(this.config.maxPayloadBytes, this.rawStore.maxPayloadBytes);
+  }
+
+  /**
+   * Announces a member and heartbeats it until `withdraw()` or `close()`.
+   * Resolves once the first record is written. An earlier incarnation's record
+   * under the same role and id is taken over.
+   */
+  async announce(options: AnnounceOptions): Promise<MemberHandle> {
+    this.assertOpen();
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('announce() takes { role, id?, payload? }');
+    const id = options.id ?? this.identity;
+    assertName('role', options.role);
+    assertIdentity('member id', id);
+    const max = this.maxPayload();
+    assertPayload(options.payload, max);
+    let handle: MemberHandle;
+    handle = new MemberHandle({
+      role: options.role,
+      id,
+      key: memberKey(options.role, id),
+      payload: options.payload,
+      timing: this.config.member,
+      store: this.store,
+      clock: this.clock,
+      logger: this.logger,
+      validatePayload: (payload) => assertPayload(payload, max),
+      onWithdraw: () => this.members_.delete(handle),
+    });
+    await handle.announce();
+    this.members_.add(handle);
+    return handle;
+  }
+
+  /** The members of `role` this process sees now, sorted by id. */
+  async members(role: string): Promise<Member[]> {
+    this.assertOpen();
+    assertName('role', role);
+    return this.directory.members(role);
+  }
+
+  /**
+   * Calls `listener` with `added` for every current member of `role`, then with
+   * each change. `removed` carries the member's last known data.
+   */
+  watchMembers(role: string, listener: MemberListener): MemberSubscription {
+    this.assertOpen();
+    assertName('role', role);
+    if (typeof listener !== 'function') throw new InvalidArgumentError('watchMembers() needs a listener function');
+    for (const member of this.directory.members(role)) listener({ type: 'added', member });
+    const off = this.directory.subscribe(role, listener);
+    this.subscriptions.add(off);
+    return {
+      close: () => {
+        off();
+        this.subscriptions.delete(off);
+      },
+    };
+  }
+
+  /**
+   * Campaigns for `election` as `identity` (default: the registry's) until
+   * `resign()`. Leadership comes and goes through the handle's events.
+   */
+  campaign(election: string, identity: string = this.identity): Leadership {
+    this.assertOpen();
+    assertName('election', election);
+    assertIdentity('identity', identity);
+    const id = `${election}\u0000${identity}`;
+    if (this.campaigns.has(id)) throw new InvalidArgumentError(`${identity} is already campaigning for ${election} in this registry`);
+    const holder = this.holder(electionKey(election), identity, 'election');
+    this.campaigns.add(id);
+    const leadership = new Leadership(election, identity, holder, this.logger, () => this.campaigns.delete(id));
+    leadership.on('elected', (e) => this.emit('elected', e));
+    leadership.on('lost', (e) => this.emit('leadershipLost', e));
+    holder.start();
+    return leadership;
+  }
+
+  /** Watches `election`'s leader without campaigning. */
+  observe(election: string): LeaderObserver {
+    this.assertOpen();
+    assertName('election', election);
+    const observer = new LeaderObserver(election, electionKey(election), this.cache, this.clock, this.logger);
+    this.observers.add(observer);
+    return observer;
+  }
+
+  /** Waits for the lock, then holds and renews it until `release()`. Rejects with LOCK_TIMEOUT, ABORTED or CLOSED. */
+  lock(name: string, options: LockOptions = {}): Promise<LockHandle> {
+    this.assertOpen();
+    assertName('lock', name);
+    const { timeoutMs, signal } = options;
+    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new InvalidArgumentError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`);
+    if (signal?.aborted) return Promise.reject(new AbortedError(`waiting for lock ${name} was aborted`, { cause: signal.reason }));
+    const holder = this.holder(lockKey(name), this.lockIdentity(), 'lock');
+    return new Promise<LockHandle>((resolve, reject) => {
+      const giveUp = (error: Error) => {
+        offAcquired();
+        signal?.removeEventListener('abort', onAbort);
+        void holder.stop('released').finally(() => reject(error));
+      };
+      const onAbort = () => {
+        timer?.cancel();
+        giveUp(new AbortedError(`waiting for lock ${name} was aborted`, { cause: signal!.reason }));
+      };
+      const timer = timeoutMs === undefined ? undefined : this.clock.setTimeout(() => giveUp(new LockTimeoutError(`lock ${name} was not acquired within ${timeoutMs} ms`)), timeoutMs);
+      const offAcquired = holder.once('acquired', ({ fencingToken }) => {
+        timer?.cancel();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(this.lockHandle(name, fencingToken, holder));
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      holder.start();
+    });
+  }
+
+  /** One attempt: the lock if it is free now (by this process's view), otherwise undefined. */
+  async tryLock(name: string): Promise<LockHandle | undefined> {
+    this.assertOpen();
+    assertName('lock', name);
+    const holder = this.holder(lockKey(name), this.lockIdentity(), 'lock');
+    if (!(await holder.tryOnce())) {
+      this.holders.delete(holder);
+      return undefined;
+    }
+    return this.lockHandle(name, holder.fencingToken!, holder);
+  }
+
+  /** Withdraws every member, resigns every election and releases every lock, then disconnects. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...[...this.members_].map((m) => m.withdraw()), ...[...this.holders].map((h) => h.stop('closed'))]);
+    this.observers.forEach((o) => o.close());
+    this.subscriptions.forEach((off) => off());
+    this.directory.close();
+    this.cache.close();
+    this.monitor.close();
+    await this.rawStore.close();
+  }
+
+  private lockIdentity(): string {
+    // Each hold has its own identity, so two waiters in one process exclude each other too.
+    return `${this.identity}.${this.lockPrefix}${(++this.lockSeq).toString(36)}`;
+  }
+
+  private holder(key: string, identity: string, kind: 'election' | 'lock'): LeaseHolder {
+    const holder = new LeaseHolder({
+      key,
+      identity,
+      timing: kind === 'election' ? this.config.election : this.config.lock,
+      store: this.store,
+      cache: this.cache,
+      clock: this.clock,
+      logger: this.logger,
+      once: kind === 'lock',
+    });
+    this.holders.add(holder);
+    if (kind === 'lock') holder.on('lost', () => this.holders.delete(holder));
+    return holder;
+  }
+
+  private lockHandle(name: string, fencingToken: number, holder: LeaseHolder): LockHandle {
+    const handle = new LockHandle(name, fencingToken, holder, () => this.holders.delete(holder));
+    holder.once('lost', ({ reason }) => this.emit('lockLost', { name, fencingToken, reason }));
+    this.emit('lockAcquired', { name, fencingToken });
+    return handle;
+  }
+}

@@ -1,0 +1,88 @@
+import type { CorruptRecordError, RegistryError } from './errors.js';
+import type { LeaseRecord } from './lease-record.js';
+
+/**
+ * A record key, relative to the store's cluster: `member/<role>/<id>`,
+ * `election/<name>` or `lock/<name>`. See `record-key.ts`.
+ */
+export type RecordKey = string;
+
+/** A record as stored, with the version a compare-and-set must name. */
+export interface StoredRecord {
+  key: RecordKey;
+  /** Opaque version token: znode version, mod_revision, resourceVersion, row version. */
+  version: string;
+  record: LeaseRecord;
+}
+
+/** A key whose stored value cannot be decoded. It still has a version, so it can be replaced by CAS. */
+export interface CorruptEntry {
+  key: RecordKey;
+  version: string;
+  error: CorruptRecordError;
+}
+
+/** A consistent snapshot of a prefix. */
+export interface RecordList {
+  records: StoredRecord[];
+  corrupt: CorruptEntry[];
+  /** The revision the snapshot was taken at; a watch from it misses nothing and repeats nothing. Opaque. */
+  revision: string;
+}
+
+/** One change seen by a watch, in store order. */
+export type WatchEvent =
+  | { type: 'put'; record: StoredRecord; revision: string }
+  | { type: 'delete'; key: RecordKey; revision: string }
+  | { type: 'corrupt'; entry: CorruptEntry; revision: string }
+  /** Nothing changed under the prefix up to `revision` (a bookmark); lets a resume skip ahead. */
+  | { type: 'progress'; revision: string };
+
+/** Receives a watch's events. After `error`, the watch has ended and sends nothing more. */
+export interface WatchListener {
+  event(event: WatchEvent): void;
+  /** The watch ended. `REVISION_TOO_OLD` means relist; any other code means resume from the last revision seen. */
+  error(error: RegistryError): void;
+}
+
+export interface WatchSubscription {
+  /** Ends the watch; no event is delivered after it returns. */
+  close(): void;
+}
+
+/** Session state a backend with native sessions (ZooKeeper) reports on its own. */
+export type StoreSessionState = 'connected' | 'suspended' | 'lost';
+
+/**
+ * The backend SPI, version 1: a narrow, versioned record store for one cluster.
+ * Everything else — elections, locks, liveness, caching — is built once in core
+ * over these calls. Errors are RegistryErrors with the codes named below.
+ */
+export interface RecordStore {
+  /** SPI version this store implements. */
+  readonly spiVersion: 1;
+  /** Backend name used in error messages: `memory`, `kubernetes`, `zookeeper`, ... */
+  readonly backend: string;
+  /** Largest payload, in bytes of UTF-8 JSON, the store can keep in one record. */
+  readonly maxPayloadBytes: number;
+
+  /** The record under `key`, or undefined. Throws CORRUPT_RECORD if it cannot be decoded. */
+  get(key: RecordKey): Promise<StoredRecord | undefined>;
+  /** Creates the record if absent; throws ALREADY_EXISTS otherwise. */
+  create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord>;
+  /** Replaces the record if its version is still `version`; throws CONFLICT, or NOT_FOUND when it is gone. */
+  update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord>;
+  /** Deletes the record if its version is still `version`; throws CONFLICT, or NOT_FOUND when it is gone. */
+  delete(key: RecordKey, version: string): Promise<void>;
+  /** Every record whose key starts with `prefix`, and the revision of that snapshot. */
+  list(prefix: string): Promise<RecordList>;
+  /**
+   * Changes under `prefix` after `fromRevision`, in order. If the store no longer
+   * keeps that revision, `listener.error` gets REVISION_TOO_OLD.
+   */
+  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription;
+  /** Optional: a backend with its own session reports it here; returns an unsubscribe function. */
+  onSessionState?(listener: (state: StoreSessionState) => void): () => void;
+  /** Releases connections. The store's records stay. */
+  close(): Promise<void>;
+}

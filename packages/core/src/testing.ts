@@ -1,0 +1,2 @@
+/** Test helpers: `import { ManualClock } from '@rollcall/core/testing'`. */
+export { ManualClock, settle } from './manual-clock.js';

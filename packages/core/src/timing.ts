@@ -1,0 +1,46 @@
+/**
+ * Timings of one lease-holding algorithm (elections and locks), client-go's
+ * three durations. Construction enforces
+ * `leaseDurationMs > renewDeadlineMs > 1.2 × retryPeriodMs`, so a holder that
+ * cannot renew gives up before anyone else may take over.
+ */
+export interface LeaseTiming {
+  /** How long others wait, after last seeing the record change, before taking over. Milliseconds, at least 1000; stored rounded up to whole seconds. Default 15000. */
+  leaseDurationMs: number;
+  /** How long a holder keeps trying to renew before it steps down. Milliseconds. Default 10000. */
+  renewDeadlineMs: number;
+  /** Interval between renewals, and between fallback acquisition attempts. Milliseconds. Default 2000. */
+  retryPeriodMs: number;
+}
+
+/** Heartbeat timings of an announced member. Enforces `leaseDurationMs >= 2 × heartbeatIntervalMs`. */
+export interface MemberTiming {
+  /** Interval between heartbeats, each of which renews the record and carries the payload. Milliseconds. Default 5000. */
+  heartbeatIntervalMs: number;
+  /** How long peers wait, after last seeing a heartbeat, before treating the member as gone. Milliseconds, at least 1000. Default 20000. */
+  leaseDurationMs: number;
+}
+
+export const DEFAULT_LEASE_TIMING: Readonly<LeaseTiming> = Object.freeze({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+export const DEFAULT_MEMBER_TIMING: Readonly<MemberTiming> = Object.freeze({ heartbeatIntervalMs: 5_000, leaseDurationMs: 20_000 });
+
+/** A broken timing rule: the key (relative, e.g. `renewDeadlineMs`) and the rule, or undefined when the timing holds. */
+export function leaseTimingProblem(t: LeaseTiming): { key: keyof LeaseTiming; rule: string } | undefined {
+  if (!(t.retryPeriodMs > 0)) return { key: 'retryPeriodMs', rule: 'retryPeriodMs must be greater than 0' };
+  if (!(t.leaseDurationMs >= 1000)) return { key: 'leaseDurationMs', rule: 'leaseDurationMs must be at least 1000' };
+  if (!(t.leaseDurationMs > t.renewDeadlineMs)) return { key: 'renewDeadlineMs', rule: `leaseDurationMs (${t.leaseDurationMs}) must be greater than renewDeadlineMs (${t.renewDeadlineMs})` };
+  if (!(t.renewDeadlineMs > 1.2 * t.retryPeriodMs)) return { key: 'renewDeadlineMs', rule: `renewDeadlineMs (${t.renewDeadlineMs}) must be greater than 1.2 x retryPeriodMs (${1.2 * t.retryPeriodMs})` };
+  return undefined;
+}
+
+export function memberTimingProblem(t: MemberTiming): { key: keyof MemberTiming; rule: string } | undefined {
+  if (!(t.heartbeatIntervalMs > 0)) return { key: 'heartbeatIntervalMs', rule: 'heartbeatIntervalMs must be greater than 0' };
+  if (!(t.leaseDurationMs >= 1000)) return { key: 'leaseDurationMs', rule: 'leaseDurationMs must be at least 1000' };
+  if (!(t.leaseDurationMs >= 2 * t.heartbeatIntervalMs)) return { key: 'leaseDurationMs', rule: `leaseDurationMs (${t.leaseDurationMs}) must be at least 2 x heartbeatIntervalMs (${2 * t.heartbeatIntervalMs})` };
+  return undefined;
+}
+
+/** The whole seconds a record stores for a duration: rounded up, so observers never wait less than the holder assumes. */
+export function toLeaseSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
