@@ -64,6 +64,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private inFlight: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
   private stopping = false;
+  private attemptStartedAt = 0;
 
   constructor(private readonly options: LeaseHolderOptions) {
     super(options.logger);
@@ -138,14 +139,17 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     }
   }
 
-  /** How long an acquiring candidate waits before its next attempt, given what the cache shows. */
-  private delayFor(entry: CacheEntry | undefined): number {
+  /**
+   * How long an acquiring candidate waits before its next attempt, given what
+   * the cache shows. A record that looks free is tried at once when it changed,
+   * but only after the retry period when an attempt on it just failed.
+   */
+  private delayFor(entry: CacheEntry | undefined, afterAttempt = false): number {
     const fallback = this.options.timing.retryPeriodMs * (1 + 0.2 * Math.random());
-    if (!entry) return 0;
-    const holder = entry.stored?.record.holderIdentity;
-    if (holder === '' || holder === this.options.identity) return 0;
-    const leaseMs = entry.stored ? entry.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
-    const untilExpiry = entry.observedAt + leaseMs - this.options.clock.now();
+    const holder = entry?.stored?.record.holderIdentity;
+    if (!entry || holder === '' || holder === this.options.identity) return afterAttempt ? fallback : 0;
+    const leaseMs = entry!.stored ? entry!.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
+    const untilExpiry = entry!.observedAt + leaseMs - this.options.clock.now();
     return Math.max(0, Math.min(fallback, untilExpiry + 1));
   }
 
@@ -164,13 +168,14 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       if (reschedule) this.inFlight.then(() => this.stopping || this.attemptTimer || this.schedule(0));
       return this.inFlight;
     }
+    this.attemptStartedAt = this.options.clock.now();
     const done = attempt()
       .catch((err: unknown) => this.options.logger.error({ err, key: this.options.key }, '[rollcall] lease attempt failed unexpectedly'))
       .finally(() => {
         this.inFlight = undefined;
         if (!reschedule || this.stopping || this.attemptTimer) return;
-        if (this.mode === 'acquiring') this.schedule(this.delayFor(this.options.cache.get(this.options.key)));
-        else if (this.mode === 'holding') this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
+        if (this.mode === 'acquiring') this.schedule(this.delayFor(this.options.cache.get(this.options.key), true));
+        else if (this.mode === 'holding') this.schedule(Math.max(0, this.attemptStartedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
       });
     this.inFlight = done;
     return done;

@@ -1,0 +1,136 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Harness, skewedClock } from './harness.js';
+
+const HOUR = 3_600_000;
+
+describe('elector on the injected clock', () => {
+  let h: Harness;
+  afterEach(async () => h.closeAll());
+
+  it('a holder that cannot renew steps down at its renew deadline, before anyone may take over', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const b = await h.registry('b');
+    const events: string[] = [];
+    const la = a.registry.campaign('scheduler');
+    la.on('elected', () => events.push(`a elected @${h.clock.now()}`));
+    la.on('lost', (e) => events.push(`a lost ${e.reason} @${h.clock.now()}`));
+    await h.clock.advance(0);
+    expect(la.isLeader).toBe(true);
+    const lb = b.registry.campaign('scheduler');
+    lb.on('elected', () => events.push(`b elected @${h.clock.now()}`));
+    await h.clock.advance(4_500); // renewals sent at 2000 and 4000 succeed
+    a.store.partition();
+    await h.clock.advance(9_499);
+    expect(la.isLeader).toBe(true); // 13999: still inside 4000 + renewDeadline
+    await h.clock.advance(1);
+    expect(la.isLeader).toBe(false);
+    expect(events).toContain('a lost renew-deadline @14000');
+    await h.clock.advance(4_999); // 18999: B saw the 4000 renew at 4000; its lease of 15 s has not run out
+    expect(lb.isLeader).toBe(false);
+    const elected = await h.clock.advanceUntil(() => lb.isLeader, 3_000, 1);
+    expect(elected).toBe(true);
+    const bElectedAt = Number(events.find((e) => e.startsWith('b elected'))!.split('@')[1]);
+    expect(bElectedAt).toBeGreaterThanOrEqual(19_000);
+    expect(events.indexOf('a lost renew-deadline @14000')).toBeLessThan(events.findIndex((e) => e.startsWith('b elected')));
+    expect(lb.fencingToken).toBe(2);
+  });
+
+  it('a candidate whose wall clock runs an hour ahead does not take a live lease', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const ahead = await h.registry('ahead', {}, skewedClock(h.clock, HOUR));
+    const la = a.registry.campaign('scheduler');
+    await h.clock.advance(0);
+    const lb = ahead.registry.campaign('scheduler');
+    let bElected = false;
+    lb.on('elected', () => (bElected = true));
+    // Its renewTime looks an hour stale to the skewed host, which must not matter.
+    await h.clock.advance(5 * 60_000);
+    expect(la.isLeader).toBe(true);
+    expect(bElected).toBe(false);
+    // Once the holder really stops, the skewed candidate takes over after one lease of its own time.
+    a.store.partition();
+    const lastRenew = h.clock.now() - (h.clock.now() % 2_000);
+    await h.clock.advanceUntil(() => lb.isLeader, 30_000, 10);
+    expect(lb.isLeader).toBe(true);
+    expect(h.clock.now()).toBeGreaterThanOrEqual(lastRenew + 15_000);
+  });
+
+  it('a candidate whose wall clock runs an hour behind does not take a live lease either', async () => {
+    h = new Harness();
+    const behind = await h.registry('behind', {}, skewedClock(h.clock, -HOUR));
+    const a = await h.registry('a');
+    const la = a.registry.campaign('scheduler');
+    await h.clock.advance(0);
+    const lb = behind.registry.campaign('scheduler');
+    await h.clock.advance(5 * 60_000);
+    expect(la.isLeader).toBe(true);
+    expect(lb.isLeader).toBe(false);
+  });
+
+  it('fencing tokens never repeat across resigns, crashes and re-campaigns', async () => {
+    h = new Harness();
+    const tokens: number[] = [];
+    const candidates = await Promise.all(['c0', 'c1', 'c2', 'c3', 'c4'].map((id) => h.registry(id)));
+    const leaderships = candidates.map((c) => {
+      const l = c.registry.campaign('scheduler');
+      l.on('elected', (e) => tokens.push(e.fencingToken));
+      return l;
+    });
+    for (let round = 0; round < 30; round++) {
+      await h.clock.advanceUntil(() => leaderships.some((l) => l.isLeader), 40_000, 50);
+      const leaders = leaderships.filter((l) => l.isLeader);
+      expect(leaders).toHaveLength(1);
+      const index = leaderships.indexOf(leaders[0]!);
+      if (round % 3 === 2) {
+        // A crash: cut off, and replaced by a new incarnation with the same identity.
+        candidates[index]!.store.partition();
+        await h.clock.advanceUntil(() => !leaderships[index]!.isLeader, 20_000, 50);
+        await candidates[index]!.registry.close();
+        candidates[index] = await h.registry(`c${index}`);
+        leaderships[index] = candidates[index]!.registry.campaign('scheduler');
+        leaderships[index]!.on('elected', (e) => tokens.push(e.fencingToken));
+      } else {
+        await leaders[0]!.resign();
+        leaderships[index] = candidates[index]!.registry.campaign('scheduler');
+        leaderships[index]!.on('elected', (e) => tokens.push(e.fencingToken));
+      }
+    }
+    expect(tokens.length).toBeGreaterThanOrEqual(30);
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
+  });
+
+  it('resign hands over through the watch, with no poll in between', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const b = await h.registry('b');
+    const la = a.registry.campaign('scheduler');
+    await h.clock.advance(0);
+    const lb = b.registry.campaign('scheduler');
+    await h.clock.advance(700);
+    await la.resign();
+    await h.clock.advance(0); // no time passes: only the watch can have woken B
+    expect(lb.isLeader).toBe(true);
+  });
+
+  it('a follower makes no backend calls while the leader renews', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const b = await h.registry('b');
+    a.registry.campaign('scheduler');
+    await h.clock.advance(0);
+    b.registry.campaign('scheduler');
+    await h.clock.advance(100);
+    let calls = 0;
+    for (const method of ['get', 'create', 'update', 'delete', 'list'] as const) {
+      const original = b.store[method].bind(b.store) as (...args: unknown[]) => Promise<unknown>;
+      (b.store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        calls++;
+        return original(...args);
+      };
+    }
+    await h.clock.advance(60_000);
+    expect(calls).toBe(0);
+  });
+});
