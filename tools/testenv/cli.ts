@@ -1,0 +1,66 @@
+import { down, status, up, currentEnvFile } from './orchestrate.js';
+import { restartServer, startServer, stopServer, zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
+import { SERVER_NAMES } from './catalog.js';
+import { envFilePath } from './paths.js';
+
+const USAGE = `usage: npm run testenv -- <command> [names...]
+  up [server...]        start servers (all by default), write the env file
+  down [server...]      stop servers (all by default), leave no process behind
+  status                every unit: pid and health
+  env                   print the env file path
+  stop|start|restart <server-or-unit>   fault injection (e.g. kube-apiserver, zookeeper-ensemble-2)
+  leader                the ZooKeeper ensemble member that leads
+  kill-leader           SIGKILL the ZooKeeper ensemble leader
+servers: ${SERVER_NAMES.join(', ')}`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...names] = argv;
+  switch (command) {
+    case 'up': {
+      const file = await up(names);
+      console.log(file);
+      return;
+    }
+    case 'down':
+      await down(names);
+      return;
+    case 'status': {
+      const rows = await status();
+      for (const r of rows) {
+        console.log(`${r.unit.padEnd(26)} ${r.pid === undefined ? 'stopped' : `pid ${r.pid}`.padEnd(12)} ${r.pid === undefined ? '' : r.healthy ? 'healthy' : 'NOT HEALTHY'}`);
+      }
+      const env = currentEnvFile();
+      console.log(env ? `env file: ${envFilePath()}` : 'no env file');
+      return;
+    }
+    case 'env':
+      console.log(envFilePath());
+      return;
+    case 'stop':
+    case 'start':
+    case 'restart': {
+      if (names.length === 0) throw new Error(`${command} needs a server or unit name`);
+      const action = { stop: stopServer, start: startServer, restart: restartServer }[command];
+      for (const name of names) await action(name);
+      return;
+    }
+    case 'leader': {
+      const leader = await zookeeperEnsembleLeader();
+      console.log(leader ? `${leader.unit} (id ${leader.id}, port ${leader.clientPort})` : 'no leader');
+      return;
+    }
+    case 'kill-leader': {
+      const killed = await killZookeeperEnsembleLeader();
+      console.log(`killed ${killed.unit}`);
+      return;
+    }
+    default:
+      console.error(USAGE);
+      process.exitCode = command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});

@@ -1,0 +1,110 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { unitLogFile, unitPidFile } from './paths.js';
+import { TestenvError } from './errors.js';
+
+export interface DaemonCommand {
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+interface PidRecord {
+  pid: number;
+  command: string;
+}
+
+/**
+ * Starts a unit's process in its own session (so it outlives the caller and we can
+ * signal its whole process group), with stdout and stderr appended to its log file.
+ * No stdio is inherited: a test runner must not wait on a server's pipes.
+ */
+export function startDaemon(unit: string, cmd: DaemonCommand): number {
+  const logFile = unitLogFile(unit);
+  mkdirSync(dirname(logFile), { recursive: true });
+  mkdirSync(dirname(unitPidFile(unit)), { recursive: true });
+  const fd = openSync(logFile, 'a');
+  writeFileSync(fd, `\n===== ${new Date().toISOString()} starting ${unit}: ${cmd.command}\n`);
+  try {
+    const child = spawn(cmd.command, cmd.args, {
+      cwd: cmd.cwd,
+      env: cmd.env ?? process.env,
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
+    if (child.pid === undefined) throw new TestenvError(`${unit}: could not start ${cmd.command} (see ${logFile})`);
+    child.unref();
+    const record: PidRecord = { pid: child.pid, command: cmd.command };
+    writeFileSync(unitPidFile(unit), JSON.stringify(record));
+    return child.pid;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readPidRecord(unit: string): PidRecord | undefined {
+  const file = unitPidFile(unit);
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as PidRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the process exists, is not a zombie and still runs the command we started. */
+function isOurProcess(record: PidRecord): boolean {
+  try {
+    const stat = readFileSync(`/proc/${record.pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'Z' || state === 'X') return false;
+    // the pid may have been reused by an unrelated process after a reboot or a crash
+    const argv0 = readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return argv0 === record.command || argv0.endsWith(`/${record.command.split('/').pop()}`);
+  } catch {
+    return false;
+  }
+}
+
+/** The pid of a unit's running process, or undefined when it is not running. */
+export function daemonPid(unit: string): number | undefined {
+  const record = readPidRecord(unit);
+  return record && isOurProcess(record) ? record.pid : undefined;
+}
+
+/**
+ * Stops a unit: SIGTERM to its process group, then SIGKILL if it is still there after
+ * `graceMs`. With `signal: 'SIGKILL'` it kills at once (a crash, for fault tests).
+ */
+export async function stopDaemon(unit: string, options: { signal?: 'SIGTERM' | 'SIGKILL'; graceMs?: number } = {}): Promise<void> {
+  const record = readPidRecord(unit);
+  if (!record) return;
+  if (isOurProcess(record)) {
+    const signal = options.signal ?? 'SIGTERM';
+    signalGroup(record.pid, signal);
+    const deadline = Date.now() + (options.graceMs ?? 15_000);
+    while (isOurProcess(record) && Date.now() < deadline) await delay(50);
+    if (isOurProcess(record)) {
+      signalGroup(record.pid, 'SIGKILL');
+      const killDeadline = Date.now() + 5_000;
+      while (isOurProcess(record) && Date.now() < killDeadline) await delay(50);
+      if (isOurProcess(record)) throw new TestenvError(`${unit}: pid ${record.pid} survived SIGKILL`);
+    }
+  }
+  rmSync(unitPidFile(unit), { force: true });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal); // the whole session/process group started by startDaemon
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The Rollcall real-server test environment, for tests in any package:
+ *
+ * ```ts
+ * import { readTestEnv, restartServer } from '@rollcall/tools/testenv';
+ * ```
+ */
+export { readTestEnv, requireTestEnv, ENV_SCHEMA_VERSION } from './env-file.js';
+export type {
+  TestEnv,
+  ZookeeperEnv,
+  ZookeeperEnsembleEnv,
+  ZookeeperEnsembleMember,
+  MariadbEnv,
+  EtcdEnv,
+  EtcdAuthEnv,
+  KubernetesEnv,
+  Credentials,
+} from './env-file.js';
+export { up, down, status, refreshEnvFile } from './orchestrate.js';
+export type { UnitStatus } from './orchestrate.js';
+export { stopServer, startServer, restartServer, zookeeperEnsembleLeader, waitForZookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
+export type { StopOptions } from './faults.js';
+export { mintServiceAccountToken, serviceAccountKubeconfig } from './service-account-token.js';
+export type { MintTokenOptions } from './service-account-token.js';
+export { createGlobalSetup } from './global-setup-factory.js';
+export { SERVER_NAMES } from './catalog.js';
+export type { ServerName } from './catalog.js';
+export { zookeeperMode, fourLetterWord } from './four-letter-word.js';
+export { waitFor } from './wait-for.js';
+export { TestenvError } from './errors.js';
+export { envFilePath, testenvRoot } from './paths.js';

@@ -1,0 +1,50 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { TestenvError } from './errors.js';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `fn` while holding a lock directory. Several vitest processes (nx runs packages in
+ * parallel) may call `up` at once; the lock makes them take turns. A lock left by a dead
+ * process is taken over.
+ */
+export async function withLock<T>(lockDir: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  mkdirSync(dirname(lockDir), { recursive: true });
+  const owner = join(lockDir, 'owner');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(lockDir);
+      writeFileSync(owner, String(process.pid));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      let holder = NaN;
+      try {
+        holder = Number(readFileSync(owner, 'utf8'));
+      } catch {
+        // the owner file is written just after the directory: give it a moment
+      }
+      if (Number.isFinite(holder) && holder > 0 && !isAlive(holder)) {
+        rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new TestenvError(`timed out after ${timeoutMs} ms waiting for the lock ${lockDir} held by pid ${holder}`);
+      await delay(200);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,65 @@
+import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { TestenvError } from './errors.js';
+
+/**
+ * Every port the environment uses, as an offset from one base (ROLLCALL_TESTENV_PORT_BASE,
+ * default 21000), so a second environment can move all of them at once.
+ */
+const PORT_OFFSETS = {
+  zookeeper: 181,
+  zookeeperEnsembleClient: 281, // +0, +1, +2 for members 1..3
+  zookeeperEnsembleQuorum: 291, // +0, +1, +2
+  zookeeperEnsembleElection: 294, // +0, +1, +2
+  mariadb: 306,
+  etcdClient: 379,
+  etcdPeer: 380,
+  etcdAuthClient: 479,
+  etcdAuthPeer: 480,
+  kubernetesEtcdClient: 579,
+  kubernetesEtcdPeer: 580,
+  kubeApiserver: 443,
+  kubeControllerManager: 257,
+  kubeScheduler: 259,
+  kwok: 247,
+} as const;
+
+export type PortName = keyof typeof PORT_OFFSETS;
+
+/** The port number of one named port. */
+export function port(name: PortName, index = 0): number {
+  const base = Number(process.env.ROLLCALL_TESTENV_PORT_BASE ?? 21000);
+  return base + PORT_OFFSETS[name] + index;
+}
+
+/** True when nothing listens on 127.0.0.1:port (we can bind it ourselves). */
+export function isPortFree(portNumber: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ host: '127.0.0.1', port: portNumber, exclusive: true }, () => {
+      server.close(() => resolve(true));
+    });
+  });
+}
+
+/** Describes the process that listens on a TCP port, from `ss`, e.g. `java (pid 6594)`. */
+export function portHolder(portNumber: number): string {
+  try {
+    const out = execFileSync('ss', ['-ltnpH', `sport = :${portNumber}`], { encoding: 'utf8' });
+    const holders = [...out.matchAll(/\("([^"]+)",pid=(\d+)/g)].map((m) => `${m[1]} (pid ${m[2]})`);
+    if (holders.length > 0) return [...new Set(holders)].join(', ');
+    return out.trim() ? 'a process this user cannot see' : 'an unknown process';
+  } catch {
+    return 'an unknown process (ss failed)';
+  }
+}
+
+/** Throws an error naming the port and the process holding it when a port is busy. */
+export async function assertPortsFree(unit: string, ports: readonly number[]): Promise<void> {
+  for (const p of ports) {
+    if (!(await isPortFree(p))) {
+      throw new TestenvError(`${unit}: port 127.0.0.1:${p} is busy, held by ${portHolder(p)}`);
+    }
+  }
+}

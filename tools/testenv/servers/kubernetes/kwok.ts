@@ -1,0 +1,44 @@
+import { join } from 'node:path';
+import { port } from '../../ports.js';
+import { KWOK } from '../../go-components.js';
+import { binaryPath, componentDir } from '../../go-build.js';
+import { httpsRequest } from '../../http-probe.js';
+import type { Unit } from '../../unit.js';
+import { CLIENTS, KWOK_SERVING, certOf, keyOf } from './pki.js';
+import { kubeconfigPath } from './kubeconfig.js';
+import { KWOK_NODE_ANNOTATION } from './layout.js';
+
+/**
+ * kwok: plays the kubelet for fake nodes (those with the kwok annotation), so nodes are
+ * Ready and scheduled pods go Running, with the default stages kwokctl uses.
+ */
+export function kwokUnit(): Unit {
+  const p = port('kwok');
+  return {
+    name: 'kwok',
+    ports: [p],
+    startTimeoutMs: 30_000,
+    async prepare() {},
+    command() {
+      return {
+        command: binaryPath(KWOK, 'kwok'),
+        args: [
+          `--kubeconfig=${kubeconfigPath(CLIENTS.kwok)}`,
+          `--config=${join(componentDir(KWOK), 'stages.yaml')}`,
+          `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION.key}=${KWOK_NODE_ANNOTATION.value}`,
+          `--server-address=127.0.0.1:${p}`,
+          // node and pod addresses stay on loopback: when the API server proxies logs or
+          // exec to a fake node's kubelet it reaches kwok itself, never another host
+          '--node-ip=127.0.0.1',
+          `--node-port=${p}`,
+          '--cidr=127.1.0.0/16',
+          `--tls-cert-file=${certOf(KWOK_SERVING)}`,
+          `--tls-private-key-file=${keyOf(KWOK_SERVING)}`,
+        ],
+      };
+    },
+    async isHealthy() {
+      return (await httpsRequest(`https://127.0.0.1:${p}/healthz`, { insecure: true })).status === 200;
+    },
+  };
+}

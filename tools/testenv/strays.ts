@@ -1,0 +1,35 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { testenvRoot } from './paths.js';
+
+/** Executables of the servers we start; nothing else is ever treated as ours. */
+const SERVER_EXECUTABLES = new Set(['java', 'mariadbd', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok']);
+
+export interface StrayProcess {
+  pid: number;
+  commandLine: string;
+}
+
+/**
+ * Processes whose command line points into the environment root: our servers, found
+ * even when a pid file was lost. `down` uses this so it leaves no process behind.
+ */
+export function processesUsingRoot(): StrayProcess[] {
+  const root = testenvRoot() + '/';
+  const found: StrayProcess[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      // only server processes: their own config or data lives under the root
+      if (!SERVER_EXECUTABLES.has(basename(args[0] ?? ''))) continue;
+      if (args.slice(1).some((a) => a.includes(root))) found.push({ pid, commandLine: args.join(' ').slice(0, 200) });
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}

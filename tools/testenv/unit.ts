@@ -1,0 +1,60 @@
+import { daemonPid, startDaemon, stopDaemon, type DaemonCommand } from './daemon.js';
+import { assertPortsFree } from './ports.js';
+import { unitLogFile } from './paths.js';
+import { GiveUpWaiting, waitFor } from './wait-for.js';
+import { logTail } from './log-tail.js';
+
+/** One server process: a ZooKeeper member, an etcd, kube-apiserver, ... */
+export interface Unit {
+  /** Unique name, used for its directory, log, pid file and by the fault helpers. */
+  name: string;
+  /** Every port it listens on (all on 127.0.0.1). */
+  ports: number[];
+  /** Idempotent preparation before a start: config files, an initialised data dir. */
+  prepare(): Promise<void>;
+  /** The command line of the server. */
+  command(): DaemonCommand;
+  /** True when the server answers as the real thing would. */
+  isHealthy(): Promise<boolean>;
+  /** How long a start may take until healthy. */
+  startTimeoutMs: number;
+}
+
+/** The pid of a unit's process when it runs. */
+export function unitPid(unit: Unit): number | undefined {
+  return daemonPid(unit.name);
+}
+
+/**
+ * Starts units that are not running and waits until all are healthy. The processes are
+ * spawned first and awaited together, because members of an ensemble only become
+ * healthy once a quorum of them runs. Running units are left alone (idempotent).
+ */
+export async function startUnits(units: readonly Unit[]): Promise<void> {
+  for (const unit of units) {
+    if (daemonPid(unit.name) !== undefined) continue;
+    await assertPortsFree(unit.name, unit.ports);
+    await unit.prepare();
+    startDaemon(unit.name, unit.command());
+  }
+  await Promise.all(units.map((unit) => waitUntilHealthy(unit)));
+}
+
+/** Waits until a started unit is healthy; fails at once with its log tail if it exits. */
+export async function waitUntilHealthy(unit: Unit, timeoutMs = unit.startTimeoutMs): Promise<void> {
+  const logFile = unitLogFile(unit.name);
+  await waitFor(
+    async () => {
+      if (daemonPid(unit.name) === undefined) {
+        throw new GiveUpWaiting(`${unit.name} exited before it became healthy\n--- last lines of ${logFile} ---\n${logTail(logFile)}\n---`);
+      }
+      return unit.isHealthy();
+    },
+    { what: `${unit.name} to become healthy`, timeoutMs, logFile, intervalMs: 150 },
+  );
+}
+
+/** Stops units (SIGTERM, then SIGKILL after a grace period), in reverse order. */
+export async function stopUnits(units: readonly Unit[], options: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
+  for (const unit of [...units].reverse()) await stopDaemon(unit.name, options);
+}
