@@ -266,12 +266,12 @@ export class Registry extends Emitter<RegistryEvents> {
   }
 
   /** Waits for the lock, then holds and renews it until `release()`. Rejects with LOCK_TIMEOUT, ABORTED or CLOSED. */
-  lock(name: string, options: LockOptions = {}): Promise<LockHandle> {
+  async lock(name: string, options: LockOptions = {}): Promise<LockHandle> {
     this.assertOpen();
     assertName('lock', name);
     const { timeoutMs, signal } = options;
     if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new InvalidArgumentError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`);
-    if (signal?.aborted) return Promise.reject(new AbortedError(`waiting for lock ${name} was aborted`, { cause: signal.reason }));
+    if (signal?.aborted) throw new AbortedError(`waiting for lock ${name} was aborted`, { cause: signal.reason });
     const holder = this.holder(lockKey(name), this.lockIdentity(), 'lock');
     return new Promise<LockHandle>((resolve, reject) => {
       const giveUp = (error: Error) => {

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { configFromEnv, createRegistry, envName, ErrorCode, loadPlugin, memoryPlugin, resolveConfig, type ConfigSource, type RegistryPlugin } from '../src/index.js';
+
+const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
+
+function resolve(source: ConfigSource, plugin: RegistryPlugin = memoryPlugin as unknown as RegistryPlugin) {
+  return resolveConfig(source, plugin, KNOWN);
+}
+
+function configError(fn: () => unknown): { code: string; key: string | undefined; message: string } {
+  try {
+    fn();
+  } catch (err) {
+    return err as { code: string; key: string | undefined; message: string };
+  }
+  throw new Error('expected a configuration error');
+}
+
+describe('configuration', () => {
+  it('the object, flat and environment forms are equivalent', () => {
+    const object = resolve({ type: 'memory', cluster: 'orders', identity: 'm1', election: { leaseDurationMs: 20000 }, memory: { name: 'shared' } });
+    const flat = resolve({ 'registry.type': 'memory', 'registry.cluster': 'orders', 'registry.identity': 'm1', 'registry.election.leaseDurationMs': '20000', 'registry.memory.name': 'shared' });
+    const env = resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_CLUSTER: 'orders', REGISTRY_IDENTITY: 'm1', REGISTRY_ELECTION_LEASE_DURATION_MS: '20000', REGISTRY_MEMORY_NAME: 'shared', HOME: '/root' }));
+    expect(flat).toEqual(object);
+    expect(env).toEqual(object);
+    expect(object.election).toEqual({ leaseDurationMs: 20000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
+    expect(object.options).toEqual({ name: 'shared' });
+  });
+
+  it('states every default', () => {
+    const config = resolve({ type: 'memory' });
+    expect(config.cluster).toBe('default');
+    expect(config.election).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
+    expect(config.lock).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
+    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000 });
+    expect(config.requestTimeoutMs).toBe(5000);
+    expect(config.identity).toMatch(/-\d+$/);
+  });
+
+  it('is frozen', () => {
+    const config = resolve({ type: 'memory' });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.election)).toBe(true);
+    expect(Object.isFrozen(config.options)).toBe(true);
+  });
+
+  it('names the key of an unknown key in every form', () => {
+    expect(configError(() => resolve({ type: 'memory', clustr: 'x' }))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.clustr' });
+    expect(configError(() => resolve({ 'registry.type': 'memory', 'registry.election.leaseDuration': '1' }))).toMatchObject({ key: 'registry.election.leaseDuration' });
+    expect(configError(() => resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_NAMESPACE: 'x' })))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'REGISTRY_NAMESPACE' });
+    expect(configError(() => resolve({ type: 'memory', memory: { nmae: 'x' } }))).toMatchObject({ key: 'registry.memory.nmae' });
+  });
+
+  it("rejects another backend's section", () => {
+    const err = configError(() => resolve({ type: 'memory', zookeeper: { connect: 'x' } }));
+    expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.zookeeper.connect' });
+    expect(err.message).toContain('registry.type=zookeeper');
+  });
+
+  it('rejects wrong types, naming the key', () => {
+    expect(configError(() => resolve({ type: 'memory', election: { leaseDurationMs: '15s' } }))).toMatchObject({ key: 'registry.election.leaseDurationMs' });
+    expect(configError(() => resolve({ 'registry.type': 'memory', 'registry.requestTimeoutMs': 'soon' }))).toMatchObject({ key: 'registry.requestTimeoutMs' });
+    expect(configError(() => resolve({ type: 'memory', cluster: 'Not_A_Label' }))).toMatchObject({ key: 'registry.cluster' });
+    expect(configError(() => resolve({ type: 'memory', cluster: 42 }))).toMatchObject({ key: 'registry.cluster' });
+    expect(configError(() => resolve({ type: 'memory', member: { heartbeatIntervalMs: -5 } }))).toMatchObject({ key: 'registry.member.heartbeatIntervalMs' });
+  });
+
+  it('rejects impossible timings, naming the key and the rule', () => {
+    const deadline = configError(() => resolve({ type: 'memory', election: { leaseDurationMs: 10000, renewDeadlineMs: 10000 } }));
+    expect(deadline).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.election.renewDeadlineMs' });
+    expect(deadline.message).toContain('must be greater than renewDeadlineMs');
+    const retry = configError(() => resolve({ type: 'memory', lock: { renewDeadlineMs: 2400, retryPeriodMs: 2000 } }));
+    expect(retry).toMatchObject({ key: 'registry.lock.renewDeadlineMs' });
+    expect(retry.message).toContain('1.2 x retryPeriodMs');
+    const member = configError(() => resolve({ type: 'memory', member: { heartbeatIntervalMs: 15000 } }));
+    expect(member).toMatchObject({ key: 'registry.member.leaseDurationMs' });
+  });
+
+  it('never echoes a secret value', () => {
+    const plugin: RegistryPlugin = { type: 'memory', options: { password: { type: 'string', secret: true, doc: 'x', check: () => 'too short' } }, connect: memoryPlugin.connect as never };
+    const err = configError(() => resolve({ type: 'memory', memory: { password: 'hunter2-sekret' } }, plugin));
+    expect(err.key).toBe('registry.memory.password');
+    expect(err.message).not.toContain('hunter2');
+  });
+
+  it('maps camelCase keys to environment names', () => {
+    expect(envName('registry.election.leaseDurationMs')).toBe('REGISTRY_ELECTION_LEASE_DURATION_MS');
+    expect(envName('registry.kubernetes.namespace')).toBe('REGISTRY_KUBERNETES_NAMESPACE');
+  });
+
+  it('requires registry.type', async () => {
+    await expect(createRegistry({} as never)).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
+    await expect(createRegistry({ type: 'nosuch' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
+  });
+
+  it('a plugin that is not installed fails with the exact npm install line', async () => {
+    const err = await loadPlugin('kubernetes', { kubernetes: '@rollcall/not-installed-backend' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });
+    expect((err as Error).message).toContain('Run: npm install @rollcall/not-installed-backend');
+  });
+
+  it('validates before it contacts anything', async () => {
+    let connected = false;
+    const plugin: RegistryPlugin = { type: 'probe', options: {}, connect: async () => ((connected = true), undefined as never) };
+    await expect(createRegistry({ type: 'probe', election: { renewDeadlineMs: 99999 } }, { plugins: [plugin] })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG });
+    expect(connected).toBe(false);
+  });
+});

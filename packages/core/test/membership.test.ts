@@ -1,0 +1,127 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore, openRegistry, type MemberEvent } from '../src/index.js';
+import { Harness } from './harness.js';
+
+const timing = { member: { heartbeatIntervalMs: 5000, leaseDurationMs: 20000 } };
+
+function collect(events: MemberEvent[]) {
+  return (e: MemberEvent) => events.push(e);
+}
+
+describe('membership on the injected clock', () => {
+  let h: Harness;
+  afterEach(async () => h.closeAll());
+
+  it('heartbeats carry the payload; an unchanged heartbeat is no event', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    const member = await a.registry.announce({ role: 'worker', id: 'w1', payload: { status: 'NORMAL', load: 0.1 } });
+    await h.clock.advance(0);
+    await h.clock.advance(30_000);
+    expect(events.map((e) => e.type)).toEqual(['added']);
+    await member.update({ status: 'BUSY', load: 0.9 });
+    await h.clock.advance(0);
+    expect(events.map((e) => e.type)).toEqual(['added', 'updated']);
+    expect(events[1]).toMatchObject({ member: { payload: { status: 'BUSY' } }, previous: { payload: { status: 'NORMAL' } } });
+    expect((await b.registry.members('worker')).map((m) => m.id)).toEqual(['w1']);
+  });
+
+  it('a member that stops heartbeating is removed with its last data after its lease, by the observer clock', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { cpu: 3 } });
+    await h.clock.advance(10_000); // heartbeats at 5000 and 10000 land
+    a.store.partition();
+    await h.clock.advance(19_999);
+    expect(events.map((e) => e.type)).toEqual(['added']);
+    await h.clock.advance(1);
+    expect(events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w1', payload: { cpu: 3 } } });
+    expect(h.backend.rows.size).toBe(0); // deleted with a compare-and-set
+  });
+
+  it('an expired record is deleted with a compare-and-set, so one renewed meanwhile survives', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    let muted = false;
+    // The observer's watch drops puts while muted, as a stalled watch would: its view goes stale while A renews.
+    const stale = new MemoryStore({ backend: h.backend, cluster: 'test' });
+    const watch = stale.watch.bind(stale);
+    stale.watch = (prefix, from, listener) => watch(prefix, from, { event: (e) => (muted && e.type === 'put' ? undefined : listener.event(e)), error: (e) => listener.error(e) });
+    const staleRegistry = await openRegistry(stale, { identity: 'stale', ...timing }, { clock: h.clock });
+    const events: MemberEvent[] = [];
+    staleRegistry.watchMembers('worker', collect(events));
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    await h.clock.advance(0);
+    muted = true;
+    await h.clock.advance(20_000); // A renewed 4 times; the stale observer saw none of it
+    expect(events.map((e) => e.type)).toEqual(['added', 'removed']);
+    expect(h.backend.rows.size).toBe(1); // its delete named an old version and changed nothing
+    muted = false;
+    await h.clock.advance(5_000); // the next heartbeat reaches the observer again
+    expect(events.map((e) => e.type)).toEqual(['added', 'removed', 'added']);
+    await staleRegistry.close();
+  });
+
+  it('withdraw reaches peers through the watch at once', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    const member = await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 7 } });
+    await h.clock.advance(0);
+    await member.withdraw();
+    await h.clock.advance(0);
+    expect(events.map((e) => [e.type, e.type === 'removed' ? e.reason : '']).flat()).toEqual(['added', '', 'removed', 'deleted']);
+    expect(events[1]!.member.payload).toEqual({ n: 7 });
+  });
+
+  it('a member cut off past its lease is announced again when it comes back', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    const states: string[] = [];
+    a.registry.on('suspended', () => states.push('suspended'));
+    a.registry.on('lost', () => states.push('lost'));
+    a.registry.on('reconnected', (e) => states.push(`reconnected after ${e.after}`));
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    await h.clock.advance(1_000);
+    a.store.partition();
+    await h.clock.advance(30_000);
+    expect(events.map((e) => e.type)).toEqual(['added', 'removed']);
+    a.store.heal();
+    await h.clock.advance(5_000);
+    expect(events.map((e) => e.type)).toEqual(['added', 'removed', 'added']);
+    expect(states).toEqual(['suspended', 'lost', 'reconnected after lost']);
+  });
+
+  it('after a disconnect, a relist emits exactly the difference', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const gone = await a.registry.announce({ role: 'worker', id: 'gone', payload: 1 });
+    const changed = await a.registry.announce({ role: 'worker', id: 'changed', payload: 'old' });
+    await a.registry.announce({ role: 'worker', id: 'same', payload: 'same' });
+    await h.clock.advance(0);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    events.length = 0;
+    b.store.partition();
+    await gone.withdraw();
+    await changed.update('new');
+    await a.registry.announce({ role: 'worker', id: 'fresh', payload: 2 });
+    h.backend.compact(); // B's revision is gone from history: it must relist
+    b.store.heal();
+    await h.clock.advance(3_000);
+    const summary = events.map((e) => `${e.type} ${e.member.id} ${JSON.stringify(e.member.payload)}`).sort();
+    expect(summary).toEqual(['added fresh 2', 'removed gone 1', 'updated changed "new"']);
+  });
+});
