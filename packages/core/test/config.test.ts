@@ -58,10 +58,10 @@ describe('configuration', () => {
   });
 
   it('rejects wrong types, naming the key', () => {
-    expect(configError(() => resolve({ type: 'memory', election: { leaseDurationMs: '15s' } }))).toMatchObject({ key: 'registry.election.leaseDurationMs' });
+    expect(configError(() => resolve({ type: 'memory', election: { leaseDurationMs: '15s' as unknown as number } }))).toMatchObject({ key: 'registry.election.leaseDurationMs' });
     expect(configError(() => resolve({ 'registry.type': 'memory', 'registry.requestTimeoutMs': 'soon' }))).toMatchObject({ key: 'registry.requestTimeoutMs' });
     expect(configError(() => resolve({ type: 'memory', cluster: 'Not_A_Label' }))).toMatchObject({ key: 'registry.cluster' });
-    expect(configError(() => resolve({ type: 'memory', cluster: 42 }))).toMatchObject({ key: 'registry.cluster' });
+    expect(configError(() => resolve({ type: 'memory', cluster: 42 as unknown as string }))).toMatchObject({ key: 'registry.cluster' });
     expect(configError(() => resolve({ type: 'memory', member: { heartbeatIntervalMs: -5 } }))).toMatchObject({ key: 'registry.member.heartbeatIntervalMs' });
   });
 
