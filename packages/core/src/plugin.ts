@@ -38,7 +38,7 @@ export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = Object.freeze({
   zookeeper: '@rollcall/zookeeper',
   etcd: '@rollcall/etcd',
   mysql: '@rollcall/mysql',
-  sqlite: '@rollcall/mysql',
+  sqlite: '@rollcall/sqlite',
 });
 
 /**
