@@ -75,6 +75,8 @@ export class Registry extends Emitter<RegistryEvents> {
   private readonly campaigns = new Set<string>();
   private readonly observers = new Set<LeaderObserver>();
   private readonly subscriptions = new Set<() => void>();
+  /** Pending `lock()` waits; `close()` ends each with CLOSED. */
+  private readonly lockWaiters = new Set<() => void>();
   private closed = false;
   private lockSeq = 0;
   private readonly lockPrefix = randomBytes(3).toString('hex');
@@ -265,7 +267,7 @@ export class Registry extends Emitter<RegistryEvents> {
     return observer;
   }
 
-  /** Waits for the lock, then holds and renews it until `release()`. Rejects with LOCK_TIMEOUT, ABORTED or CLOSED. */
+  /** Waits for the lock, then holds and renews it until `release()`. Rejects with LOCK_TIMEOUT, ABORTED or CLOSED (also when the registry closes while waiting). */
   async lock(name: string, options: LockOptions = {}): Promise<LockHandle> {
     this.assertOpen();
     assertName('lock', name);
@@ -277,8 +279,15 @@ export class Registry extends Emitter<RegistryEvents> {
       const giveUp = (error: Error) => {
         offAcquired();
         signal?.removeEventListener('abort', onAbort);
+        this.lockWaiters.delete(onClose);
         void holder.stop('released').finally(() => reject(error));
       };
+      // close() stops the holder without an acquisition; the wait must end with it rather than hang.
+      const onClose = () => {
+        timer?.cancel();
+        giveUp(new ClosedError(`the registry closed while waiting for lock ${name}`, { backend: this.backend }));
+      };
+      this.lockWaiters.add(onClose);
       const onAbort = () => {
         timer?.cancel();
         giveUp(new AbortedError(`waiting for lock ${name} was aborted`, { cause: signal!.reason }));
@@ -287,6 +296,7 @@ export class Registry extends Emitter<RegistryEvents> {
       const offAcquired = holder.once('acquired', ({ fencingToken }) => {
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
+        this.lockWaiters.delete(onClose);
         resolve(this.lockHandle(name, fencingToken, holder));
       });
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -310,6 +320,7 @@ export class Registry extends Emitter<RegistryEvents> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    [...this.lockWaiters].forEach((onClose) => onClose());
     await Promise.allSettled([...[...this.members_].map((m) => m.withdraw()), ...[...this.holders].map((h) => h.stop('closed'))]);
     this.observers.forEach((o) => o.close());
     this.subscriptions.forEach((off) => off());

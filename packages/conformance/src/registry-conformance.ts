@@ -1,0 +1,53 @@
+import type { Registry } from '@rollcall/core';
+import { describe } from 'vitest';
+import type { ConformanceConfig, RegistryCapabilities } from './capabilities.js';
+import { badInputCases } from './registry/bad-input-cases.js';
+import { connectionCases } from './registry/connection-cases.js';
+import { crashCases } from './registry/crash-cases.js';
+import { electionCases } from './registry/election-cases.js';
+import { createHarness } from './registry/harness.js';
+import { lifecycleCases } from './registry/lifecycle-cases.js';
+import { lockCases } from './registry/lock-cases.js';
+import { membershipCases } from './registry/membership-cases.js';
+import { restartCases } from './registry/restart-cases.js';
+import { resolveTimings, type ConformanceTimings } from './timings.js';
+
+/** What `registryConformance` needs from a backend. */
+export interface RegistryConformanceOptions {
+  /** The backend's name, shown in every title: `memory`, `etcd`, ... */
+  name: string;
+  /**
+   * Creates a connected Registry from `config`: the object form without `type`
+   * or a backend section (a fresh `cluster`, an `identity`, the suite's timings,
+   * and in the bad-input cases deliberately broken keys). Add `type` and the
+   * backend's own section, and pass the rest through unchanged, e.g.
+   * `(config) => createRegistry({ ...config, type: 'etcd', etcd: { endpoints } })`.
+   * The suite closes every registry it creates.
+   */
+  createRegistry(config: ConformanceConfig): Promise<Registry>;
+  /** What the backend supports beyond the SPI; cases needing a missing one are skipped, with the reason in the title. */
+  capabilities?: RegistryCapabilities;
+  /** Lease, heartbeat and bound timings; see {@link ConformanceTimings} for the defaults. */
+  timings?: Partial<ConformanceTimings>;
+}
+
+/**
+ * Registers the Registry API cases against registries from the backend's
+ * factory: membership, elections, locks, close(), bad input, disconnects, a
+ * crashed client and a server restart. Call it at the top level of a vitest file.
+ */
+export function registryConformance(options: RegistryConformanceOptions): void {
+  const timings = resolveTimings(options.timings);
+  const capabilities = options.capabilities ?? {};
+  describe(`${options.name}: Registry API`, () => {
+    const harness = createHarness(options.name, options.createRegistry, capabilities, timings);
+    membershipCases(harness);
+    electionCases(harness);
+    lockCases(harness);
+    lifecycleCases(harness);
+    badInputCases(harness);
+    connectionCases(harness);
+    crashCases(harness);
+    restartCases(harness);
+  });
+}

@@ -1,0 +1,128 @@
+import type { MemberEvent, Registry } from '@rollcall/core';
+import { afterEach, beforeEach } from 'vitest';
+import type { ConformanceConfig, RegistryCapabilities } from '../capabilities.js';
+import { CrashClient } from '../crash-client.js';
+import { uniqueCluster } from '../names.js';
+import type { ConformanceTimings } from '../timings.js';
+import { waitFor } from '../wait-for.js';
+
+/** Per-case resources of the registry suite: a fresh cluster, the registries and children it opened, cleaned up after each case. */
+export interface Harness {
+  readonly backend: string;
+  readonly timings: ConformanceTimings;
+  readonly capabilities: RegistryCapabilities;
+  /** This case's cluster. */
+  cluster(): string;
+  /** The configuration the suite's registries use: this case's cluster, `identity`, the suite's timings, then `overrides`. */
+  config(identity: string, overrides?: Partial<ConformanceConfig>): ConformanceConfig & { cluster: string };
+  /** Opens a registry on this case's cluster; closed after the case. */
+  registry(identity: string, overrides?: Partial<ConformanceConfig>): Promise<Registry>;
+  /** Calls the backend's factory with exactly `config` (for invalid configurations); a registry it returns is closed after the case. */
+  create(config: ConformanceConfig): Promise<Registry>;
+  /** Slow election and lock timings: a poll could not explain a handover faster than their retry period. */
+  slow(): Partial<ConformanceConfig>;
+  partition(registry: Registry): Promise<void>;
+  heal(registry: Registry): Promise<void>;
+  /** Starts a crash child on this case's cluster; killed after the case if still alive. */
+  crashChild(identity: string, overrides?: Partial<ConformanceConfig>): Promise<CrashClient>;
+}
+
+export function createHarness(backend: string, factory: (config: ConformanceConfig) => Promise<Registry>, capabilities: RegistryCapabilities, timings: ConformanceTimings): Harness {
+  let cluster = '';
+  const registries: Registry[] = [];
+  const partitioned = new Set<Registry>();
+  const children: CrashClient[] = [];
+
+  beforeEach(() => {
+    cluster = uniqueCluster('reg');
+  });
+
+  afterEach(async () => {
+    await Promise.allSettled(children.splice(0).map((c) => c.kill()));
+    for (const r of partitioned) await capabilities.partition?.heal(r);
+    partitioned.clear();
+    await Promise.allSettled(registries.splice(0).map((r) => r.close()));
+  });
+
+  const harness: Harness = {
+    backend,
+    timings,
+    capabilities,
+    cluster: () => cluster,
+    config: (identity, overrides = {}) => ({
+      cluster,
+      identity,
+      election: timings.election,
+      lock: timings.lock,
+      member: timings.member,
+      requestTimeoutMs: timings.requestTimeoutMs,
+      ...overrides,
+    }),
+    async registry(identity, overrides) {
+      return harness.create(harness.config(identity, overrides));
+    },
+    async create(config) {
+      const registry = await factory(config);
+      registries.push(registry);
+      return registry;
+    },
+    slow: () => ({ election: timings.slowLease, lock: timings.slowLease }),
+    async partition(registry) {
+      partitioned.add(registry);
+      await capabilities.partition!.partition(registry);
+    },
+    async heal(registry) {
+      await capabilities.partition!.heal(registry);
+      partitioned.delete(registry);
+    },
+    async crashChild(identity, overrides) {
+      const child = await CrashClient.start(capabilities.crashChild!, harness.config(identity, overrides), 10_000);
+      children.push(child);
+      return child;
+    },
+  };
+  return harness;
+}
+
+/** A `watchMembers` subscription whose events are kept, each with `performance.now()` at arrival. */
+export interface MemberLog {
+  readonly events: MemberEvent[];
+  readonly times: number[];
+  /** Events from index `from` on, as `type id` strings. */
+  summary(from?: number): string[];
+  /** Resolves with the first event from index `from` on that matches. */
+  next(match: (event: MemberEvent) => boolean, timeoutMs: number, from?: number): Promise<MemberEvent>;
+  close(): void;
+}
+
+export function logMembers(registry: Registry, role: string): MemberLog {
+  const events: MemberEvent[] = [];
+  const times: number[] = [];
+  const subscription = registry.watchMembers(role, (event) => {
+    events.push(event);
+    times.push(performance.now());
+  });
+  return {
+    events,
+    times,
+    summary: (from = 0) => events.slice(from).map((e) => `${e.type} ${e.member.id}`),
+    next: (match, timeoutMs, from = 0) => waitFor(() => events.slice(from).find(match), timeoutMs, `a member event in ${role}`),
+    close: () => subscription.close(),
+  };
+}
+
+/** The error code of a rejection or a throw; fails the case when the call succeeds. */
+export async function codeOf(call: Promise<unknown> | (() => unknown)): Promise<string | undefined> {
+  try {
+    await (typeof call === 'function' ? call() : call);
+  } catch (err) {
+    return (err as { code?: string }).code;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** Everything written to this registry's cluster, as `key holder` strings: "nothing changed" means this stays empty. */
+export async function writtenKeys(registry: Registry): Promise<string[]> {
+  const list = await registry.recordStore.list('');
+  return list.records.map((r) => r.key).sort();
+}

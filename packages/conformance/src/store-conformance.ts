@@ -1,0 +1,337 @@
+import { formatMicroTime, hasCode, type JsonValue, type LeaseRecord, type RecordStore } from '@rollcall/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { skipReason, type StoreCapabilities } from './capabilities.js';
+import { collectWatch, describeEvent } from './collect-watch.js';
+import { uniqueCluster } from './names.js';
+import { rejection } from './wait-for.js';
+
+/** What `storeConformance` needs from a backend. */
+export interface StoreConformanceOptions {
+  /** The backend's name, shown in every title: `memory`, `etcd`, ... */
+  name: string;
+  /**
+   * Opens a new, connected store (a new client) for `cluster`. Called at least
+   * once per case with a fresh cluster name; the suite closes every store it opened.
+   */
+  openStore(cluster: string): Promise<RecordStore>;
+  /** What the backend supports beyond the SPI; cases needing a missing one are skipped, with the reason in the title. */
+  capabilities?: StoreCapabilities;
+  /** Bound on a watch event reaching the watcher, and on the watch ending with an error. Milliseconds. Default 5000. */
+  eventTimeoutMs?: number;
+}
+
+function record(holderIdentity: string, payload?: JsonValue, leaseTransitions = 1): LeaseRecord {
+  const now = formatMicroTime(new Date());
+  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions, ...(payload === undefined ? {} : { payload }) };
+}
+
+/** A payload whose JSON is exactly `bytes` bytes: a string of `bytes - 2` characters plus its quotes. */
+function payloadOfBytes(bytes: number): string {
+  return 'x'.repeat(bytes - 2);
+}
+
+function codeOf(err: unknown): string | undefined {
+  return (err as { code?: string })?.code;
+}
+
+/**
+ * Registers the record-store cases: the backend SPI's contract, tested on the
+ * store directly. Call it at the top level of a vitest file.
+ */
+export function storeConformance(options: StoreConformanceOptions): void {
+  const { name, capabilities = {} } = options;
+  const eventTimeoutMs = options.eventTimeoutMs ?? 5000;
+
+  describe(`${name}: record store (SPI v1)`, () => {
+    const opened: RecordStore[] = [];
+    const partitioned = new Set<RecordStore>();
+    let cluster: string;
+    let store: RecordStore;
+
+    const open = async (forCluster: string): Promise<RecordStore> => {
+      const s = await options.openStore(forCluster);
+      opened.push(s);
+      return s;
+    };
+
+    beforeEach(async () => {
+      cluster = uniqueCluster('store');
+      store = await open(cluster);
+    });
+
+    afterEach(async () => {
+      for (const s of partitioned) await capabilities.heal?.(s);
+      partitioned.clear();
+      await Promise.allSettled(opened.splice(0).map((s) => s.close()));
+    });
+
+    describe('get and create-if-absent', () => {
+      it('get of a key never written is undefined', async () => {
+        expect(await store.get('member/worker/nobody')).toBeUndefined();
+      });
+
+      it('create stores every field and the payload, and get returns them with the same version', async () => {
+        const written = record('w1', { cpu: 0.5, status: 'NORMAL', tags: ['a', 'ü'], nested: { n: null, ok: true } }, 3);
+        const created = await store.create('member/worker/w1', written);
+        expect(created.key).toBe('member/worker/w1');
+        expect(typeof created.version).toBe('string');
+        expect(created.version).not.toBe('');
+        expect(created.record).toEqual(written);
+        const got = await store.get('member/worker/w1');
+        expect(got).toEqual({ key: 'member/worker/w1', version: created.version, record: written });
+      });
+
+      it('create on an existing key fails ALREADY_EXISTS and leaves the record as it was', async () => {
+        const first = await store.create('election/e', record('a'));
+        const err = await rejection(store.create('election/e', record('b')));
+        expect(codeOf(err)).toBe('ALREADY_EXISTS');
+        expect(await store.get('election/e')).toEqual(first);
+      });
+    });
+
+    describe('compare-and-set update', () => {
+      it('update on the current version replaces the record and returns a new version', async () => {
+        const created = await store.create('lock/l', record('a'));
+        const updated = await store.update('lock/l', record('b', undefined, 2), created.version);
+        expect(updated.version).not.toBe(created.version);
+        expect(updated.record.holderIdentity).toBe('b');
+        expect(await store.get('lock/l')).toEqual(updated);
+      });
+
+      it('every update yields a new version, even when the content is identical', async () => {
+        const same = record('a');
+        let current = await store.create('lock/l', same);
+        const seen = new Set([current.version]);
+        for (let i = 0; i < 5; i++) {
+          current = await store.update('lock/l', same, current.version);
+          expect(seen.has(current.version)).toBe(false);
+          seen.add(current.version);
+        }
+      });
+
+      it('update on a stale version fails CONFLICT and changes nothing', async () => {
+        const created = await store.create('lock/l', record('a'));
+        const updated = await store.update('lock/l', record('b'), created.version);
+        const err = await rejection(store.update('lock/l', record('c'), created.version));
+        expect(codeOf(err)).toBe('CONFLICT');
+        expect(await store.get('lock/l')).toEqual(updated);
+      });
+
+      it('update of a missing key fails NOT_FOUND and creates nothing', async () => {
+        const created = await store.create('lock/other', record('a'));
+        const err = await rejection(store.update('lock/l', record('b'), created.version));
+        expect(codeOf(err)).toBe('NOT_FOUND');
+        expect(await store.get('lock/l')).toBeUndefined();
+      });
+    });
+
+    describe('compare-and-set delete', () => {
+      it('delete on the current version removes the record', async () => {
+        const created = await store.create('member/worker/w1', record('w1'));
+        await store.delete('member/worker/w1', created.version);
+        expect(await store.get('member/worker/w1')).toBeUndefined();
+      });
+
+      it('delete on a stale version fails CONFLICT and the record stays', async () => {
+        const created = await store.create('member/worker/w1', record('w1'));
+        const updated = await store.update('member/worker/w1', record('w1', { n: 2 }), created.version);
+        const err = await rejection(store.delete('member/worker/w1', created.version));
+        expect(codeOf(err)).toBe('CONFLICT');
+        expect(await store.get('member/worker/w1')).toEqual(updated);
+      });
+
+      it('delete of a missing key fails NOT_FOUND', async () => {
+        const created = await store.create('member/worker/w1', record('w1'));
+        await store.delete('member/worker/w1', created.version);
+        const err = await rejection(store.delete('member/worker/w1', created.version));
+        expect(codeOf(err)).toBe('NOT_FOUND');
+      });
+
+      it('a deleted-then-recreated record never matches a version of its earlier life', async () => {
+        const first = await store.create('election/e', record('a'));
+        await store.delete('election/e', first.version);
+        const second = await store.create('election/e', record('b'));
+        expect(second.version).not.toBe(first.version);
+        // A holder of the first life must not overwrite or delete the second one.
+        expect(codeOf(await rejection(store.update('election/e', record('a'), first.version)))).toBe('CONFLICT');
+        expect(codeOf(await rejection(store.delete('election/e', first.version)))).toBe('CONFLICT');
+        expect(await store.get('election/e')).toEqual(second);
+      });
+    });
+
+    describe('list', () => {
+      it('returns exactly the records under the prefix, and a revision', async () => {
+        await store.create('member/worker/w1', record('w1'));
+        await store.create('member/worker/w2', record('w2'));
+        await store.create('member/workers/x', record('x')); // shares a string prefix, not the role
+        await store.create('lock/member', record('l'));
+        const list = await store.list('member/worker/');
+        expect(list.records.map((r) => r.key).sort()).toEqual(['member/worker/w1', 'member/worker/w2']);
+        expect(list.corrupt).toEqual([]);
+        expect(typeof list.revision).toBe('string');
+        expect(list.revision).not.toBe('');
+        const all = await store.list('');
+        expect(all.records.map((r) => r.key).sort()).toEqual(['lock/member', 'member/worker/w1', 'member/worker/w2', 'member/workers/x']);
+      });
+
+      it('the records of a list carry the versions a compare-and-set needs', async () => {
+        await store.create('lock/l', record('a'));
+        const [listed] = (await store.list('lock/')).records;
+        const updated = await store.update('lock/l', record('b'), listed!.version);
+        expect(updated.record.holderIdentity).toBe('b');
+      });
+    });
+
+    describe('watch', () => {
+      it('from a list revision sees exactly the later puts and deletes under the prefix, in order, and nothing earlier', async () => {
+        const a = await store.create('member/worker/a', record('a'));
+        const b = await store.create('member/worker/b', record('b'));
+        const a1 = await store.update('member/worker/a', record('a', { n: 1 }), a.version);
+        const list = await store.list('member/worker/');
+        const watch = collectWatch(store, 'member/worker/', list.revision);
+        const a2 = await store.update('member/worker/a', record('a', { n: 2 }), a1.version);
+        await store.delete('member/worker/b', b.version);
+        await store.create('lock/outside', record('outside'));
+        await store.create('member/workers/outside', record('outside'));
+        const c = await store.create('member/worker/c', record('c'));
+        const end = await store.create('member/worker/zz-end', record('end'));
+        const seen = await watch.until((e) => e.type === 'put' && e.record.key === 'member/worker/zz-end', eventTimeoutMs);
+        watch.close();
+        expect(seen.map(describeEvent)).toEqual(['put member/worker/a a', 'delete member/worker/b', 'put member/worker/c c', 'put member/worker/zz-end end']);
+        // Each put carries the record and the version its write returned.
+        const puts = seen.filter((e) => e.type === 'put');
+        expect(puts.map((e) => e.record)).toEqual([a2, c, end]);
+        expect(new Set(seen.map((e) => e.revision)).size).toBe(seen.length);
+      });
+
+      it('from the revision of an empty prefix sees the first write', async () => {
+        const list = await store.list('election/');
+        expect(list.records).toEqual([]);
+        const watch = collectWatch(store, 'election/', list.revision);
+        const created = await store.create('election/e', record('a'));
+        const seen = await watch.until((e) => e.type === 'put', eventTimeoutMs);
+        watch.close();
+        expect(seen).toHaveLength(1);
+        expect(seen[0]).toMatchObject({ type: 'put', record: created });
+      });
+
+      it('resumed from the revision of a seen event, repeats nothing and misses nothing', async () => {
+        const list = await store.list('lock/');
+        const first = collectWatch(store, 'lock/', list.revision);
+        const one = await store.create('lock/one', record('1'));
+        await store.create('lock/two', record('2'));
+        const seen = await first.until((e) => e.type === 'put' && e.record.key === 'lock/two', eventTimeoutMs);
+        first.close();
+        const resumeFrom = seen.find((e) => e.type === 'put' && e.record.key === 'lock/one')!.revision;
+        const resumed = collectWatch(store, 'lock/', resumeFrom);
+        await store.update('lock/one', record('1b'), one.version);
+        const again = await resumed.until((e) => e.type === 'put' && e.record.record.holderIdentity === '1b', eventTimeoutMs);
+        resumed.close();
+        expect(again.map(describeEvent)).toEqual(['put lock/two 2', 'put lock/one 1b']);
+      });
+
+      it('delivers nothing after close()', async () => {
+        const list = await store.list('lock/');
+        const closed = collectWatch(store, 'lock/', list.revision);
+        const open = collectWatch(store, 'lock/', list.revision);
+        await store.create('lock/a', record('a'));
+        await closed.until((e) => e.type === 'put', eventTimeoutMs);
+        closed.close();
+        await store.create('lock/b', record('b'));
+        await open.until((e) => e.type === 'put' && e.record.key === 'lock/b', eventTimeoutMs);
+        open.close();
+        expect(closed.events.map(describeEvent)).toEqual(['put lock/a a']);
+      });
+
+      if (capabilities.compact) {
+        const compact = capabilities.compact;
+        it('from a revision older than the store keeps ends with REVISION_TOO_OLD, and a relist recovers', async () => {
+          const list = await store.list('');
+          let current = await store.create('lock/l', record('a'));
+          for (let i = 0; i < 3; i++) current = await store.update('lock/l', record(`a${i}`), current.version);
+          await compact();
+          const watch = collectWatch(store, '', list.revision);
+          const error = await watch.ended(eventTimeoutMs);
+          watch.close();
+          expect(error.code).toBe('REVISION_TOO_OLD');
+          expect(watch.events).toEqual([]);
+          // The caller's recovery: list again and watch from the new revision.
+          const relisted = await store.list('');
+          expect(relisted.records).toEqual([current]);
+          const resumed = collectWatch(store, '', relisted.revision);
+          await store.delete('lock/l', current.version);
+          const seen = await resumed.until((e) => e.type === 'delete', eventTimeoutMs);
+          resumed.close();
+          expect(seen.map(describeEvent)).toEqual(['delete lock/l']);
+        });
+      } else {
+        it.skip(skipReason(name, 'compact()', 'a watch from a compacted revision ends with REVISION_TOO_OLD'), () => {});
+      }
+    });
+
+    it('two clusters on one backend never see each other', async () => {
+      const otherCluster = uniqueCluster('other');
+      const other = await open(otherCluster);
+      const otherList = await other.list('');
+      const otherWatch = collectWatch(other, '', otherList.revision);
+      const mine = await store.create('election/e', record('mine'));
+      expect(await other.get('election/e')).toBeUndefined();
+      expect(codeOf(await rejection(other.update('election/e', record('x'), mine.version)))).toBe('NOT_FOUND');
+      const theirs = await other.create('election/e', record('theirs'));
+      expect((await store.get('election/e'))?.record.holderIdentity).toBe('mine');
+      expect((await store.list('')).records.map((r) => r.record.holderIdentity)).toEqual(['mine']);
+      expect((await other.list('')).records.map((r) => r.record.holderIdentity)).toEqual(['theirs']);
+      await other.create('lock/end', record('end'));
+      const seen = await otherWatch.until((e) => e.type === 'put' && e.record.key === 'lock/end', eventTimeoutMs);
+      otherWatch.close();
+      expect(seen.map(describeEvent)).toEqual(['put election/e theirs', 'put lock/end end']);
+      expect(theirs.record.holderIdentity).toBe('theirs');
+    });
+
+    describe('payload size', () => {
+      it('a payload over maxPayloadBytes fails PAYLOAD_TOO_LARGE on create and on update, and nothing is written', async () => {
+        const limit = store.maxPayloadBytes;
+        expect(Number.isInteger(limit) && limit > 2).toBe(true);
+        const tooBig = payloadOfBytes(limit + 1);
+        expect(codeOf(await rejection(store.create('member/worker/big', record('big', tooBig))))).toBe('PAYLOAD_TOO_LARGE');
+        expect(await store.get('member/worker/big')).toBeUndefined();
+        const small = await store.create('member/worker/w', record('w', { ok: true }));
+        expect(codeOf(await rejection(store.update('member/worker/w', record('w', tooBig), small.version)))).toBe('PAYLOAD_TOO_LARGE');
+        expect(await store.get('member/worker/w')).toEqual(small);
+      });
+
+      it('a payload of exactly maxPayloadBytes is kept whole', async () => {
+        const exact = payloadOfBytes(store.maxPayloadBytes);
+        await store.create('member/worker/exact', record('exact', exact));
+        expect((await store.get('member/worker/exact'))?.record.payload).toBe(exact);
+      });
+    });
+
+    if (capabilities.partition && capabilities.heal) {
+      const { partition, heal } = capabilities as Required<Pick<StoreCapabilities, 'partition' | 'heal'>>;
+      it('an unreachable backend fails every call UNAVAILABLE, ends open watches, and writes nothing', async () => {
+        const existing = await store.create('lock/l', record('a'));
+        const watch = collectWatch(store, '', (await store.list('')).revision);
+        partitioned.add(store);
+        await partition(store);
+        const calls: Promise<unknown>[] = [
+          store.get('lock/l'),
+          store.create('lock/new', record('n')),
+          store.update('lock/l', record('b'), existing.version),
+          store.delete('lock/l', existing.version),
+          store.list(''),
+        ];
+        for (const call of calls) expect(codeOf(await rejection(call))).toBe('UNAVAILABLE');
+        const error = await watch.ended(eventTimeoutMs);
+        expect(hasCode(error, 'REVISION_TOO_OLD')).toBe(false);
+        watch.close();
+        await heal(store);
+        partitioned.delete(store);
+        expect(await store.get('lock/new')).toBeUndefined();
+        expect(await store.get('lock/l')).toEqual(existing);
+      });
+    } else {
+      it.skip(skipReason(name, 'partition()/heal()', 'an unreachable backend fails calls with UNAVAILABLE'), () => {});
+    }
+  });
+}

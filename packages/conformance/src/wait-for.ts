@@ -1,0 +1,97 @@
+/**
+ * Bounded waits. The suite never sleeps to let something happen: it waits for
+ * the event or the condition, and fails with a description when the bound
+ * passes. `observeFor` is the one deliberate pause, for asserting that
+ * something does *not* happen within a window.
+ */
+
+/** Thrown when a bounded wait runs out. */
+export class WaitTimeoutError extends Error {
+  constructor(what: string, timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    this.name = 'WaitTimeoutError';
+  }
+}
+
+/** How often a predicate is re-evaluated while waiting, milliseconds. */
+const POLL_MS = 10;
+
+/**
+ * Resolves once `predicate()` returns a truthy value (which it resolves with),
+ * re-checking every 10 ms; rejects with WaitTimeoutError after `timeoutMs`.
+ * The predicate may be async; an exception from it fails the wait at once.
+ */
+export async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs: number, what = 'a condition'): Promise<NonNullable<T>> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value as NonNullable<T>;
+    if (performance.now() >= deadline) throw new WaitTimeoutError(what, timeoutMs);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
+  }
+}
+
+/** Anything with an `on(type, listener)` that returns an unsubscribe function, like core's emitters. */
+export interface Subscribable<Events> {
+  on<K extends keyof Events>(type: K, listener: (event: Events[K]) => void): () => void;
+}
+
+/**
+ * Resolves with the next `type` event of `emitter` that satisfies `match`;
+ * rejects with WaitTimeoutError after `timeoutMs`. Subscribe before causing the
+ * event: call this first, then act, then await the promise.
+ */
+export function nextEvent<Events, K extends keyof Events>(
+  emitter: Subscribable<Events>,
+  type: K,
+  timeoutMs: number,
+  match: (event: Events[K]) => boolean = () => true,
+): Promise<Events[K]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new WaitTimeoutError(`a ${String(type)} event`, timeoutMs));
+    }, timeoutMs);
+    const off = emitter.on(type, (event) => {
+      if (!match(event)) return;
+      clearTimeout(timer);
+      off();
+      resolve(event);
+    });
+  });
+}
+
+/** Resolves when `signal` aborts (with its reason); rejects after `timeoutMs`. */
+export function whenAborted(signal: AbortSignal, timeoutMs: number): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new WaitTimeoutError('the AbortSignal', timeoutMs)), timeoutMs);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Waits out an observation window of `ms` milliseconds. Only for asserting
+ * that something does not happen (a member that keeps heartbeating is not
+ * expired, a phantom event does not arrive); never to let something happen.
+ */
+export function observeFor(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Rejects with `error` (or a caught value) unless `promise` rejects; resolves with the rejection reason. */
+export async function rejection(promise: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  try {
+    await (typeof promise === 'function' ? promise() : promise);
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection, but the call succeeded');
+}
