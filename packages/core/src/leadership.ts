@@ -1,4 +1,4 @@
-import { AbortedError, ClosedError } from './errors.js';
+import { AbortedError, ClosedError, type RegistryError } from './errors.js';
 import { Emitter } from './emitter.js';
 import type { LeaseHolder, LeaseLossReason } from './lease-holder.js';
 import type { Logger } from './logger.js';
@@ -8,6 +8,8 @@ export interface LeadershipEvents {
   elected: { election: string; identity: string; fencingToken: number };
   /** This candidate stopped being leader; it acted as leader no longer than its renew deadline allowed. */
   lost: { election: string; identity: string; fencingToken: number; reason: LeaseLossReason };
+  /** The backend refused this candidate for good (PERMISSION_DENIED, UNAUTHENTICATED): the campaign has ended. */
+  error: { election: string; identity: string; error: RegistryError };
 }
 
 /**
@@ -27,6 +29,17 @@ export class Leadership extends Emitter<LeadershipEvents> {
     super(logger);
     holder.on('acquired', ({ fencingToken }) => this.emit('elected', { election, identity, fencingToken }));
     holder.on('lost', ({ fencingToken, reason }) => this.emit('lost', { election, identity, fencingToken, reason }));
+    holder.on('failed', ({ error }) => {
+      this.failure = error;
+      this.emit('error', { election, identity, error });
+    });
+  }
+
+  private failure: RegistryError | undefined;
+
+  /** Why the campaign ended, when the backend refused it. */
+  get error(): RegistryError | undefined {
+    return this.failure;
   }
 
   /** Whether this candidate is the leader now. */
@@ -42,14 +55,22 @@ export class Leadership extends Emitter<LeadershipEvents> {
   /** Resolves with the fencing token once leader (at once if already); rejects with ABORTED or CLOSED. */
   whenElected(signal?: AbortSignal): Promise<number> {
     if (this.isLeader) return Promise.resolve(this.fencingToken!);
+    if (this.failure) return Promise.reject(this.failure);
     if (this.holder.stopped) return Promise.reject(new ClosedError(`campaign for ${this.election} has ended`));
     return new Promise((resolve, reject) => {
       const offElected = this.once('elected', ({ fencingToken }) => {
         signal?.removeEventListener('abort', onAbort);
+        offError();
         resolve(fencingToken);
+      });
+      const offError = this.once('error', ({ error }) => {
+        signal?.removeEventListener('abort', onAbort);
+        offElected();
+        reject(error);
       });
       const onAbort = () => {
         offElected();
+        offError();
         reject(new AbortedError(`waiting to lead ${this.election} was aborted`, { cause: signal!.reason }));
       };
       signal?.addEventListener('abort', onAbort, { once: true });

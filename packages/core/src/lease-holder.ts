@@ -1,5 +1,5 @@
 import type { Clock, Timer } from './clock.js';
-import { ErrorCode, hasCode } from './errors.js';
+import { ErrorCode, hasCode, type RegistryError } from './errors.js';
 import { Emitter } from './emitter.js';
 import { formatMicroTime, type LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
@@ -21,11 +21,20 @@ export type LeaseLossReason =
   /** The backend declared the session lost (every lease has expired). */
   | 'connection-lost'
   /** The registry was closed. */
-  | 'closed';
+  | 'closed'
+  /** The backend refused this identity (PERMISSION_DENIED, UNAUTHENTICATED): the campaign ended; see the `failed` event. */
+  | 'failed';
 
 export interface LeaseHolderEvents {
   acquired: { fencingToken: number; record: LeaseRecord };
   lost: { fencingToken: number; reason: LeaseLossReason };
+  /** The backend refused this identity or this record for good; the holder has stopped. */
+  failed: { error: RegistryError };
+}
+
+/** Errors that retrying cannot cure: the holder stops and reports them. */
+function isFatal(err: unknown): err is RegistryError {
+  return hasCode(err, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAUTHENTICATED, ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE);
 }
 
 export interface LeaseHolderOptions {
@@ -65,6 +74,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private unsubscribe: (() => void) | undefined;
   private stopping = false;
   private attemptStartedAt = 0;
+  private failure: RegistryError | undefined;
 
   constructor(private readonly options: LeaseHolderOptions) {
     super(options.logger);
@@ -95,6 +105,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     if (this.mode !== 'idle') return this.mode === 'holding';
     this.mode = 'acquiring';
     await this.run(() => this.acquire(), false);
+    if (this.failure) throw this.failure;
     // acquire() may have moved the mode on; the getter is not narrowed.
     if (!this.isHolding) {
       this.mode = 'stopped';
@@ -170,7 +181,10 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     }
     this.attemptStartedAt = this.options.clock.now();
     const done = attempt()
-      .catch((err: unknown) => this.options.logger.error({ err, key: this.options.key }, '[rollcall] lease attempt failed unexpectedly'))
+      .catch((err: unknown) => {
+        if (isFatal(err)) return this.fail(err);
+        this.options.logger.error({ err, key: this.options.key }, '[rollcall] lease attempt failed unexpectedly');
+      })
       .finally(() => {
         this.inFlight = undefined;
         if (!reschedule || this.stopping || this.attemptTimer) return;
@@ -232,6 +246,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       this.armDeadline();
     } catch (err) {
       if (this.term !== term) return;
+      if (isFatal(err)) throw err;
       if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND)) return; // retried at the next period until the deadline
       let fresh: StoredRecord | undefined;
       try {
@@ -247,6 +262,20 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       }
       this.stepDown(fresh ? 'taken' : 'deleted');
     }
+  }
+
+  /** Stops for good on an error retrying cannot cure; a holder first announces its loss. */
+  private fail(error: RegistryError): void {
+    if (this.mode === 'stopped') return;
+    this.failure = error;
+    this.cancelTimers();
+    this.unsubscribe?.();
+    const term = this.term;
+    this.term = undefined;
+    this.mode = 'stopped';
+    this.options.logger.error({ err: error, key: this.options.key, identity: this.options.identity }, '[rollcall] the backend refused this lease; stopped');
+    if (term) this.emit('lost', { fencingToken: term.fencingToken, reason: 'failed' });
+    this.emit('failed', { error });
   }
 
   private armDeadline(): void {

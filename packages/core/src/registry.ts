@@ -254,6 +254,7 @@ export class Registry extends Emitter<RegistryEvents> {
     const leadership = new Leadership(election, identity, holder, this.logger, () => this.campaigns.delete(id));
     leadership.on('elected', (e) => this.emit('elected', e));
     leadership.on('lost', (e) => this.emit('leadershipLost', e));
+    leadership.on('error', () => this.campaigns.delete(id));
     holder.start();
     return leadership;
   }
@@ -278,6 +279,7 @@ export class Registry extends Emitter<RegistryEvents> {
     return new Promise<LockHandle>((resolve, reject) => {
       const giveUp = (error: Error) => {
         offAcquired();
+        offFailed();
         signal?.removeEventListener('abort', onAbort);
         this.lockWaiters.delete(onClose);
         void holder.stop('released').finally(() => reject(error));
@@ -297,7 +299,13 @@ export class Registry extends Emitter<RegistryEvents> {
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
         this.lockWaiters.delete(onClose);
+        offFailed();
         resolve(this.lockHandle(name, fencingToken, holder));
+      });
+      // PERMISSION_DENIED and the like: waiting longer cannot help.
+      const offFailed = holder.once('failed', ({ error }) => {
+        timer?.cancel();
+        giveUp(error);
       });
       signal?.addEventListener('abort', onAbort, { once: true });
       holder.start();
@@ -309,10 +317,13 @@ export class Registry extends Emitter<RegistryEvents> {
     this.assertOpen();
     assertName('lock', name);
     const holder = this.holder(lockKey(name), this.lockIdentity(), 'lock');
-    if (!(await holder.tryOnce())) {
-      this.holders.delete(holder);
-      return undefined;
+    let acquired: boolean;
+    try {
+      acquired = await holder.tryOnce();
+    } finally {
+      if (!holder.isHolding) this.holders.delete(holder);
     }
+    if (!acquired) return undefined;
     return this.lockHandle(name, holder.fencingToken!, holder);
   }
 
