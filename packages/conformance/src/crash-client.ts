@@ -40,6 +40,9 @@ export class CrashClient {
 
   private constructor(private readonly child: ChildProcess) {
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    // After a SIGKILL, sends in flight fail with EPIPE; that is the crash, not a test failure.
+    child.on('error', () => {});
+    child.once('disconnect', () => this.stopServing());
     void this.exited.then(() => this.onExit());
     child.on('message', (raw: unknown) => {
       if (!isControl(raw)) return;
@@ -114,7 +117,7 @@ export class CrashClient {
         resolve: (v) => (clearTimeout(timer), resolve(v)),
         reject: (e) => (clearTimeout(timer), reject(e)),
       });
-      this.child.send({ ch: 'ctl', kind: 'command', id, command });
+      this.child.send({ ch: 'ctl', kind: 'command', id, command }, (err) => err && this.pending.get(id)?.reject(err));
     });
   }
 

@@ -11,7 +11,8 @@ import { RegistryError, type ErrorCode, type LeaseRecord, type RecordKey, type R
 
 /** The part of a ChildProcess (parent side) or of `process` (child side) the proxy needs. */
 export interface IpcChannel {
-  send(message: unknown): unknown;
+  /** With a callback, a failed send (the other side is gone) is reported there rather than as an `error` event. */
+  send(message: unknown, callback?: (error: Error | null) => void): unknown;
   on(event: 'message', listener: (message: unknown) => void): unknown;
   off(event: 'message', listener: (message: unknown) => void): unknown;
 }
@@ -60,13 +61,12 @@ export function serveStore(channel: IpcChannel, store: RecordStore): () => void 
   const watches = new Map<number, WatchSubscription>();
   let open = true;
   const send = (reply: StoreReply) => {
-    // The child may be gone (SIGKILL); a failed send is expected then.
-    if (open) {
-      try {
-        channel.send(reply);
-      } catch {
-        /* channel closed */
-      }
+    // The child may be gone (SIGKILL): a failed send is expected then, and ignored.
+    if (!open) return;
+    try {
+      channel.send(reply, () => {});
+    } catch {
+      /* channel already closed */
     }
   };
   const onMessage = (message: unknown) => {
