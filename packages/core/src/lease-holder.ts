@@ -75,6 +75,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private stopping = false;
   private attemptStartedAt = 0;
   private failure: RegistryError | undefined;
+  private accessChecked = false;
 
   constructor(private readonly options: LeaseHolderOptions) {
     super(options.logger);
@@ -212,6 +213,10 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     const sentAt = clock.now();
     let written: StoredRecord;
     try {
+      if (!this.accessChecked) {
+        await store.assertCanHold(key); // PERMISSION_DENIED ends the campaign at once
+        this.accessChecked = true;
+      }
       if (!entry) {
         written = await store.create(key, this.record(undefined, true));
       } else {

@@ -37,6 +37,12 @@ export class MonitoredStore {
     return this.call('delete', () => this.inner.delete(key, version));
   }
 
+  /** The store's optional permission check; resolves when the store has none. */
+  assertCanHold(key: RecordKey): Promise<void> {
+    const check = this.inner.assertCanHold;
+    return check ? this.call('assertCanHold', () => check.call(this.inner, key)) : Promise.resolve();
+  }
+
   list(prefix: string): Promise<RecordList> {
     return this.call('list', () => this.inner.list(prefix));
   }

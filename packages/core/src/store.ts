@@ -81,6 +81,13 @@ export interface RecordStore {
    * keeps that revision, `listener.error` gets REVISION_TOO_OLD.
    */
   watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription;
+  /**
+   * Optional: resolves if this client may hold (campaign for, lock) the record
+   * under `key`, rejects with PERMISSION_DENIED naming what is missing otherwise.
+   * Called once before a campaign or lock wait starts, so a refused identity
+   * learns at once rather than when the current holder's lease runs out.
+   */
+  assertCanHold?(key: RecordKey): Promise<void>;
   /** Optional: a backend with its own session reports it here; returns an unsubscribe function. */
   onSessionState?(listener: (state: StoreSessionState) => void): () => void;
   /** Releases connections. The store's records stay. */
