@@ -209,14 +209,19 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
 
   private async acquire(): Promise<void> {
     const { key, store, clock, identity } = this.options;
+    if (!this.accessChecked) {
+      try {
+        await store.assertCanHold(key);
+        this.accessChecked = true;
+      } catch (err) {
+        if (hasCode(err, ErrorCode.UNAVAILABLE)) return;
+        throw err; // PERMISSION_DENIED ends the campaign at once
+      }
+    }
     const entry = this.options.cache.get(key);
     const sentAt = clock.now();
     let written: StoredRecord;
     try {
-      if (!this.accessChecked) {
-        await store.assertCanHold(key); // PERMISSION_DENIED ends the campaign at once
-        this.accessChecked = true;
-      }
       if (!entry) {
         written = await store.create(key, this.record(undefined, true));
       } else {
