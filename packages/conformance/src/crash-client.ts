@@ -58,7 +58,7 @@ export class CrashClient {
   }
 
   /** Forks the child and waits until its registry is open. Rejects after `timeoutMs`. */
-  static async start(target: CrashChildTarget, config: ConformanceConfig & { cluster: string }, timeoutMs: number): Promise<CrashClient> {
+  static async start(target: CrashChildTarget, config: ConformanceConfig & { cluster: string }, timeoutMs: number, wallSkewMs = 0): Promise<CrashClient> {
     const child = fork(crashChildEntry(), [], {
       // Not the test runner's loader flags: the child is plain compiled JavaScript.
       execArgv: [],
@@ -89,7 +89,7 @@ export class CrashClient {
       child.on('message', onMessage);
       child.once('exit', (code, signal) => reject(new Error(`crash child exited early (code ${code}, signal ${signal})`)));
     });
-    child.send({ ch: 'ctl', kind: 'init', init });
+    child.send({ ch: 'ctl', kind: 'init', init: { ...init, wallSkewMs } });
     try {
       await ready;
     } catch (err) {

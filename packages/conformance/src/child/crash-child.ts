@@ -5,7 +5,7 @@
  * reports every leadership and lock event back. It never cleans up: being
  * killed mid-lease is the point.
  */
-import { createRegistry, openRegistry, RegistryError, type MemberHandle, type Registry } from '@rollcall/core';
+import { createRegistry, openRegistry, RegistryError, systemClock, type Clock, type MemberHandle, type Registry } from '@rollcall/core';
 import { IpcRecordStore, type IpcChannel } from '../ipc-store.js';
 import { isControl, type ChildCommand, type ChildEvent, type ChildMessage, type ParentMessage } from './protocol.js';
 
@@ -61,7 +61,9 @@ channel.on('message', (raw: unknown) => {
   const message = raw as ParentMessage;
   if (message.kind === 'init') {
     const { init } = message;
-    const opening = init.kind === 'config' ? createRegistry(init.config) : openRegistry(new IpcRecordStore(channel, init.store), init.config);
+    const skew = init.wallSkewMs ?? 0;
+    const clock: Clock = { now: systemClock.now, setTimeout: systemClock.setTimeout, wallNow: () => new Date(Date.now() + skew) };
+    const opening = init.kind === 'config' ? createRegistry(init.config, { clock }) : openRegistry(new IpcRecordStore(channel, init.store), init.config, { clock });
     opening.then(
       (opened) => {
         registry = opened;

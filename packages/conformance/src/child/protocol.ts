@@ -4,11 +4,15 @@ import type { IpcStoreDescription } from '../ipc-store.js';
 /** The control messages between the suite and its crash child (`ch: 'ctl'`; store traffic uses `ch: 'store'`). */
 
 /** How the child builds its registry. */
-export type ChildInit =
+export type ChildInit = (
   /** Connect on its own: `createRegistry(config)`. */
   | { kind: 'config'; config: ConfigSource }
   /** Use the parent's store over IPC: `openRegistry(ipcStore, config)`. */
-  | { kind: 'ipc-store'; config: Record<string, unknown>; store: IpcStoreDescription };
+  | { kind: 'ipc-store'; config: Record<string, unknown>; store: IpcStoreDescription }
+) & {
+  /** Shifts the child's wall clock (record timestamps) by this many milliseconds, as a host with a wrong clock. Its monotonic clock is untouched. */
+  wallSkewMs?: number;
+};
 
 /** What the parent can ask the child to do. Each is answered by one `reply`. */
 export type ChildCommand =

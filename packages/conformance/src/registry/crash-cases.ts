@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
-import { waitFor } from '../wait-for.js';
+import { observeFor, waitFor } from '../wait-for.js';
 import { logMembers, type Harness } from './harness.js';
 
 /** A crashed client: a real child process killed with SIGKILL, which cleans nothing up. */
@@ -14,7 +14,13 @@ export function crashCases(h: Harness): void {
 
   describe('a crashed client (SIGKILL)', () => {
     if (!h.capabilities.crashChild) {
-      for (const title of ["a crashed client's member expires for its peers", 'a crashed leader is replaced only after its lease', "a crashed lock holder's lock is taken only after its lease"]) {
+      for (const title of [
+        "a crashed client's member expires for its peers",
+        'a crashed leader is replaced only after its lease',
+        "a crashed lock holder's lock is taken only after its lease",
+        'a restarted incarnation takes its crashed member record over',
+        'a candidate whose wall clock runs an hour ahead neither takes a live lease nor outlives its own',
+      ]) {
         it.skip(skipReason(h.backend, 'crashChild', title), () => {});
       }
       return;
@@ -38,10 +44,15 @@ export function crashCases(h: Harness): void {
       expect(await peer.members('worker')).toEqual([]);
     });
 
-    it('a crashed leader is replaced only after its lease, with a larger fencing token', async () => {
+    it('a crashed leader is replaced only after its lease, with a larger fencing token; observers see it go', async () => {
       const child = await h.crashChild('child');
       await child.command({ op: 'campaign', election: 'scheduler' }, bound);
       const { event: elected } = await child.event('elected', bound);
+      const o = await h.registry('observer');
+      const observer = o.observe('scheduler');
+      await waitFor(() => observer.leader?.identity === 'child', bound, 'the observer to see the child lead');
+      const observed: (string | undefined)[] = [];
+      observer.on('changed', ({ leader }) => observed.push(leader?.identity));
       const b = await h.registry('b');
       const c = await h.registry('c');
       const candidates = [b.campaign('scheduler'), c.campaign('scheduler')];
@@ -53,6 +64,51 @@ export function crashCases(h: Harness): void {
       const leaders = candidates.filter((x) => x.isLeader);
       expect(leaders).toHaveLength(1);
       expect(leaders[0]!.fencingToken!).toBeGreaterThan(elected.fencingToken);
+      await waitFor(() => observer.leader?.identity === leaders[0]!.identity, bound, 'the observer to see the new leader');
+      // The dead leader is gone for the observer too: straight to the successor, or through "no leader".
+      expect(observed.filter((x) => x !== undefined)).toEqual([leaders[0]!.identity]);
+    });
+
+    it('a restarted incarnation takes its crashed member record over at once: updated, never removed', async () => {
+      const peer = await h.registry('peer');
+      const log = logMembers(peer, 'worker');
+      const child = await h.crashChild('child');
+      await child.command({ op: 'announce', role: 'worker', id: 'w1', payload: { generation: 1 } }, bound);
+      await log.next((ev) => ev.type === 'added', bound);
+      await child.kill();
+      // The process comes back (here: a new registry) under the same role and id before the lease ran out.
+      const restarted = await h.registry('restarted');
+      await restarted.announce({ role: 'worker', id: 'w1', payload: { generation: 2 } });
+      await log.next((ev) => ev.type === 'updated', bound);
+      await observeFor(m.leaseDurationMs * 1.5);
+      expect(log.summary()).toEqual(['added w1', 'updated w1']);
+      expect((await peer.members('worker')).map((x) => x.payload)).toEqual([{ generation: 2 }]);
+    });
+
+    it('a candidate whose wall clock runs an hour ahead neither takes a live lease nor outlives its own', async () => {
+      const HOUR = 3_600_000;
+      const a = await h.registry('a');
+      const la = a.campaign('scheduler');
+      const tokenA = await la.whenElected();
+      const child = await h.crashChild('skewed', {}, HOUR);
+      await child.command({ op: 'campaign', election: 'scheduler' }, bound);
+      // Its timestamps say a's lease is an hour old; expiry by its own monotonic clock says a is alive.
+      await observeFor(e.leaseDurationMs * 1.5);
+      expect(child.events).toEqual([]);
+      expect(la.isLeader).toBe(true);
+      expect(la.fencingToken).toBe(tokenA);
+      await la.resign();
+      const { event: elected } = await child.event('elected', bound);
+      expect(elected.fencingToken).toBeGreaterThan(tokenA);
+      // Its renewTime is an hour in the future; the observers' clocks still expire it after one lease.
+      const b = await h.registry('b');
+      const lb = b.campaign('scheduler');
+      const killedAt = await child.kill();
+      await lb.whenElected();
+      const electedAt = performance.now();
+      expect(electedAt - killedAt).toBeGreaterThanOrEqual(e.leaseDurationMs - e.retryPeriodMs - tolerance);
+      expect(electedAt - killedAt).toBeLessThan(e.leaseDurationMs + bound);
+      expect(lb.fencingToken!).toBeGreaterThan(elected.fencingToken);
     });
 
     it("a crashed lock holder's lock is taken only after its lease, with a larger fencing token", async () => {

@@ -1,8 +1,11 @@
-import type { Leadership, LeadershipEvents, LeaderInfo } from '@rollcall/core';
+import { electionKey, type Leadership, type LeadershipEvents, type LeaderInfo } from '@rollcall/core';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { nextEvent, observeFor, waitFor } from '../wait-for.js';
 import { codeOf, type Harness } from './harness.js';
+
+/** A Kubernetes MicroTime: RFC 3339 with six fractional digits, in UTC. */
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** One term as its holder saw it, on the holder's monotonic clock. */
 interface Term {
@@ -61,6 +64,47 @@ export function electionCases(h: Harness): void {
         expect(previous.end, `term ${k} ended`).toBeDefined();
         expect(previous.end!).toBeLessThanOrEqual(next.start);
       }
+    });
+
+    it('the election record has the Lease shape: holder, whole-second lease, MicroTimes, a renewTime that moves, leaseTransitions as the token', async () => {
+      const a = await h.registry('a');
+      const leadership = a.campaign('scheduler');
+      const token = await leadership.whenElected();
+      const first = await a.recordStore.get(electionKey('scheduler'));
+      expect(first?.record).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: Math.ceil(e.leaseDurationMs / 1000), leaseTransitions: token });
+      expect(first!.record.acquireTime).toMatch(MICRO_TIME);
+      expect(first!.record.renewTime).toMatch(MICRO_TIME);
+      // Every renew changes renewTime (client-go and fabric8 electors watch for exactly that).
+      const renewed = await waitFor(async () => {
+        const now = await a.recordStore.get(electionKey('scheduler'));
+        return now && now.version !== first!.version ? now : undefined;
+      }, e.retryPeriodMs + bound, 'a renew');
+      expect(renewed.record.renewTime).toMatch(MICRO_TIME);
+      expect(renewed.record.renewTime).not.toBe(first!.record.renewTime);
+      expect(renewed.record.acquireTime).toBe(first!.record.acquireTime);
+      expect(renewed.record.leaseTransitions).toBe(token);
+      // Resigning frees the record: an empty holder, the transitions kept.
+      await leadership.resign();
+      const freed = await a.recordStore.get(electionKey('scheduler'));
+      expect(freed?.record.holderIdentity).toBe('');
+      expect(freed?.record.leaseTransitions).toBe(token);
+    });
+
+    it('elections are independent: leading one says nothing about another', async () => {
+      const a = await h.registry('a');
+      const b = await h.registry('b');
+      const aFirst = a.campaign('first');
+      await aFirst.whenElected();
+      const bSecond = b.campaign('second');
+      await bSecond.whenElected();
+      const bFirst = b.campaign('first');
+      const aSecond = a.campaign('second');
+      await observeFor(5 * timings.toleranceMs);
+      expect([aFirst.isLeader, bSecond.isLeader, bFirst.isLeader, aSecond.isLeader]).toEqual([true, true, false, false]);
+      await aFirst.resign();
+      await bFirst.whenElected();
+      expect(bSecond.isLeader).toBe(true);
+      expect(aSecond.isLeader).toBe(false);
     });
 
     it('resign() hands leadership over through the watch, not at the next poll', async () => {
@@ -134,6 +178,40 @@ export function electionCases(h: Harness): void {
     });
 
     if (h.capabilities.partition) {
+      it('exactly one leader across involuntary handovers: leaders cut off one after another among 5 candidates', async () => {
+        const N = 5;
+        const CUTS = 3;
+        const registries = await Promise.all(Array.from({ length: N }, (_, i) => h.registry(`candidate-${i}`)));
+        const terms: Term[] = [];
+        const violations: string[] = [];
+        const leaderships = registries.map((r, i) => {
+          const leadership = r.campaign('scheduler');
+          leadership.on('elected', ({ fencingToken }) => {
+            const others = leaderships.filter((l, j) => j !== i && l.isLeader).map((l) => l.identity);
+            if (others.length) violations.push(`candidate-${i} elected (token ${fencingToken}) while ${others.join(', ')} still lead`);
+            terms.push({ candidate: i, fencingToken, start: performance.now(), end: undefined });
+          });
+          leadership.on('lost', () => {
+            const term = terms.findLast((t) => t.candidate === i);
+            if (term) term.end = performance.now();
+          });
+          return leadership;
+        });
+        for (let k = 0; k < CUTS; k++) {
+          const term = await waitFor(() => terms[k], e.leaseDurationMs + bound, `term ${k + 1} to begin`);
+          // The leader does not know it is cut off: it believes it leads until its renew deadline.
+          await h.partition(registries[term.candidate]!);
+          await waitFor(() => terms[k + 1], e.leaseDurationMs + bound, `term ${k + 2} to begin`);
+          await h.heal(registries[term.candidate]!);
+        }
+        expect(violations).toEqual([]);
+        for (let k = 1; k < terms.length; k++) {
+          expect(terms[k]!.fencingToken).toBeGreaterThan(terms[k - 1]!.fencingToken);
+          expect(terms[k - 1]!.end, `term ${k} ended`).toBeDefined();
+          expect(terms[k - 1]!.end!).toBeLessThanOrEqual(terms[k]!.start);
+        }
+      });
+
       it('a leader cut off steps down at its renew deadline, before any other candidate is elected', async () => {
         const a = await h.registry('a');
         const b = await h.registry('b');
@@ -164,6 +242,7 @@ export function electionCases(h: Harness): void {
         expect(lb.fencingToken!).toBeGreaterThan(tokenA);
       });
     } else {
+      it.skip(skipReason(h.backend, 'partition', 'exactly one leader across involuntary handovers'), () => {});
       it.skip(skipReason(h.backend, 'partition', 'a leader cut off steps down at its renew deadline before another is elected'), () => {});
     }
   });

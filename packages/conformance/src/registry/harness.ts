@@ -23,8 +23,8 @@ export interface Harness {
   slow(): Partial<ConformanceConfig>;
   partition(registry: Registry): Promise<void>;
   heal(registry: Registry): Promise<void>;
-  /** Starts a crash child on this case's cluster; killed after the case if still alive. */
-  crashChild(identity: string, overrides?: Partial<ConformanceConfig>): Promise<CrashClient>;
+  /** Starts a crash child on this case's cluster, its wall clock shifted by `wallSkewMs`; killed after the case if still alive. */
+  crashChild(identity: string, overrides?: Partial<ConformanceConfig>, wallSkewMs?: number): Promise<CrashClient>;
 }
 
 export function createHarness(backend: string, factory: (config: ConformanceConfig) => Promise<Registry>, capabilities: RegistryCapabilities, timings: ConformanceTimings): Harness {
@@ -75,8 +75,8 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
       await capabilities.partition!.heal(registry);
       partitioned.delete(registry);
     },
-    async crashChild(identity, overrides) {
-      const child = await CrashClient.start(capabilities.crashChild!, harness.config(identity, overrides), 10_000);
+    async crashChild(identity, overrides, wallSkewMs = 0) {
+      const child = await CrashClient.start(capabilities.crashChild!, harness.config(identity, overrides), 10_000, wallSkewMs);
       children.push(child);
       return child;
     },

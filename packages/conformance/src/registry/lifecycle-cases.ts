@@ -47,6 +47,39 @@ export function lifecycleCases(h: Harness): void {
       }
     });
 
+    it('every state change is also an event on the registry: member, leadership and lock events', async () => {
+      const a = await h.registry('a');
+      const b = await h.registry('b');
+      const seen: string[] = [];
+      a.on('elected', (ev) => seen.push(`elected ${ev.election} ${ev.fencingToken}`));
+      a.on('leadershipLost', (ev) => seen.push(`leadershipLost ${ev.election} ${ev.reason}`));
+      a.on('lockAcquired', (ev) => seen.push(`lockAcquired ${ev.name} ${ev.fencingToken}`));
+      a.on('lockLost', (ev) => seen.push(`lockLost ${ev.name} ${ev.reason}`));
+      a.on('memberAdded', (ev) => seen.push(`memberAdded ${ev.member.id}`));
+      a.on('memberUpdated', (ev) => seen.push(`memberUpdated ${ev.member.id}`));
+      a.on('memberRemoved', (ev) => seen.push(`memberRemoved ${ev.member.id} ${ev.reason}`));
+      const member = await b.announce({ role: 'worker', id: 'w1', payload: 1 });
+      await waitFor(() => seen.includes('memberAdded w1'), bound, 'memberAdded');
+      await member.update(2);
+      await waitFor(() => seen.includes('memberUpdated w1'), bound, 'memberUpdated');
+      await member.withdraw();
+      await waitFor(() => seen.includes('memberRemoved w1 deleted'), bound, 'memberRemoved');
+      const leadership = a.campaign('scheduler');
+      const token = await leadership.whenElected();
+      await leadership.resign();
+      const lock = await a.lock('l');
+      await lock.release();
+      expect(seen).toEqual([
+        'memberAdded w1',
+        'memberUpdated w1',
+        'memberRemoved w1 deleted',
+        `elected scheduler ${token}`,
+        'leadershipLost scheduler released',
+        `lockAcquired l ${lock.fencingToken}`,
+        'lockLost l released',
+      ]);
+    });
+
     it('after close(), every call fails CLOSED, a waiting lock() is rejected CLOSED, and close() again is a no-op', async () => {
       const holder = await h.registry('holder');
       const r = await h.registry('r');
