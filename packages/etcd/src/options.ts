@@ -1,0 +1,163 @@
+import { ConfigurationError, type OptionSchema } from '@rollcall/core';
+
+/** TLS files for `https://` endpoints. */
+export interface EtcdTlsOptions {
+  /**
+   * PEM file of the CA that signed the servers' certificates
+   * (`registry.etcd.tls.caFile`). Default: the system's trusted CAs.
+   */
+  readonly caFile?: string;
+  /** PEM file of the client certificate, for client-certificate authentication (`registry.etcd.tls.certFile`). Needs `keyFile`. */
+  readonly certFile?: string;
+  /** PEM file of the client certificate's private key (`registry.etcd.tls.keyFile`). Needs `certFile`. */
+  readonly keyFile?: string;
+}
+
+/** `registry.etcd.*`: how to reach etcd and where the records live. */
+export interface EtcdOptions {
+  /**
+   * Client URLs of the etcd members, `http://host:port` or `https://host:port`
+   * (all one scheme). A call that finds a member unreachable is retried on the
+   * next one. Default `['http://127.0.0.1:2379']`.
+   */
+  readonly endpoints: readonly string[];
+  /**
+   * Key prefix of every record: a cluster's records are the keys under
+   * `<prefix>/<cluster>/`. Starts with `/`, no trailing `/`. Default `/rollcall`.
+   */
+  readonly prefix: string;
+  /** etcd user for password authentication. Needs `password`. Default: none (no authentication). */
+  readonly username?: string;
+  /** Password of `username`. Never logged, never in an error message. */
+  readonly password?: string;
+  readonly tls?: EtcdTlsOptions;
+  /**
+   * Bound on connecting: the first call, which proves an endpoint answers and
+   * the credentials and permissions hold, must succeed within it, or `connect`
+   * fails with UNAVAILABLE. Milliseconds. Default 5000.
+   */
+  readonly dialTimeoutMs: number;
+  /**
+   * Interval of gRPC keepalive pings on open streams, so a watch on a dead
+   * connection ends (and resumes elsewhere) instead of waiting forever.
+   * etcd refuses pings more often than every 5 s by default. Milliseconds. Default 10000.
+   */
+  readonly keepaliveIntervalMs: number;
+  /**
+   * Largest payload a record may carry, in bytes of UTF-8 JSON. Keep it under
+   * the server's `--max-request-bytes` (1.5 MiB by default). Default 1048576.
+   */
+  readonly maxPayloadBytes: number;
+}
+
+export const DEFAULT_ENDPOINTS: readonly string[] = Object.freeze(['http://127.0.0.1:2379']);
+export const DEFAULT_PREFIX = '/rollcall';
+
+/** Why `endpoint` is not a usable etcd client URL, or undefined. */
+export function endpointProblem(endpoint: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return `${JSON.stringify(endpoint)} is not a URL (expected http://host:port or https://host:port)`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(endpoint)} must start with http:// or https://`;
+  if (!url.port) return `${JSON.stringify(endpoint)} has no port`;
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return `${JSON.stringify(endpoint)} must have no path, query or fragment`;
+  if (url.username || url.password) return 'an endpoint must not carry credentials; use registry.etcd.username and registry.etcd.password';
+  return undefined;
+}
+
+function prefixProblem(prefix: string): string | undefined {
+  if (!prefix.startsWith('/')) return 'must start with /';
+  if (prefix.length < 2) return 'must name at least one path segment, e.g. /rollcall';
+  if (prefix.endsWith('/')) return 'must not end with /';
+  if (prefix.includes('//')) return 'must not contain an empty segment (//)';
+  return undefined;
+}
+
+/** The `registry.etcd.*` keys. */
+export const ETCD_OPTION_SCHEMA: OptionSchema = {
+  endpoints: { type: 'list', default: DEFAULT_ENDPOINTS, doc: 'Client URLs of the etcd members, http:// or https:// (one scheme); comma-separated in the flat and environment forms.' },
+  prefix: { type: 'string', default: DEFAULT_PREFIX, doc: 'Key prefix: a cluster\'s records are the keys under <prefix>/<cluster>/.', check: prefixProblem },
+  username: { type: 'string', doc: 'etcd user for password authentication; needs password.', check: (v) => (v.length === 0 ? 'must not be empty' : undefined) },
+  password: { type: 'string', secret: true, doc: 'Password of username; never logged.' },
+  'tls.caFile': { type: 'string', doc: 'PEM file of the CA that signed the etcd servers\' certificates; default: the system CAs.' },
+  'tls.certFile': { type: 'string', doc: 'PEM file of the client certificate; needs tls.keyFile.' },
+  'tls.keyFile': { type: 'string', doc: 'PEM file of the client certificate\'s key; needs tls.certFile.' },
+  dialTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Bound on connecting (first call, credentials and permission check), milliseconds.' },
+  keepaliveIntervalMs: { type: 'integer', default: 10_000, min: 5000, doc: 'gRPC keepalive ping interval on open streams, milliseconds (etcd refuses pings under 5000 by default).' },
+  maxPayloadBytes: { type: 'integer', default: 1024 * 1024, min: 1, max: 1536 * 1024, doc: 'Largest record payload, bytes of UTF-8 JSON.' },
+};
+
+/** Cross-key rules; returns the broken rule and its key, relative to `registry.etcd.`. */
+export function validateEtcdOptions(options: EtcdOptions): { key: string; rule: string } | undefined {
+  if (options.endpoints.length === 0) return { key: 'endpoints', rule: 'needs at least one endpoint' };
+  for (const endpoint of options.endpoints) {
+    const problem = endpointProblem(endpoint);
+    if (problem) return { key: 'endpoints', rule: problem };
+  }
+  const secure = options.endpoints.filter((e) => e.startsWith('https:')).length;
+  if (secure > 0 && secure < options.endpoints.length) return { key: 'endpoints', rule: 'all endpoints must use the same scheme (all http:// or all https://)' };
+  const tlsKey = (['caFile', 'certFile', 'keyFile'] as const).find((k) => options.tls?.[k] !== undefined);
+  if (tlsKey && secure === 0) return { key: `tls.${tlsKey}`, rule: 'is set but every endpoint is http://; TLS needs https:// endpoints' };
+  if (options.username !== undefined && options.password === undefined) return { key: 'password', rule: 'is required with registry.etcd.username' };
+  if (options.password !== undefined && options.username === undefined) return { key: 'username', rule: 'is required with registry.etcd.password' };
+  if (options.tls?.certFile !== undefined && options.tls.keyFile === undefined) return { key: 'tls.keyFile', rule: 'is required with registry.etcd.tls.certFile' };
+  if (options.tls?.keyFile !== undefined && options.tls.certFile === undefined) return { key: 'tls.certFile', rule: 'is required with registry.etcd.tls.keyFile' };
+  return undefined;
+}
+
+/** What `createEtcdStore` accepts: the same keys as `registry.etcd.*`, each optional. */
+export type EtcdOptionsInput = Partial<Omit<EtcdOptions, 'tls'>> & { tls?: EtcdTlsOptions };
+
+function invalid(key: string, rule: string): never {
+  throw new ConfigurationError(`registry.etcd.${key}: ${rule}`, { key: `registry.etcd.${key}`, backend: 'etcd' });
+}
+
+/**
+ * Applies defaults to options given in code and checks them by the same rules
+ * as the configuration keys; throws INVALID_CONFIG naming the key.
+ */
+export function resolveEtcdOptions(input: EtcdOptionsInput): EtcdOptions {
+  if (typeof input !== 'object' || input === null) invalid('endpoints', 'options must be an object');
+  const flat = new Map<string, unknown>();
+  for (const [key, value] of Object.entries(input)) {
+    if (key === 'tls' && value !== undefined) {
+      if (typeof value !== 'object' || value === null) invalid('tls', 'must be an object with caFile, certFile, keyFile');
+      for (const [sub, v] of Object.entries(value as object)) if (v !== undefined) flat.set(`tls.${sub}`, v);
+    } else if (value !== undefined) flat.set(key, value);
+  }
+  const out: Record<string, unknown> = {};
+  const tls: Record<string, unknown> = {};
+  for (const [key, value] of flat) {
+    const spec = ETCD_OPTION_SCHEMA[key];
+    if (!spec) invalid(key, `unknown key; known keys are ${Object.keys(ETCD_OPTION_SCHEMA).join(', ')}`);
+    const shown = spec.type === 'string' && spec.secret ? '<secret>' : JSON.stringify(value);
+    if (spec.type === 'string') {
+      if (typeof value !== 'string') invalid(key, `expected a string, got ${typeof value}`);
+      const problem = spec.check?.(value);
+      if (problem) invalid(key, `${shown} is not valid: ${problem}`);
+    } else if (spec.type === 'integer') {
+      if (typeof value !== 'number' || !Number.isInteger(value)) invalid(key, `expected an integer, got ${shown}`);
+      if (spec.min !== undefined && value < spec.min) invalid(key, `must be at least ${spec.min}, got ${value}`);
+      if (spec.max !== undefined && value > spec.max) invalid(key, `must be at most ${spec.max}, got ${value}`);
+    } else if (spec.type === 'list') {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) invalid(key, `expected a list of strings, got ${shown}`);
+    }
+    if (key.startsWith('tls.')) tls[key.slice(4)] = value;
+    else out[key] = key === 'endpoints' ? Object.freeze([...(value as string[])]) : value;
+  }
+  const options = {
+    endpoints: DEFAULT_ENDPOINTS,
+    prefix: DEFAULT_PREFIX,
+    dialTimeoutMs: ETCD_OPTION_SCHEMA.dialTimeoutMs!.default,
+    keepaliveIntervalMs: ETCD_OPTION_SCHEMA.keepaliveIntervalMs!.default,
+    maxPayloadBytes: ETCD_OPTION_SCHEMA.maxPayloadBytes!.default,
+    ...out,
+    ...(Object.keys(tls).length ? { tls: Object.freeze(tls) } : {}),
+  } as EtcdOptions;
+  const problem = validateEtcdOptions(options);
+  if (problem) invalid(problem.key, problem.rule);
+  return Object.freeze(options);
+}
