@@ -6,6 +6,8 @@ export default mergeConfig(sharedTestConfig, {
     // the entry point other packages use: brings up ROLLCALL_TESTENV_SERVERS (default: all), fast when warm
     globalSetup: ['@rollcall/tools/testenv/global-setup'],
     testTimeout: 120_000,
+    // fault tests stop and restart shared servers: no other file may use them meanwhile
+    fileParallelism: false,
     hookTimeout: 120_000,
   },
 });

@@ -2,9 +2,12 @@ import { down, status, up, currentEnvFile } from './orchestrate.js';
 import { restartServer, startServer, stopServer, zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
 import { SERVER_NAMES } from './catalog.js';
 import { envFilePath } from './paths.js';
+import { GO_COMPONENTS } from './go-components.js';
+import { ensureBuilt } from './go-build.js';
 
 const USAGE = `usage: npm run testenv -- <command> [names...]
   up [server...]        start servers (all by default), write the env file
+  build                 build (or find in the cache) every Go binary, start nothing
   down [server...]      stop servers (all by default), leave no process behind
   status                every unit: pid and health
   env                   print the env file path
@@ -21,6 +24,9 @@ async function main(argv: string[]): Promise<void> {
       console.log(file);
       return;
     }
+    case 'build':
+      for (const component of GO_COMPONENTS) console.log(await ensureBuilt(component));
+      return;
     case 'down':
       await down(names);
       return;
