@@ -51,7 +51,7 @@ interface RangeResponse {
 }
 type RequestOp = { request_range: RangeRequest } | { request_put: { key: Buffer; value: Buffer } } | { request_delete_range: { key: Buffer } };
 interface TxnRequest {
-  compare: { key: Buffer; target: 'Create' | 'Mod'; result: 'Equal'; create_revision?: number; mod_revision?: string }[];
+  compare: { key: Buffer; target: 'Create' | 'Mod'; result: 'Equal' | 'Less'; create_revision?: number; mod_revision?: string }[];
   success: RequestOp[];
   failure: RequestOp[];
 }
@@ -207,6 +207,9 @@ export class EtcdStore implements RecordStore {
         (err: unknown) => {
           clearTimeout(timer);
           const mapped = store.fail(err, 'connect', store.keyPrefix);
+          if (err instanceof etcd3.GRPCNotImplementedError) {
+            return reject(new UnavailableError(`${options.endpoints.join(', ')} answered, but is not an etcd v3 endpoint (etcd's client URL, usually port 2379): ${(err as Error).message}`, { backend: BACKEND, cause: err }));
+          }
           reject(
             mapped.code === 'UNAVAILABLE'
               ? new UnavailableError(`could not connect to etcd at ${options.endpoints.join(', ')} within ${options.dialTimeoutMs} ms: ${(err as Error).message}`, { backend: BACKEND, cause: err })
@@ -260,6 +263,22 @@ export class EtcdStore implements RecordStore {
   async delete(key: RecordKey, version: string): Promise<void> {
     const etcdKey = this.etcdKey(key);
     await this.compareAndSwap(`delete ${key}`, key, etcdKey, version, { request_delete_range: { key: etcdKey } });
+  }
+
+  /**
+   * Proves this client may write `key` without writing it: a transaction whose
+   * comparison never holds (create_revision < 0) with a put in its success
+   * branch. etcd checks the permission of every branch before it compares.
+   */
+  async assertCanHold(key: RecordKey): Promise<void> {
+    const etcdKey = this.etcdKey(key);
+    await this.call(`hold ${key}`, etcdKey, () =>
+      this.client.kv.txn({
+        compare: [{ key: etcdKey, target: 'Create', result: 'Less', create_revision: 0 }],
+        success: [{ request_put: { key: etcdKey, value: Buffer.alloc(0) } }],
+        failure: [],
+      }),
+    );
   }
 
   async list(prefix: string): Promise<RecordList> {

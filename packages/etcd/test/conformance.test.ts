@@ -1,0 +1,58 @@
+import { afterAll } from 'vitest';
+import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
+import { registryConformance, storeConformance } from '@rollcall/conformance';
+import { restartServer } from '@rollcall/tools/testenv';
+import { createEtcdStore } from '../src/index.js';
+import { compactNow, etcdEndpoints, rawClient } from './support/etcd.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+
+// Each store and registry of the suite reaches etcd through its own proxy, so one can be cut off alone.
+const proxies = new WeakMap<object, TcpProxy>();
+const opened: TcpProxy[] = [];
+const raw = rawClient();
+
+async function viaProxy(): Promise<TcpProxy> {
+  const proxy = await TcpProxy.start(etcdEndpoints()[0]!);
+  opened.push(proxy);
+  return proxy;
+}
+
+afterAll(async () => {
+  raw.close();
+  await Promise.allSettled(opened.map((p) => p.close()));
+});
+
+storeConformance({
+  name: 'etcd',
+  async openStore(cluster): Promise<RecordStore> {
+    const proxy = await viaProxy();
+    const store = await createEtcdStore({ cluster, endpoints: [proxy.endpoint], requestTimeoutMs: 2000 });
+    proxies.set(store, proxy);
+    return store;
+  },
+  capabilities: {
+    compact: async () => void (await compactNow(raw)),
+    partition: (store) => proxies.get(store)!.partition(),
+    heal: (store) => proxies.get(store)!.heal(),
+  },
+});
+
+registryConformance({
+  name: 'etcd',
+  async createRegistry(config): Promise<Registry> {
+    const proxy = await viaProxy();
+    const registry = await createRegistry({ ...config, type: 'etcd', etcd: { endpoints: [proxy.endpoint] } });
+    proxies.set(registry, proxy);
+    return registry;
+  },
+  capabilities: {
+    partition: {
+      partition: (registry) => proxies.get(registry)!.partition(),
+      heal: (registry) => proxies.get(registry)!.heal(),
+    },
+    // The child connects on its own from plain configuration.
+    crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'etcd', etcd: { endpoints: etcdEndpoints() } }) },
+    compact: async () => void (await compactNow(raw)),
+    restartServer: () => restartServer('etcd'),
+  },
+});
