@@ -1,0 +1,20 @@
+import { createRegistry, MemoryStore, sharedMemoryBackend } from '@rollcall/core';
+import { registryConformance, storeConformance } from '../src/index.js';
+
+/**
+ * The memory store again, declaring no capabilities: what a minimal backend
+ * gets. Every case that needs a capability must show up as skipped with its
+ * reason in the title, and everything else must still run and pass.
+ */
+const BACKEND = 'conformance-minimal';
+const backend = sharedMemoryBackend(BACKEND);
+
+storeConformance({
+  name: 'memory (no capabilities)',
+  openStore: async (cluster) => new MemoryStore({ backend, cluster }),
+});
+
+registryConformance({
+  name: 'memory (no capabilities)',
+  createRegistry: (config) => createRegistry({ ...config, type: 'memory', memory: { name: BACKEND } }),
+});
