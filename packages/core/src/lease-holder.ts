@@ -6,7 +6,7 @@ import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
 import { toLeaseSeconds, type LeaseTiming } from './timing.js';
-import type { CacheEntry, WatchCache } from './watch-cache.js';
+import type { CacheChange, CacheEntry, WatchCache } from './watch-cache.js';
 
 /** Why a holder stopped holding. */
 export type LeaseLossReason =
@@ -76,6 +76,8 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private attemptStartedAt = 0;
   private failure: RegistryError | undefined;
   private accessChecked = false;
+  private tombstoneUntil = 0;
+  private seenTransitions = 0;
 
   constructor(private readonly options: LeaseHolderOptions) {
     super(options.logger);
@@ -97,7 +99,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   start(): void {
     if (this.mode !== 'idle') return;
     this.mode = 'acquiring';
-    this.unsubscribe = this.options.cache.subscribe(this.options.key, () => this.onRecordChanged());
+    this.unsubscribe = this.options.cache.subscribe(this.options.key, (change) => this.onRecordChanged(change));
     this.run(() => this.acquire());
   }
 
@@ -113,7 +115,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       return false;
     }
     if (this.stopping) return true;
-    this.unsubscribe = this.options.cache.subscribe(this.options.key, () => this.onRecordChanged());
+    this.unsubscribe = this.options.cache.subscribe(this.options.key, (change) => this.onRecordChanged(change));
     this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
     return true;
   }
@@ -140,15 +142,36 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     if (this.mode === 'holding') this.stepDown('connection-lost');
   }
 
-  private onRecordChanged(): void {
+  private onRecordChanged(change: CacheChange): void {
     if (this.stopping) return;
+    const changedKey = change.type === 'removed' ? change.previous.key : change.entry.key;
+    if (changedKey !== this.options.key) return; // a longer key sharing the prefix
+    if (change.type === 'removed') this.noteRemoval(change.previous);
     const entry = this.options.cache.get(this.options.key);
+    this.noteTransitions(entry);
     if (this.mode === 'acquiring') {
       this.schedule(this.delayFor(entry));
     } else if (this.mode === 'holding' && entry?.stored && entry.stored.record.holderIdentity !== this.options.identity) {
       // Someone else wrote a holder: check at once rather than at the next renew.
       this.schedule(0);
     }
+  }
+
+  /**
+   * A record deleted while someone else held it: its holder may still believe
+   * it leads until the lease it last renewed runs out, so an absent record is
+   * not free before then.
+   */
+  private noteRemoval(previous: CacheEntry): void {
+    const record = previous.stored?.record;
+    if (!record || record.holderIdentity === '' || record.holderIdentity === this.options.identity) return;
+    this.tombstoneUntil = Math.max(this.tombstoneUntil, previous.observedAt + record.leaseDurationSeconds * 1000);
+  }
+
+  /** Remembers the highest leaseTransitions seen, so a record re-created after a deletion never repeats a fencing token. */
+  private noteTransitions(entry: CacheEntry | undefined): void {
+    const transitions = entry?.stored?.record.leaseTransitions;
+    if (transitions !== undefined) this.seenTransitions = Math.max(this.seenTransitions, transitions);
   }
 
   /**
@@ -159,6 +182,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private delayFor(entry: CacheEntry | undefined, afterAttempt = false): number {
     const fallback = this.options.timing.retryPeriodMs * (1 + 0.2 * Math.random());
     const holder = entry?.stored?.record.holderIdentity;
+    if (!entry && this.tombstoneUntil > this.options.clock.now()) return Math.min(fallback, this.tombstoneUntil - this.options.clock.now() + 1);
     if (!entry || holder === '' || holder === this.options.identity) return afterAttempt ? fallback : 0;
     const leaseMs = entry!.stored ? entry!.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
     const untilExpiry = entry!.observedAt + leaseMs - this.options.clock.now();
@@ -203,7 +227,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       leaseDurationSeconds: toLeaseSeconds(this.options.timing.leaseDurationMs),
       acquireTime: newTerm ? now : (previous?.acquireTime ?? now),
       renewTime: now,
-      leaseTransitions: newTerm ? (previous?.leaseTransitions ?? 0) + 1 : (previous?.leaseTransitions ?? 1),
+      leaseTransitions: newTerm ? Math.max(previous?.leaseTransitions ?? 0, this.seenTransitions) + 1 : (previous?.leaseTransitions ?? 1),
     };
   }
 
@@ -219,6 +243,8 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       }
     }
     const entry = this.options.cache.get(key);
+    this.noteTransitions(entry);
+    if (!entry && this.tombstoneUntil > clock.now()) return;
     const sentAt = clock.now();
     let written: StoredRecord;
     try {

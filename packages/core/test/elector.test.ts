@@ -133,4 +133,34 @@ describe('elector on the injected clock', () => {
     await h.clock.advance(60_000);
     expect(calls).toBe(0);
   });
+
+  it('a record deleted by hand is not free before its holder has stepped down, and tokens do not restart', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const b = await h.registry('b');
+    const order: string[] = [];
+    const la = a.registry.campaign('scheduler');
+    la.on('lost', (e) => order.push(`a lost ${e.reason}`));
+    await h.clock.advance(0);
+    const lb = b.registry.campaign('scheduler');
+    lb.on('elected', (e) => order.push(`b elected ${e.fencingToken}`));
+    await la.resign();
+    await h.clock.advance(0);
+    expect(lb.fencingToken).toBe(2);
+    order.length = 0;
+    lb.on('lost', (e) => order.push(`b lost ${e.reason}`));
+    const renewedA = a.registry.campaign('scheduler'); // a follows again
+    renewedA.on('elected', (e) => order.push(`a elected ${e.fencingToken}`));
+    const row = [...h.backend.rows.values()][0]!;
+    h.backend.commit(row.path, undefined); // kubectl delete, behind everyone's back
+    await h.clock.advance(0);
+    expect(lb.isLeader).toBe(true); // b learns at its next renew, not before
+    await h.clock.advance(20_000);
+    const leaders = [lb, renewedA].filter((l) => l.isLeader);
+    expect(leaders).toHaveLength(1);
+    expect(leaders[0]!.fencingToken).toBeGreaterThan(2);
+    // Whoever leads now, the old term ended before a new one began.
+    expect(order[0]).toBe('b lost deleted');
+    expect(order.slice(1).every((e) => e.includes('elected'))).toBe(true);
+  });
 });
