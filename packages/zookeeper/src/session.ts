@@ -1,0 +1,347 @@
+import zookeeper from 'node-zookeeper-client';
+import type { Client, State } from 'node-zookeeper-client';
+import { UnavailableError, type Clock, type Logger, type RegistryError, type StoreSessionState, type Timer } from '@rollcall/core';
+import { BACKEND, mapError, ZK, zkCode } from './errors.js';
+
+/** The internals of node-zookeeper-client this backend reaches into, narrowed to what it reads. */
+interface ClientInternals {
+  connectionManager?: {
+    /** The zxid of the last reply header, set just before that reply's callback runs. */
+    zxid?: Buffer;
+    /** 1 while connecting. */
+    state?: number;
+    socket?: { destroy(): void };
+    connect?: () => void;
+    onSocketConnected?: () => void;
+  };
+}
+
+const CM_CONNECTING = 1;
+
+export interface SessionOptions {
+  connectString: string;
+  sessionTimeoutMs: number;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  auth?: { username: string; password: string } | undefined;
+  clock: Clock;
+  logger: Logger;
+  /** Hosts in the connect string: the handshake timeout per server is the session timeout divided among them. */
+  hostCount: number;
+}
+
+type Phase = 'connecting' | 'connected' | 'suspended' | 'lost' | 'closed';
+
+/**
+ * One ZooKeeper session at a time, with its deadline enforced here: the
+ * library stays "connected" on a silent socket and retries an expired session
+ * forever, so this class pings, declares the connection dropped when the
+ * server stops answering, reports `suspended` at once, `lost` once the
+ * negotiated session timeout has passed since the send time of the last
+ * request the server answered (no later than the server can expire it), and
+ * then starts a new session.
+ */
+export class ZkSession {
+  private client!: Client;
+  private generation = 0;
+  private phase: Phase = 'connecting';
+  private negotiatedMs: number;
+  /** Send time of the newest request the server answered: the server had heard from us by then. */
+  private lastAnsweredSentAt = 0;
+  /** When the newest answer arrived. */
+  private lastAnswerAt = 0;
+  private pingTimer: Timer | undefined;
+  private lostTimer: Timer | undefined;
+  private handshakeTimer: Timer | undefined;
+  private pingInFlight = false;
+  private readonly stateListeners = new Set<(state: StoreSessionState) => void>();
+  private readonly dropListeners = new Set<(error: RegistryError) => void>();
+  private readonly connectedListeners = new Set<() => void>();
+  private sessionIdHex = '';
+
+  constructor(private readonly options: SessionOptions) {
+    this.negotiatedMs = options.sessionTimeoutMs;
+  }
+
+  /** Connects the first session; rejects UNAVAILABLE when none is established within `connectTimeoutMs`. */
+  start(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = this.options.clock.setTimeout(() => {
+        off();
+        const error = new UnavailableError(`no ZooKeeper session with ${this.describeHosts()} within ${this.options.connectTimeoutMs} ms (connectTimeoutMs)`, { backend: BACKEND });
+        void this.close().finally(() => reject(error));
+      }, this.options.connectTimeoutMs);
+      const off = this.onConnected(() => {
+        off();
+        timer.cancel();
+        resolve();
+      });
+      this.newClient();
+    });
+  }
+
+  get connected(): boolean {
+    return this.phase === 'connected';
+  }
+
+  /** The negotiated session timeout, milliseconds. */
+  get sessionTimeoutMs(): number {
+    return this.negotiatedMs;
+  }
+
+  /** The current session id, hex (for logs and tests). */
+  get sessionId(): string {
+    return this.sessionIdHex;
+  }
+
+  onSessionState(listener: (state: StoreSessionState) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  /** Called when the connection drops, the session is lost, or the store closes: open watches end. */
+  onDrop(listener: (error: RegistryError) => void): () => void {
+    this.dropListeners.add(listener);
+    return () => this.dropListeners.delete(listener);
+  }
+
+  onConnected(listener: () => void): () => void {
+    this.connectedListeners.add(listener);
+    return () => this.connectedListeners.delete(listener);
+  }
+
+  /**
+   * Runs one request on the current client. Fails UNAVAILABLE at once when not
+   * connected (nothing is queued for later), and after `requestTimeoutMs`
+   * without an answer.
+   */
+  call<T>(what: string, key: string | undefined, run: (client: Client, done: (error: unknown, value?: T) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.phase !== 'connected') {
+        reject(new UnavailableError(`${what}${key ? ` ${key}` : ''}: not connected to ZooKeeper (${this.phase})`, { backend: BACKEND }));
+        return;
+      }
+      const generation = this.generation;
+      const sentAt = this.options.clock.now();
+      let settled = false;
+      const timer = this.options.clock.setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        reject(new UnavailableError(`${what}${key ? ` ${key}` : ''}: no answer within ${this.options.requestTimeoutMs} ms`, { backend: BACKEND }));
+      }, this.options.requestTimeoutMs);
+      try {
+        run(this.client, (error, value) => {
+          if (generation === this.generation && !isConnectionError(error)) this.answered(sentAt);
+          if (settled) return;
+          settled = true;
+          timer.cancel();
+          if (generation !== this.generation) reject(new UnavailableError(`${what}${key ? ` ${key}` : ''}: the session ended`, { backend: BACKEND, cause: error }));
+          else if (error) reject(mapError(error, what, key));
+          else resolve(value as T);
+        });
+      } catch (err) {
+        settled = true;
+        timer.cancel();
+        reject(mapError(err, what, key));
+      }
+    });
+  }
+
+  /** The zxid of the reply whose callback is running now (the library sets it just before). */
+  replyZxid(client: Client): Buffer | undefined {
+    return (client as unknown as ClientInternals).connectionManager?.zxid;
+  }
+
+  /** Ends the session (CLOSE_SESSION when connected) and stops every timer. */
+  async close(): Promise<void> {
+    if (this.phase === 'closed') return;
+    const wasConnected = this.phase === 'connected';
+    this.phase = 'closed';
+    this.clearTimers();
+    this.drop(new UnavailableError('the store is closed', { backend: BACKEND }));
+    const client = this.client;
+    this.generation++;
+    if (!client) return;
+    if (wasConnected) {
+      // A clean close ends the session at once, so the server drops its watches now rather than at expiry.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 1000);
+        client.once('disconnected', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        client.close();
+      });
+    }
+    this.abandon(client);
+  }
+
+  private newClient(): void {
+    const generation = ++this.generation;
+    const client = zookeeper.createClient(this.options.connectString, {
+      sessionTimeout: this.options.sessionTimeoutMs,
+      // The library waits up to this long (random) after trying every server once.
+      spinDelay: 250,
+      retries: 0,
+    });
+    if (this.options.auth) client.addAuthInfo('digest', Buffer.from(`${this.options.auth.username}:${this.options.auth.password}`, 'utf8'));
+    client.on('state', (state: State) => {
+      if (generation !== this.generation) return;
+      if (state.code === zookeeper.State.SYNC_CONNECTED.code) this.connected_();
+      else if (state.code === zookeeper.State.DISCONNECTED.code) this.disconnected('the connection to ZooKeeper dropped');
+      else if (state.code === zookeeper.State.EXPIRED.code) this.expired();
+      else if (state.code === zookeeper.State.AUTH_FAILED.code) {
+        this.options.logger.error({ backend: BACKEND }, '[rollcall] [zookeeper] the server refused the digest credentials');
+        this.expired();
+      }
+    });
+    this.client = client;
+    client.connect();
+    this.watchHandshake(client, generation);
+  }
+
+  /** The library has no timeout on a handshake the server never answers; this one cuts it after the session timeout split among the hosts. */
+  private watchHandshake(client: Client, generation: number): void {
+    const budget = Math.max(1000, Math.floor(this.options.sessionTimeoutMs / Math.max(1, this.options.hostCount)));
+    let lastSocket: unknown;
+    const tick = () => {
+      if (generation !== this.generation || this.phase === 'closed') return;
+      const cm = (client as unknown as ClientInternals).connectionManager;
+      if (this.phase !== 'connected' && cm?.state === CM_CONNECTING && cm.socket && cm.socket === lastSocket) cm.socket.destroy();
+      lastSocket = this.phase === 'connected' ? undefined : cm?.socket;
+      this.handshakeTimer = this.options.clock.setTimeout(tick, budget);
+    };
+    this.handshakeTimer?.cancel();
+    this.handshakeTimer = this.options.clock.setTimeout(tick, budget);
+  }
+
+  private connected_(): void {
+    if (this.phase === 'closed') return;
+    const previous = this.phase;
+    const now = this.options.clock.now();
+    this.negotiatedMs = this.client.getSessionTimeout();
+    this.sessionIdHex = this.client.getSessionId().toString('hex');
+    this.lastAnsweredSentAt = now;
+    this.lastAnswerAt = now;
+    this.phase = 'connected';
+    this.lostTimer?.cancel();
+    this.lostTimer = undefined;
+    this.schedulePing();
+    this.options.logger.info({ backend: BACKEND, sessionId: this.sessionIdHex, sessionTimeoutMs: this.negotiatedMs, after: previous }, '[rollcall] [zookeeper] session connected');
+    if (previous !== 'connecting') this.emit('connected');
+    for (const listener of [...this.connectedListeners]) listener();
+  }
+
+  private disconnected(why: string): void {
+    if (this.phase !== 'connected') return;
+    this.phase = 'suspended';
+    this.pingTimer?.cancel();
+    this.pingInFlight = false;
+    this.options.logger.warn({ backend: BACKEND, sessionId: this.sessionIdHex }, `[rollcall] [zookeeper] ${why}: suspended`);
+    this.emit('suspended');
+    this.drop(new UnavailableError(why, { backend: BACKEND }));
+    const untilLost = this.lastAnsweredSentAt + this.negotiatedMs - this.options.clock.now();
+    this.lostTimer = this.options.clock.setTimeout(() => this.lose('the session timeout passed without reconnecting'), Math.max(0, untilLost));
+  }
+
+  private expired(): void {
+    if (this.phase === 'closed') return;
+    if (this.phase === 'connected') this.disconnected('the session expired');
+    this.lose('the server expired the session');
+  }
+
+  private lose(why: string): void {
+    if (this.phase === 'closed') return;
+    const old = this.client;
+    if (this.phase !== 'lost') {
+      this.phase = 'lost';
+      this.clearTimers();
+      this.options.logger.warn({ backend: BACKEND, sessionId: this.sessionIdHex }, `[rollcall] [zookeeper] ${why}: session lost, starting a new one`);
+      this.emit('lost');
+      this.drop(new UnavailableError(`session lost: ${why}`, { backend: BACKEND }));
+    }
+    this.abandon(old);
+    this.newClient();
+  }
+
+  private schedulePing(): void {
+    const interval = Math.max(100, Math.floor(this.negotiatedMs / 3));
+    const readTimeout = Math.floor((this.negotiatedMs * 2) / 3);
+    this.pingTimer?.cancel();
+    this.pingTimer = this.options.clock.setTimeout(() => {
+      if (this.phase !== 'connected') return;
+      if (this.options.clock.now() - this.lastAnswerAt > readTimeout) {
+        // The socket is open but the server is silent: the library would wait forever.
+        const cm = (this.client as unknown as ClientInternals).connectionManager;
+        this.disconnected(`ZooKeeper did not answer for ${readTimeout} ms`);
+        cm?.socket?.destroy();
+        return;
+      }
+      if (!this.pingInFlight) {
+        this.pingInFlight = true;
+        const generation = this.generation;
+        this.call<unknown>('ping', undefined, (client, done) => client.exists('/', done)).then(
+          () => generation === this.generation && (this.pingInFlight = false),
+          () => generation === this.generation && (this.pingInFlight = false),
+        );
+      }
+      this.schedulePing();
+    }, interval);
+  }
+
+  private answered(sentAt: number): void {
+    this.lastAnswerAt = this.options.clock.now();
+    if (sentAt > this.lastAnsweredSentAt) this.lastAnsweredSentAt = sentAt;
+  }
+
+  private emit(state: StoreSessionState): void {
+    for (const listener of [...this.stateListeners]) {
+      try {
+        listener(state);
+      } catch (err) {
+        this.options.logger.error({ err }, '[rollcall] [zookeeper] a session listener threw');
+      }
+    }
+  }
+
+  private drop(error: RegistryError): void {
+    for (const listener of [...this.dropListeners]) listener(error);
+  }
+
+  /** Stops a client for good: the library would otherwise keep reconnecting an abandoned session. */
+  private abandon(client: Client | undefined): void {
+    if (!client) return;
+    client.removeAllListeners('state');
+    const cm = (client as unknown as ClientInternals).connectionManager;
+    if (cm) {
+      cm.connect = () => {};
+      // A connect already scheduled (the library's spin delay) still opens a socket: close it at once.
+      cm.onSocketConnected = function (this: NonNullable<ClientInternals['connectionManager']>) {
+        this.socket?.destroy();
+      };
+    }
+    try {
+      client.close();
+    } catch {
+      // already closed
+    }
+    cm?.socket?.destroy();
+  }
+
+  private clearTimers(): void {
+    this.pingTimer?.cancel();
+    this.lostTimer?.cancel();
+    this.handshakeTimer?.cancel();
+    this.pingTimer = this.lostTimer = this.handshakeTimer = undefined;
+  }
+
+  private describeHosts(): string {
+    const slash = this.options.connectString.indexOf('/');
+    return slash < 0 ? this.options.connectString : this.options.connectString.slice(0, slash);
+  }
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = zkCode(error);
+  return code === ZK.CONNECTION_LOSS || code === ZK.SESSION_EXPIRED;
+}

@@ -1,0 +1,155 @@
+import type { CorruptEntry, Logger, RecordKey, RegistryError, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core';
+import type { JournalPosition, RevisionJournal } from './revisions.js';
+
+/** One znode as read: a record, a corrupt value (both with their version and mzxid), or gone. */
+export type NodeRead =
+  | { kind: 'record'; stored: StoredRecord; mzxid: bigint }
+  | { kind: 'corrupt'; entry: CorruptEntry; mzxid: bigint }
+  | { kind: 'missing'; key: RecordKey };
+
+/** What a watch needs of its store. */
+export interface WatchHost {
+  readonly journal: RevisionJournal;
+  readonly logger: Logger;
+  /** The record keys now in the cluster, and the cluster znode's pzxid; arms the store's child watch. */
+  children(): Promise<{ keys: RecordKey[]; pzxid: bigint }>;
+  /** Reads one record and arms the store's data watch on it. */
+  read(key: RecordKey): Promise<NodeRead>;
+  /** Removes the watch from the store's dispatch. */
+  detach(watch: PrefixWatch): void;
+}
+
+type Change = { key: RecordKey; read: NodeRead | undefined };
+
+/**
+ * A prefix watch built from ZooKeeper's one-shot child and data watches.
+ * Each notification starts its reads at once (re-arming the watch) and joins
+ * a queue; results are applied in notification order, which is the
+ * ensemble's order, against what this watch has already told its listener,
+ * so it emits exactly the puts and deletes that differ, never twice.
+ */
+export class PrefixWatch implements WatchSubscription {
+  private queue: Promise<void> = Promise.resolve();
+  private ended = false;
+  private closed = false;
+
+  constructor(
+    private readonly host: WatchHost,
+    readonly prefix: string,
+    private readonly listener: WatchListener,
+    private known: Map<RecordKey, string>,
+    private position: JournalPosition,
+    private zxid: bigint,
+  ) {}
+
+  /** Compares the whole cluster with what the listener knows, then follows notifications. */
+  begin(): void {
+    this.enqueueChildren(true);
+  }
+
+  /** The cluster znode's children changed. */
+  childrenChanged(): void {
+    this.enqueueChildren(false);
+  }
+
+  /** A record's znode changed or was deleted. */
+  nodeChanged(key: RecordKey, deleted: boolean): void {
+    if (!key.startsWith(this.prefix)) return;
+    if (deleted) this.enqueue(Promise.resolve([{ key, read: { kind: 'missing', key } }]));
+    else this.enqueue(this.host.read(key).then((read) => [{ key, read }]));
+  }
+
+  /** Ends the watch with `error` (delivered once, asynchronously). */
+  end(error: RegistryError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.host.detach(this);
+    queueMicrotask(() => {
+      if (this.closed) return;
+      try {
+        this.listener.error(error);
+      } catch (err) {
+        this.host.logger.error({ err }, '[rollcall] [zookeeper] a watch listener threw');
+      }
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.ended = true;
+    this.host.detach(this);
+  }
+
+  private enqueueChildren(full: boolean): void {
+    const reads = this.host.children().then(async ({ keys, pzxid }) => {
+      const under = keys.filter((k) => k.startsWith(this.prefix));
+      // Only new names need a read, unless this is the full comparison of a (re)start.
+      const toRead = full ? under : under.filter((k) => !this.known.has(k));
+      const read = await Promise.all(toRead.map((key) => this.host.read(key).then((r) => ({ key, read: r }))));
+      return { present: new Set(under), read, pzxid };
+    });
+    this.queue = this.queue
+      .then(() => reads)
+      .then(
+        ({ present, read, pzxid }) => {
+          if (this.ended) return;
+          if (pzxid > this.zxid) this.zxid = pzxid;
+          const changes: Change[] = [];
+          for (const key of this.known.keys()) if (key.startsWith(this.prefix) && !present.has(key)) changes.push({ key, read: undefined });
+          changes.push(...read);
+          // Names that appeared in the list but were known when it was read, then deleted by an earlier notification: read them now.
+          const readKeys = new Set(read.map((r) => r.key));
+          const missed = [...present].filter((k) => !readKeys.has(k) && !this.known.has(k));
+          this.apply(changes);
+          for (const key of missed) this.nodeChanged(key, false);
+        },
+        (error: RegistryError) => this.end(error),
+      );
+  }
+
+  private enqueue(reads: Promise<Change[]>): void {
+    this.queue = this.queue
+      .then(() => reads)
+      .then(
+        (changes) => {
+          if (!this.ended) this.apply(changes);
+        },
+        (error: RegistryError) => this.end(error),
+      );
+  }
+
+  /** Applies reads in zxid order (deletes first: their zxid is unknown but not later than the list that showed them gone). */
+  private apply(changes: Change[]): void {
+    const deletes: RecordKey[] = [];
+    const puts: Exclude<NodeRead, { kind: 'missing' }>[] = [];
+    for (const { key, read } of changes) {
+      if (!read || read.kind === 'missing') deletes.push(key);
+      else puts.push(read);
+    }
+    puts.sort((a, b) => (a.mzxid < b.mzxid ? -1 : a.mzxid > b.mzxid ? 1 : 0));
+    for (const key of deletes) {
+      if (!this.known.has(key)) continue;
+      this.known.delete(key);
+      this.deliver(key, null, (revision) => ({ type: 'delete', key, revision }));
+    }
+    for (const read of puts) {
+      const key = read.kind === 'record' ? read.stored.key : read.entry.key;
+      const version = read.kind === 'record' ? read.stored.version : read.entry.version;
+      if (this.known.get(key) === version) continue;
+      if (read.mzxid > this.zxid) this.zxid = read.mzxid;
+      this.known.set(key, version);
+      this.deliver(key, version, (revision) => (read.kind === 'record' ? { type: 'put', record: read.stored, revision } : { type: 'corrupt', entry: read.entry, revision }));
+    }
+  }
+
+  private deliver(key: RecordKey, version: string | null, event: (revision: string) => WatchEvent): void {
+    if (this.ended) return;
+    const next = this.host.journal.next(this.position, key, version, this.zxid);
+    this.position = next.position;
+    try {
+      this.listener.event(event(next.token));
+    } catch (err) {
+      this.host.logger.error({ err, key }, '[rollcall] [zookeeper] a watch listener threw');
+    }
+  }
+}
