@@ -1,0 +1,170 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path and query, e.g. `/apis/coordination.k8s.io/v1/namespaces/prod/leases/x`. */
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  context: RequestContext;
+}
+
+export interface StreamHandlers {
+  /** Each newline-delimited JSON value of the stream. */
+  line(value: unknown): void;
+  /** The stream ended: `error` undefined when the server closed it cleanly. */
+  end(error: Error | undefined): void;
+}
+
+/**
+ * The few HTTP calls Rollcall makes to the API server, over one keep-alive
+ * agent. Authentication comes from @kubernetes/client-node's KubeConfig
+ * (kubeconfig files, in-cluster service accounts, exec plugins), applied to each
+ * request so rotated tokens are picked up. Headers are never logged or put in an
+ * error.
+ */
+export class ApiClient {
+  private readonly url: URL;
+  private readonly transport: typeof https | typeof http;
+  private agent: http.Agent | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly requestTimeoutMs: number,
+  ) {
+    const server = kubeConfig.getCurrentCluster()?.server;
+    if (!server) throw new Error('the kubeconfig has no current cluster');
+    this.url = new URL(server);
+    this.transport = this.url.protocol === 'http:' ? http : https;
+  }
+
+  /** The API server's address, for messages. */
+  get server(): string {
+    return this.url.origin;
+  }
+
+  /** Sends one request; resolves with the decoded body of a 2xx answer, rejects with a mapped RegistryError otherwise. */
+  async request<T>(req: ApiRequest): Promise<T> {
+    const options = await this.options(req.method, req.path, req.body === undefined ? undefined : req.contentType ?? 'application/json');
+    return new Promise<T>((resolve, reject) => {
+      const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+      const request = this.transport.request({ ...options, timeout: this.requestTimeoutMs }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('error', (err) => reject(transportError(err, req.context)));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = undefined;
+          }
+          const status = response.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve(body as T);
+          else reject(statusError(status, body as KubeStatus | undefined, req.context));
+        });
+      });
+      request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      request.on('error', (err) => reject(transportError(err, req.context)));
+      request.end(payload);
+    });
+  }
+
+  /**
+   * Opens a streaming GET (a watch). Resolves once the server answered 200;
+   * rejects with a mapped error otherwise (410 Gone included). `abort()` ends it
+   * without calling `end`.
+   */
+  async stream(path: string, context: RequestContext, handlers: StreamHandlers): Promise<{ abort(): void }> {
+    const options = await this.options('GET', path, undefined);
+    return new Promise((resolve, reject) => {
+      let aborted = false;
+      let buffered = '';
+      const request = this.transport.request({ ...options, timeout: this.requestTimeoutMs }, (response) => {
+        const status = response.statusCode ?? 0;
+        if (status !== 200) {
+          const chunks: Buffer[] = [];
+          response.on('data', (c: Buffer) => chunks.push(c));
+          response.on('end', () => {
+            let body: KubeStatus | undefined;
+            try {
+              body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as KubeStatus;
+            } catch {
+              body = undefined;
+            }
+            reject(statusError(status, body, context));
+          });
+          return;
+        }
+        // Silence is judged by the watch; the socket timeout only guards the connect.
+        request.setTimeout(0);
+        resolve({
+          abort: () => {
+            aborted = true;
+            request.destroy();
+          },
+        });
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          buffered += chunk;
+          let newline: number;
+          while ((newline = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, newline).trim();
+            buffered = buffered.slice(newline + 1);
+            if (!line) continue;
+            let value: unknown;
+            try {
+              value = JSON.parse(line);
+            } catch (err) {
+              if (!aborted) handlers.end(err as Error);
+              aborted = true;
+              request.destroy();
+              return;
+            }
+            if (!aborted) handlers.line(value);
+          }
+        });
+        response.on('end', () => aborted || ((aborted = true), handlers.end(undefined)));
+        response.on('error', (err) => aborted || ((aborted = true), handlers.end(err)));
+        response.on('close', () => aborted || ((aborted = true), handlers.end(new Error('the watch connection closed'))));
+      });
+      request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      request.on('error', (err) => {
+        if (aborted) return;
+        reject(transportError(err, context));
+      });
+      request.end();
+    });
+  }
+
+  close(): void {
+    this.agent?.destroy();
+  }
+
+  private async options(method: string, path: string, contentType: string | undefined): Promise<https.RequestOptions> {
+    const options: https.RequestOptions = {
+      method,
+      protocol: this.url.protocol,
+      hostname: this.url.hostname,
+      port: this.url.port,
+      path: `${this.url.pathname.replace(/\/$/, '')}${path}`,
+      headers: { Accept: 'application/json', ...(contentType ? { 'Content-Type': contentType } : {}) },
+    };
+    await this.kubeConfig.applyToHTTPSOptions(options);
+    // One keep-alive agent with the same TLS material, instead of the new agent client-node makes per call.
+    this.agent ??= new (this.transport === https ? https.Agent : http.Agent)({
+      keepAlive: true,
+      ca: options.ca,
+      cert: options.cert,
+      key: options.key,
+      rejectUnauthorized: options.rejectUnauthorized,
+      servername: options.servername,
+    } as https.AgentOptions);
+    options.agent = this.agent;
+    return options;
+  }
+}

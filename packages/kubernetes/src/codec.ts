@@ -1,0 +1,172 @@
+import { recordShapeProblem, type CorruptEntry, type JsonValue, type LeaseRecord, type RecordKey, type StoredRecord } from '@rollcall/core';
+import { corrupt } from './errors.js';
+
+export const CLUSTER_LABEL = 'rollcall.dev/cluster';
+export const KIND_LABEL = 'rollcall.dev/kind';
+export const ROLE_LABEL = 'rollcall.dev/role';
+export const KEY_ANNOTATION = 'rollcall.dev/key';
+export const PAYLOAD_ANNOTATION = 'rollcall.dev/payload';
+/** The annotation older client-go and fabric8 keep their leader record in. */
+export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
+
+/** The slice of ObjectMeta Rollcall reads and writes. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** The slice of coordination.k8s.io/v1 Lease Rollcall uses. */
+export interface LeaseObject {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: ObjectMeta;
+  spec?: {
+    holderIdentity?: string | null;
+    leaseDurationSeconds?: number | null;
+    acquireTime?: string | null;
+    renewTime?: string | null;
+    leaseTransitions?: number | null;
+  };
+}
+
+/** The slice of v1 ConfigMap the ConfigMap lock uses. */
+export interface ConfigMapObject {
+  apiVersion: 'v1';
+  kind: 'ConfigMap';
+  metadata: ObjectMeta;
+}
+
+export type KubeObject = LeaseObject | ConfigMapObject;
+
+/** The JSON older electors keep in LEADER_ANNOTATION; note `leaderTransitions`. */
+interface LeaderElectionRecord {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string | null;
+  renewTime?: string | null;
+  leaderTransitions?: number;
+}
+
+/** How one resource type holds a record. */
+export interface ResourceCodec {
+  /** Plural resource name, as in RBAC and URLs. */
+  readonly plural: 'leases' | 'configmaps';
+  /** `leases.coordination.k8s.io` or `configmaps`, for messages. */
+  readonly resource: string;
+  /** The collection path in a namespace. */
+  collectionPath(namespace: string): string;
+  encode(meta: ObjectMeta, record: LeaseRecord): KubeObject;
+  /** Decodes an object that carries KEY_ANNOTATION; a bad value gives a corrupt entry, never a throw. */
+  decode(object: KubeObject): StoredRecord | CorruptEntry | undefined;
+}
+
+function payloadOf(key: RecordKey, annotations: Record<string, string> | undefined): { payload?: JsonValue } | { error: string } {
+  const raw = annotations?.[PAYLOAD_ANNOTATION];
+  if (raw === undefined) return {};
+  try {
+    return { payload: JSON.parse(raw) as JsonValue };
+  } catch (err) {
+    return { error: `annotation ${PAYLOAD_ANNOTATION} is not JSON (${(err as Error).message})` };
+  }
+}
+
+function checked(key: RecordKey, version: string, record: LeaseRecord): StoredRecord | CorruptEntry {
+  const problem = recordShapeProblem(record);
+  return problem ? { key, version, error: corrupt(key, problem) } : { key, version, record };
+}
+
+function withPayload(annotations: Record<string, string>, record: LeaseRecord): Record<string, string> {
+  if (record.payload === undefined) return annotations;
+  return { ...annotations, [PAYLOAD_ANNOTATION]: JSON.stringify(record.payload) };
+}
+
+/** Records as coordination.k8s.io/v1 Leases, field for field as client-go's leaderelection writes them. */
+export const leaseCodec: ResourceCodec = {
+  plural: 'leases',
+  resource: 'leases.coordination.k8s.io',
+  collectionPath: (namespace) => `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+  encode(meta, record) {
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { ...meta, annotations: withPayload(meta.annotations ?? {}, record) },
+      spec: {
+        holderIdentity: record.holderIdentity,
+        leaseDurationSeconds: record.leaseDurationSeconds,
+        acquireTime: record.acquireTime,
+        renewTime: record.renewTime,
+        leaseTransitions: record.leaseTransitions,
+      },
+    };
+  },
+  decode(object) {
+    const key = object.metadata.annotations?.[KEY_ANNOTATION];
+    if (!key) return undefined;
+    const version = object.metadata.resourceVersion ?? '';
+    const payload = payloadOf(key, object.metadata.annotations);
+    if ('error' in payload) return { key, version, error: corrupt(key, payload.error) };
+    const spec = (object as LeaseObject).spec ?? {};
+    return checked(key, version, {
+      holderIdentity: spec.holderIdentity ?? '',
+      leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
+      acquireTime: spec.acquireTime ?? null,
+      renewTime: spec.renewTime ?? null,
+      leaseTransitions: spec.leaseTransitions ?? 0,
+      ...payload,
+    });
+  },
+};
+
+/** Records as the ConfigMap leader annotation of older client-go and fabric8. */
+export const configMapCodec: ResourceCodec = {
+  plural: 'configmaps',
+  resource: 'configmaps',
+  collectionPath: (namespace) => `/api/v1/namespaces/${namespace}/configmaps`,
+  encode(meta, record) {
+    const leader: LeaderElectionRecord = {
+      holderIdentity: record.holderIdentity,
+      leaseDurationSeconds: record.leaseDurationSeconds,
+      acquireTime: record.acquireTime,
+      renewTime: record.renewTime,
+      leaderTransitions: record.leaseTransitions,
+    };
+    return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta, annotations: withPayload({ ...meta.annotations, [LEADER_ANNOTATION]: JSON.stringify(leader) }, record) } };
+  },
+  decode(object) {
+    const key = object.metadata.annotations?.[KEY_ANNOTATION];
+    if (!key) return undefined;
+    const version = object.metadata.resourceVersion ?? '';
+    const raw = object.metadata.annotations?.[LEADER_ANNOTATION];
+    let leader: LeaderElectionRecord = {};
+    if (raw !== undefined && raw !== '') {
+      try {
+        leader = JSON.parse(raw) as LeaderElectionRecord;
+      } catch (err) {
+        return { key, version, error: corrupt(key, `annotation ${LEADER_ANNOTATION} is not JSON (${(err as Error).message})`) };
+      }
+    }
+    const payload = payloadOf(key, object.metadata.annotations);
+    if ('error' in payload) return { key, version, error: corrupt(key, payload.error) };
+    return checked(key, version, {
+      holderIdentity: leader.holderIdentity ?? '',
+      leaseDurationSeconds: leader.leaseDurationSeconds ?? 0,
+      acquireTime: leader.acquireTime ?? null,
+      renewTime: leader.renewTime ?? null,
+      leaseTransitions: leader.leaderTransitions ?? 0,
+      ...payload,
+    });
+  },
+};

@@ -1,0 +1,132 @@
+import type { Logger, RegistryError } from '@rollcall/core';
+import type { ApiClient } from './api-client.js';
+import type { KubeObject } from './codec.js';
+import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
+
+export interface ResourceWatchOptions {
+  client: ApiClient;
+  logger: Logger;
+  /** Collection path, e.g. `/apis/coordination.k8s.io/v1/namespaces/prod/leases`. */
+  path: string;
+  labelSelector: string;
+  context: RequestContext;
+  fromResourceVersion: string;
+  /** Restart a stream silent this long. Milliseconds. */
+  silenceTimeoutMs: number;
+  /** Server-side lifetime of one watch request. Seconds. */
+  timeoutSeconds: number;
+}
+
+export interface ResourceWatchHandlers {
+  object(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void;
+  /** A BOOKMARK: nothing changed up to `resourceVersion`. */
+  bookmark(resourceVersion: string): void;
+  /** The watch ended for good: REVISION_TOO_OLD (410 Gone, as an HTTP status or an ERROR event) or UNAVAILABLE. */
+  ended(error: RegistryError): void;
+}
+
+interface WatchEventLine {
+  type?: string;
+  object?: KubeObject | KubeStatus;
+}
+
+/**
+ * One watch of a collection that keeps itself alive: it resumes from its
+ * last resourceVersion whenever a stream ends — the server's timeout, a dropped
+ * connection, or silence longer than `silenceTimeoutMs` (bookmarks count as
+ * life) — and ends only when the version is gone (410) or a fresh stream cannot
+ * be opened. It never freezes silently, which is the failure mode of the
+ * client library's informer this replaces.
+ */
+export class ResourceWatch {
+  private resourceVersion: string;
+  private abortStream: (() => void) | undefined;
+  private silenceTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly options: ResourceWatchOptions,
+    private readonly handlers: ResourceWatchHandlers,
+  ) {
+    this.resourceVersion = options.fromResourceVersion;
+    void this.open();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.silenceTimer);
+    this.abortStream?.();
+  }
+
+  private async open(): Promise<void> {
+    if (this.closed) return;
+    const { path, labelSelector, timeoutSeconds, context } = this.options;
+    const query = new URLSearchParams({
+      watch: '1',
+      labelSelector,
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(timeoutSeconds),
+    });
+    let receivedAny = false;
+    try {
+      const stream = await this.options.client.stream(`${path}?${query}`, context, {
+        line: (value) => {
+          receivedAny = true;
+          this.armSilence();
+          this.onLine(value as WatchEventLine);
+        },
+        end: (error) => {
+          clearTimeout(this.silenceTimer);
+          this.abortStream = undefined;
+          if (this.closed) return;
+          this.options.logger.debug({ err: error, resourceVersion: this.resourceVersion }, '[rollcall] [kubernetes] watch stream ended; resuming');
+          // A stream that delivered something was healthy: resume at once. One that died
+          // straight away goes back to core, which retries with backoff.
+          if (receivedAny || !error) void this.open();
+          else this.end(transportError(error, context));
+        },
+      });
+      if (this.closed) return stream.abort();
+      this.abortStream = stream.abort;
+      this.armSilence();
+    } catch (err) {
+      this.end(err as RegistryError);
+    }
+  }
+
+  private armSilence(): void {
+    clearTimeout(this.silenceTimer);
+    this.silenceTimer = setTimeout(() => {
+      this.options.logger.warn({ resourceVersion: this.resourceVersion, silenceMs: this.options.silenceTimeoutMs }, '[rollcall] [kubernetes] watch stream went silent; restarting it');
+      this.abortStream?.();
+      this.abortStream = undefined;
+      void this.open();
+    }, this.options.silenceTimeoutMs);
+  }
+
+  private onLine(event: WatchEventLine): void {
+    if (this.closed) return;
+    if (event.type === 'ERROR') {
+      const status = event.object as KubeStatus | undefined;
+      this.abortStream?.();
+      this.end(statusError(status?.code ?? 500, status, this.options.context));
+      return;
+    }
+    const object = event.object as KubeObject | undefined;
+    const rv = object?.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (event.type === 'BOOKMARK') {
+      if (rv) this.handlers.bookmark(rv);
+      return;
+    }
+    if ((event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') && object) this.handlers.object(event.type, object);
+  }
+
+  private end(error: RegistryError): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.silenceTimer);
+    this.handlers.ended(error);
+  }
+}

@@ -1,0 +1,320 @@
+import {
+  PermissionError,
+  RevisionTooOldError,
+  hasCode,
+  parseKey,
+  payloadBytes,
+  InvalidArgumentError,
+  type CorruptEntry,
+  type LeaseRecord,
+  type Logger,
+  type RecordKey,
+  type RecordList,
+  type RecordStore,
+  type StoredRecord,
+  type WatchEvent,
+  type WatchListener,
+  type WatchSubscription,
+} from '@rollcall/core';
+import type { ApiClient } from './api-client.js';
+import { CLUSTER_LABEL, configMapCodec, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
+import { BACKEND, type RequestContext } from './errors.js';
+import { objectName } from './object-names.js';
+import { ResourceWatch } from './resource-watch.js';
+
+/** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
+const MAX_PAYLOAD_BYTES = 200 * 1024;
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+export interface KubernetesStoreConfig {
+  client: ApiClient;
+  logger: Logger;
+  cluster: string;
+  namespace: string;
+  /** Where election and lock records live. */
+  lock: 'lease' | 'configmap';
+  watchSilenceTimeoutMs: number;
+  watchTimeoutSeconds: number;
+  /** Owner of member Leases, when running in a pod. */
+  podOwner: OwnerReference | undefined;
+}
+
+interface KubeList {
+  metadata: { resourceVersion: string; continue?: string };
+  items: KubeObject[];
+}
+
+/**
+ * The record store on the Kubernetes API: every record one object in the
+ * namespace, labelled with the cluster and its kind. Elections and locks are
+ * written with PUT carrying the resourceVersion, as client-go's elector does;
+ * member heartbeats with a merge PATCH carrying it, so a Role without `update`
+ * can announce but not campaign.
+ */
+export class KubernetesStore implements RecordStore {
+  readonly spiVersion = 1 as const;
+  readonly backend = BACKEND;
+  readonly maxPayloadBytes = MAX_PAYLOAD_BYTES;
+  private readonly codecs: readonly ResourceCodec[];
+  private readonly selector: string;
+  private readonly permissionChecks = new Map<string, Promise<boolean>>();
+  /** The last election and lock objects seen, so a PUT keeps metadata others added without a GET first. */
+  private readonly objects = new Map<string, KubeObject>();
+
+  constructor(private readonly config: KubernetesStoreConfig) {
+    this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
+    this.selector = `${CLUSTER_LABEL}=${config.cluster}`;
+  }
+
+  /** The namespace of every record. */
+  get namespace(): string {
+    return this.config.namespace;
+  }
+
+  /** The object name a key is stored under. */
+  objectName(key: RecordKey): string {
+    return objectName(this.config.cluster, key);
+  }
+
+  /** The resource a key is stored as. */
+  codecFor(key: RecordKey): ResourceCodec {
+    return this.config.lock === 'configmap' && !key.startsWith('member/') ? configMapCodec : leaseCodec;
+  }
+
+  private context(verb: string, codec: ResourceCodec, name?: string): RequestContext {
+    return { verb, resource: codec.resource, namespace: this.config.namespace, name };
+  }
+
+  private path(codec: ResourceCodec, name?: string): string {
+    const collection = codec.collectionPath(this.config.namespace);
+    return name ? `${collection}/${name}` : collection;
+  }
+
+  async get(key: RecordKey): Promise<StoredRecord | undefined> {
+    const codec = this.codecFor(key);
+    const name = this.objectName(key);
+    try {
+      const object = await this.config.client.request<KubeObject>({ method: 'GET', path: this.path(codec, name), context: this.context('get', codec, name) });
+      this.remember(object);
+      const decoded = codec.decode(object);
+      if (!decoded) return undefined;
+      if ('error' in decoded) throw decoded.error;
+      return decoded;
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+
+  async create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
+    this.checkSize(record);
+    const codec = this.codecFor(key);
+    const name = this.objectName(key);
+    if (!key.startsWith('member/')) await this.assertMayUpdate(codec);
+    const meta = this.metadata(key, name);
+    try {
+      const created = await this.config.client.request<KubeObject>({ method: 'POST', path: this.path(codec), body: codec.encode(meta, record), context: this.context('create', codec, name) });
+      return this.decoded(key, codec, created);
+    } catch (err) {
+      if (hasCode(err, 'ALREADY_EXISTS') && !key.startsWith('member/')) await this.adoptForeign(key, codec, name);
+      throw err;
+    }
+  }
+
+  /**
+   * An election Lease made by another elector (client-go, fabric8) lacks the
+   * cluster label, so the cache cannot see it. Label it, leaving its record
+   * alone: the watch then brings it in and the algorithm treats it as any other.
+   */
+  private async adoptForeign(key: RecordKey, codec: ResourceCodec, name: string): Promise<void> {
+    try {
+      const existing = await this.config.client.request<KubeObject>({ method: 'GET', path: this.path(codec, name), context: this.context('get', codec, name) });
+      if (existing.metadata.labels?.[CLUSTER_LABEL] === this.config.cluster && existing.metadata.annotations?.[KEY_ANNOTATION] === key) return;
+      const { labels, annotations } = this.metadata(key, name);
+      await this.config.client.request({
+        method: 'PATCH',
+        path: this.path(codec, name),
+        body: { metadata: { resourceVersion: existing.metadata.resourceVersion, labels, annotations } },
+        contentType: 'application/merge-patch+json',
+        context: this.context('patch', codec, name),
+      });
+      this.config.logger.info({ name, key }, '[rollcall] [kubernetes] labelled a Lease made by another elector');
+    } catch (err) {
+      this.config.logger.debug({ err, name }, '[rollcall] [kubernetes] could not label a foreign Lease; retried at the next attempt');
+    }
+  }
+
+  async update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
+    this.checkSize(record);
+    const codec = this.codecFor(key);
+    const name = this.objectName(key);
+    if (key.startsWith('member/')) {
+      // A merge patch with resourceVersion is as optimistic as a PUT, and needs only `patch`.
+      const full = codec.encode({ name }, record);
+      const patch = {
+        metadata: { resourceVersion: version, annotations: { [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload) } },
+        spec: (full as { spec?: unknown }).spec,
+      };
+      const patched = await this.config.client.request<KubeObject>({ method: 'PATCH', path: this.path(codec, name), body: patch, contentType: 'application/merge-patch+json', context: this.context('patch', codec, name) });
+      return this.decoded(key, codec, patched);
+    }
+    // PUT the whole object, as client-go's elector does, keeping metadata others added; no GET first.
+    const known = this.objects.get(name);
+    const meta: ObjectMeta = known?.metadata.resourceVersion === version ? structuredClone(known.metadata) : this.metadata(key, name);
+    meta.resourceVersion = version;
+    if (meta.annotations) delete meta.annotations[PAYLOAD_ANNOTATION];
+    const replaced = await this.config.client.request<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
+    return this.decoded(key, codec, replaced);
+  }
+
+  /** Campaigning and locking need `update` on the record's resource: asked of the API server once per resource. */
+  async assertCanHold(key: RecordKey): Promise<void> {
+    await this.assertMayUpdate(this.codecFor(key));
+  }
+
+  async delete(key: RecordKey, version: string): Promise<void> {
+    const codec = this.codecFor(key);
+    const name = this.objectName(key);
+    await this.config.client.request({
+      method: 'DELETE',
+      path: this.path(codec, name),
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: version } },
+      context: this.context('delete', codec, name),
+    });
+  }
+
+  async list(prefix: string): Promise<RecordList> {
+    const records: StoredRecord[] = [];
+    const corrupt: CorruptEntry[] = [];
+    const versions: string[] = [];
+    for (const codec of this.codecs) {
+      let continueToken: string | undefined;
+      let revision = '';
+      do {
+        const query = new URLSearchParams({ labelSelector: this.selector, limit: '500', ...(continueToken ? { continue: continueToken } : {}) });
+        const page = await this.config.client.request<KubeList>({ method: 'GET', path: `${this.path(codec)}?${query}`, context: this.context('list', codec) });
+        revision ||= page.metadata.resourceVersion;
+        continueToken = page.metadata.continue || undefined;
+        for (const item of page.items) {
+          this.remember(item);
+          const decoded = codec.decode(item);
+          if (!decoded || !decoded.key.startsWith(prefix)) continue;
+          if ('error' in decoded) corrupt.push(decoded);
+          else records.push(decoded);
+        }
+      } while (continueToken);
+      versions.push(revision);
+    }
+    return { records, corrupt, revision: versions.join(',') };
+  }
+
+  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+    const positions = fromRevision.split(',');
+    const watches: ResourceWatch[] = [];
+    let open = true;
+    const close = () => {
+      open = false;
+      watches.forEach((w) => w.close());
+    };
+    const emit = (event: WatchEvent) => open && listener.event(event);
+    if (positions.length !== this.codecs.length || positions.some((p) => !p)) {
+      queueMicrotask(() => open && (close(), listener.error(new RevisionTooOldError(`revision ${fromRevision} is not one this store wrote`, { backend: BACKEND }))));
+      return { close };
+    }
+    this.codecs.forEach((codec, index) => {
+      const revision = () => positions.join(',');
+      watches.push(
+        new ResourceWatch(
+          {
+            client: this.config.client,
+            logger: this.config.logger,
+            path: this.path(codec),
+            labelSelector: this.selector,
+            context: this.context('watch', codec),
+            fromResourceVersion: positions[index]!,
+            silenceTimeoutMs: this.config.watchSilenceTimeoutMs,
+            timeoutSeconds: this.config.watchTimeoutSeconds,
+          },
+          {
+            object: (type, object) => {
+              positions[index] = object.metadata.resourceVersion ?? positions[index]!;
+              if (type === 'DELETED') this.objects.delete(object.metadata.name);
+              else this.remember(object);
+              const decoded = codec.decode(object);
+              if (!decoded || !decoded.key.startsWith(prefix)) return emit({ type: 'progress', revision: revision() });
+              if (type === 'DELETED') emit({ type: 'delete', key: decoded.key, revision: revision() });
+              else if ('error' in decoded) emit({ type: 'corrupt', entry: decoded, revision: revision() });
+              else emit({ type: 'put', record: decoded, revision: revision() });
+            },
+            bookmark: (rv) => {
+              positions[index] = rv;
+              emit({ type: 'progress', revision: revision() });
+            },
+            ended: (error) => {
+              if (!open) return;
+              close();
+              listener.error(error);
+            },
+          },
+        ),
+      );
+    });
+    return { close };
+  }
+
+  async close(): Promise<void> {
+    this.config.client.close();
+  }
+
+  /** The metadata Rollcall gives a record's object. */
+  private metadata(key: RecordKey, name: string): ObjectMeta {
+    const parsed = parseKey(key);
+    const labels: Record<string, string> = { [CLUSTER_LABEL]: this.config.cluster, [KIND_LABEL]: parsed?.kind ?? 'unknown' };
+    if (parsed?.role && LABEL_VALUE.test(parsed.role)) labels[ROLE_LABEL] = parsed.role;
+    const meta: ObjectMeta = { name, namespace: this.config.namespace, labels, annotations: { [KEY_ANNOTATION]: key } };
+    if (key.startsWith('member/') && this.config.podOwner) meta.ownerReferences = [this.config.podOwner];
+    return meta;
+  }
+
+  private remember(object: KubeObject): void {
+    if (!object.metadata.annotations?.[KEY_ANNOTATION]?.startsWith('member/')) this.objects.set(object.metadata.name, object);
+  }
+
+  private decoded(key: RecordKey, codec: ResourceCodec, object: KubeObject): StoredRecord {
+    this.remember(object);
+    const decoded = codec.decode(object);
+    if (!decoded || 'error' in decoded) throw decoded?.error ?? new InvalidArgumentError(`the API server returned ${key} without its key annotation`, { backend: BACKEND });
+    return decoded;
+  }
+
+  private checkSize(record: LeaseRecord): void {
+    const size = payloadBytes(record.payload);
+    if (size > MAX_PAYLOAD_BYTES) throw new InvalidArgumentError(`payload of ${size} bytes exceeds ${MAX_PAYLOAD_BYTES}`, { backend: BACKEND, code: 'PAYLOAD_TOO_LARGE' });
+  }
+
+  /**
+   * A Role that may create Leases (to announce) but not update them must not
+   * win an election by creating its Lease first: before creating an election
+   * or lock record, ask the API server (SelfSubjectAccessReview) whether this
+   * identity may `update` it, and refuse with PERMISSION_DENIED if not.
+   */
+  private async assertMayUpdate(codec: ResourceCodec): Promise<void> {
+    let check = this.permissionChecks.get(codec.plural);
+    if (!check) {
+      const group = codec.plural === 'leases' ? 'coordination.k8s.io' : '';
+      check = this.config.client
+        .request<{ status?: { allowed?: boolean } }>({
+          method: 'POST',
+          path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.config.namespace, verb: 'update', group, resource: codec.plural } } },
+          context: { verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io', namespace: this.config.namespace },
+        })
+        .then((review) => review.status?.allowed === true);
+      this.permissionChecks.set(codec.plural, check);
+      check.catch(() => this.permissionChecks.delete(codec.plural));
+    }
+    if (!(await check)) {
+      throw new PermissionError('PERMISSION_DENIED', `permission denied: cannot update ${codec.resource} in namespace ${this.config.namespace}, which campaigning and locking need (the rollcall-coordinator Role grants it)`, { backend: BACKEND });
+    }
+  }
+}

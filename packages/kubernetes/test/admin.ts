@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
+import { kubeEnv } from './kube-env.js';
+
+/** Cluster-admin calls for test setup and for looking behind Rollcall's back (kubectl-equivalent). */
+export class Admin {
+  readonly kc = new KubeConfig();
+  readonly core: CoreV1Api;
+  readonly coordination: CoordinationV1Api;
+  readonly objects: KubernetesObjectApi;
+
+  constructor() {
+    this.kc.loadFromFile(kubeEnv().kubeconfig);
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.coordination = this.kc.makeApiClient(CoordinationV1Api);
+    this.objects = KubernetesObjectApi.makeApiClient(this.kc);
+  }
+
+  /** Creates a fresh namespace for one test file. */
+  async namespace(prefix: string): Promise<string> {
+    const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+    await this.core.createNamespace({ body: { metadata: { name } } });
+    return name;
+  }
+
+  /** Applies a shipped manifest from deploy/kubernetes into `namespace`, binding its subjects there. */
+  async applyManifest(file: string, namespace: string): Promise<void> {
+    const text = readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), 'utf8');
+    for (const doc of loadAllYaml(text) as (KubernetesObject & { subjects?: { namespace?: string }[] })[]) {
+      doc.metadata = { ...doc.metadata, namespace };
+      for (const subject of doc.subjects ?? []) subject.namespace = namespace;
+      await this.objects.create(doc);
+    }
+  }
+
+  async leases(namespace: string, labelSelector?: string): Promise<V1Lease[]> {
+    return (await this.coordination.listNamespacedLease({ namespace, labelSelector })).items;
+  }
+}

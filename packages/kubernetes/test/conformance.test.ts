@@ -1,0 +1,33 @@
+import { createRegistry, type Registry } from '@rollcall/core';
+import { registryConformance, storeConformance } from '@rollcall/conformance';
+import { restartServer } from '@rollcall/tools/testenv';
+import { afterAll } from 'vitest';
+import { kubernetesStore, registryPlugin } from '../src/index.js';
+import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
+import type { TcpProxy } from './tcp-proxy.js';
+
+const env = kubeEnv();
+const proxies = new WeakMap<Registry, TcpProxy>();
+const opened: TcpProxy[] = [];
+afterAll(async () => Promise.all(opened.map((p) => p.close())));
+
+storeConformance({
+  name: 'kubernetes',
+  openStore: (cluster) => kubernetesStore({ cluster, kubeconfig: env.kubeconfig, namespace: env.namespace }),
+});
+
+registryConformance({
+  name: 'kubernetes',
+  createRegistry: async (config) => {
+    const { proxy, kubeconfig } = await proxiedKubeconfig();
+    opened.push(proxy);
+    const registry = await createRegistry({ ...config, type: 'kubernetes', kubernetes: { kubeconfig, namespace: env.namespace } }, { plugins: [registryPlugin as never] });
+    proxies.set(registry, proxy);
+    return registry;
+  },
+  capabilities: {
+    crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
+    partition: { partition: (r) => proxies.get(r)!.cut(), heal: (r) => proxies.get(r)!.restore() },
+    restartServer: () => restartServer('kube-apiserver'),
+  },
+});

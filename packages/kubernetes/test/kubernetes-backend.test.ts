@@ -1,0 +1,159 @@
+import { createRegistry, ErrorCode, type MemberEvent, type Registry, type RegistryEvents } from '@rollcall/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_LABEL, KIND_LABEL, kubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
+import { Admin } from './admin.js';
+import { kubeconfigVia, kubeEnv, proxiedKubeconfig } from './kube-env.js';
+import type { TcpProxy } from './tcp-proxy.js';
+
+const plugins = [registryPlugin as never];
+const admin = new Admin();
+const timing = { member: { heartbeatIntervalMs: 500, leaseDurationMs: 3000 }, election: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 } };
+let namespace: string;
+const opened: Registry[] = [];
+const proxies: TcpProxy[] = [];
+
+async function open(cluster: string, identity: string, extra: Record<string, unknown> = {}, kubeconfig = kubeEnv().kubeconfig): Promise<Registry> {
+  const registry = await createRegistry({ type: 'kubernetes', cluster, identity, ...timing, kubernetes: { kubeconfig, namespace, ...extra } }, { plugins });
+  opened.push(registry);
+  return registry;
+}
+
+function nextEvent<K extends keyof RegistryEvents>(registry: Registry, type: K, predicate: (e: RegistryEvents[K]) => boolean, timeoutMs = 10_000): Promise<RegistryEvents[K]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (off(), reject(new Error(`no ${String(type)} within ${timeoutMs} ms`))), timeoutMs);
+    const off = registry.on(type, (e) => {
+      if (!predicate(e)) return;
+      clearTimeout(timer);
+      off();
+      resolve(e);
+    });
+  });
+}
+
+beforeAll(async () => {
+  namespace = await admin.namespace('backend');
+});
+
+afterAll(async () => {
+  await Promise.all(opened.map((r) => r.close()));
+  await Promise.all(proxies.map((p) => p.close()));
+});
+
+describe('the Kubernetes backend', () => {
+  it('keeps every record as a labelled Lease that kubectl can list by cluster', async () => {
+    const registry = await open('listing', 'm1');
+    await registry.announce({ role: 'worker', id: 'w1', payload: { cpu: 0.5 } });
+    await registry.campaign('scheduler').whenElected(AbortSignal.timeout(10_000));
+    const leases = await admin.leases(namespace, `${CLUSTER_LABEL}=listing`);
+    const byKind = Object.fromEntries(leases.map((l) => [l.metadata!.labels![KIND_LABEL], l]));
+    expect(Object.keys(byKind).sort()).toEqual(['election', 'member']);
+    expect(byKind.election!.metadata!.name).toBe('listing-election-scheduler');
+    expect(byKind.election!.spec!.holderIdentity).toBe('m1');
+    expect(byKind.member!.spec!.holderIdentity).toBe('w1');
+    expect(JSON.parse(byKind.member!.metadata!.annotations![PAYLOAD_ANNOTATION]!)).toEqual({ cpu: 0.5 });
+  });
+
+  it('a Lease edited by hand into garbage is reported, and the watch goes on', async () => {
+    const registry = await open('garbage', 'g1');
+    const peer = await open('garbage', 'g2');
+    const added = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'victim');
+    await registry.announce({ role: 'worker', id: 'victim', payload: { n: 1 } });
+    await added;
+    const corrupt = nextEvent(peer, 'corruptRecord', () => true);
+    const removed = nextEvent(peer, 'memberRemoved', (e) => e.member.id === 'victim');
+    await admin.coordination.patchNamespacedLease({ name: objectName('garbage', 'member/worker/victim'), namespace, body: [{ op: 'replace', path: `/metadata/annotations/${PAYLOAD_ANNOTATION.replace('/', '~1')}`, value: '{not json' }] });
+    expect((await corrupt).error.code).toBe(ErrorCode.CORRUPT_RECORD);
+    expect((await removed).reason).toBe('corrupt');
+    // The watch still works: a new member shows up.
+    const after = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'after');
+    await registry.announce({ role: 'worker', id: 'after', payload: {} });
+    await after;
+  });
+
+  it('a member Lease deleted by hand is removed for peers and announced again by its next heartbeat', async () => {
+    const registry = await open('handdelete', 'h1');
+    const peer = await open('handdelete', 'h2');
+    const added = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'w');
+    await registry.announce({ role: 'worker', id: 'w', payload: { n: 1 } });
+    await added;
+    const events: MemberEvent['type'][] = [];
+    peer.watchMembers('worker', (e) => events.push(e.type));
+    events.length = 0;
+    const back = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'w');
+    await admin.coordination.deleteNamespacedLease({ name: objectName('handdelete', 'member/worker/w'), namespace });
+    await back;
+    expect(events).toEqual(['removed', 'added']);
+  });
+
+  it('an election Lease deleted by hand is written back by its leader, and no follower takes over meanwhile', async () => {
+    const a = await open('electiondelete', 'a');
+    const b = await open('electiondelete', 'b');
+    const la = a.campaign('scheduler');
+    await la.whenElected(AbortSignal.timeout(10_000));
+    const lb = b.campaign('scheduler');
+    const events: string[] = [];
+    la.on('lost', (e) => events.push(`a lost ${e.reason}`));
+    lb.on('elected', () => events.push('b elected'));
+    const name = objectName('electiondelete', 'election/scheduler');
+    await admin.coordination.deleteNamespacedLease({ name, namespace });
+    // The API server creates a Lease on PUT, so the leader's next renew restores it; b must wait out the lease it last saw.
+    await new Promise((resolve) => setTimeout(resolve, 2 * timing.election.leaseDurationMs)); // a window in which nothing may change hands
+    expect(events).toEqual([]);
+    expect(la.isLeader).toBe(true);
+    expect((await admin.coordination.readNamespacedLease({ name, namespace })).spec?.holderIdentity).toBe('a');
+  });
+
+  it('fails at connect with a clear error when the namespace does not exist', async () => {
+    const err = await kubernetesStore({ cluster: 'x', kubeconfig: kubeEnv().kubeconfig, namespace: 'no-such-namespace' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.namespace' });
+    expect((err as Error).message).toContain('no-such-namespace does not exist');
+  });
+
+  it('fails at connect within the timeout when the API server is unreachable', async () => {
+    const kubeconfig = kubeconfigVia('https://127.0.0.1:1');
+    const started = performance.now();
+    await expect(createRegistry({ type: 'kubernetes', requestTimeoutMs: 2000, kubernetes: { kubeconfig, namespace } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('rejects a bad kubeconfig, context and option with INVALID_CONFIG naming the key', async () => {
+    await expect(createRegistry({ type: 'kubernetes', kubernetes: { kubeconfig: '/nonexistent/kubeconfig' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.kubeconfig' });
+    await expect(createRegistry({ type: 'kubernetes', kubernetes: { kubeconfig: kubeEnv().kubeconfig, context: 'nope' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.context' });
+    await expect(createRegistry({ type: 'kubernetes', kubernetes: { lock: 'endpoints' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.lock' });
+    await expect(createRegistry({ type: 'kubernetes', kubernetes: { namespace: 'Bad_NS' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.namespace' });
+  });
+
+  it('a watch from a resourceVersion the server no longer keeps gets REVISION_TOO_OLD (410 Gone)', async () => {
+    const store = await kubernetesStore({ cluster: 'gone', kubeconfig: kubeEnv().kubeconfig, namespace });
+    const error = await new Promise<{ code: string }>((resolve) => store.watch('', '1', { event: () => {}, error: (e) => resolve(e) }));
+    expect(error.code).toBe(ErrorCode.REVISION_TOO_OLD);
+    await store.close();
+  });
+
+  it('restarts a watch stream that goes silent, so the view does not freeze', async () => {
+    const { proxy, kubeconfig } = await proxiedKubeconfig();
+    proxies.push(proxy);
+    const watcher = await open('silence', 's1', { watchSilenceTimeoutMs: 2000 }, kubeconfig);
+    const writer = await open('silence', 's2');
+    proxy.stallOpenConnections(); // the stream stays open but nothing more comes through
+    const late = nextEvent(watcher, 'memberAdded', (e) => e.member.id === 'late', 15_000);
+    await writer.announce({ role: 'worker', id: 'late', payload: {} });
+    await late;
+  });
+
+  it('with lock=configmap keeps elections in the leader annotation of a ConfigMap', async () => {
+    const a = await open('cmlock', 'a', { lock: 'configmap' });
+    const b = await open('cmlock', 'b', { lock: 'configmap' });
+    const la = a.campaign('scheduler');
+    await la.whenElected(AbortSignal.timeout(10_000));
+    const lb = b.campaign('scheduler');
+    const cm = await admin.core.readNamespacedConfigMap({ name: objectName('cmlock', 'election/scheduler'), namespace });
+    const record = JSON.parse(cm.metadata!.annotations!['control-plane.alpha.kubernetes.io/leader']!) as Record<string, unknown>;
+    expect(record).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 3, leaderTransitions: la.fencingToken });
+    await la.resign();
+    await lb.whenElected(AbortSignal.timeout(5_000));
+    const lock = await a.lock('jobs', { timeoutMs: 10_000 });
+    expect((await admin.core.readNamespacedConfigMap({ name: objectName('cmlock', 'lock/jobs'), namespace })).metadata!.annotations!['control-plane.alpha.kubernetes.io/leader']).toContain(`"holderIdentity":"a.`);
+    await lock.release();
+  });
+});
