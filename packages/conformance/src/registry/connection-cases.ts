@@ -31,6 +31,7 @@ export function connectionCases(h: Harness): void {
         'connection states: lost after every lease has expired, then reconnected',
         'no lost or phantom member events across a disconnect',
         'a member cut off past its lease is removed for its peers and comes back as added',
+        'an observer cut off while the leader changes reports the current leader when healed',
       ]) {
         it.skip(`${why}${title}`, () => {});
       }
@@ -127,6 +128,30 @@ export function connectionCases(h: Harness): void {
     } else {
       it.skip(skipReason(h.backend, 'compact()', 'a relist after compaction emits exactly the difference'), () => {});
     }
+
+    it('an observer cut off while the leader changes reports the current leader when healed, and no phantom', async () => {
+      const o = await h.registry('observer');
+      const a = await h.registry('a');
+      const b = await h.registry('b');
+      const observer = o.observe('scheduler');
+      const la = a.campaign('scheduler');
+      const tokenA = await la.whenElected();
+      await waitFor(() => observer.leader?.identity === 'a', bound, 'the observer to see a');
+      const seen: (string | undefined)[] = [];
+      observer.on('changed', ({ leader }) => seen.push(leader?.identity));
+      await h.partition(o);
+      const lb = b.campaign('scheduler');
+      await la.resign();
+      const tokenB = await lb.whenElected();
+      await h.heal(o);
+      await waitFor(() => observer.leader?.identity === 'b', noticeMs, 'the observer to see b');
+      expect(observer.leader!.fencingToken).toBe(tokenB);
+      expect(tokenB).toBeGreaterThan(tokenA);
+      await observeFor(2 * timings.election.retryPeriodMs);
+      // Straight to b, or through "no leader" (the freed record); never back to a.
+      expect(seen.filter((x) => x !== undefined)).toEqual(['b']);
+      expect(observer.leader?.identity).toBe('b');
+    });
 
     it('a member cut off past its lease is removed for its peers with its last data, and comes back as added when healed', async () => {
       const a = await h.registry('a');

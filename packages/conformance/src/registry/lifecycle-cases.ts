@@ -47,6 +47,22 @@ export function lifecycleCases(h: Harness): void {
       }
     });
 
+    it('a registry opened later sees what already exists: members with their payloads, the leader, held locks', async () => {
+      const a = await h.registry('a');
+      await a.announce({ role: 'worker', id: 'w1', payload: { cpu: 1 } });
+      const leadership = a.campaign('scheduler');
+      const token = await leadership.whenElected();
+      const lock = await a.lock('l');
+      const late = await h.registry('late');
+      expect((await late.members('worker')).map((m) => [m.id, m.payload])).toEqual([['w1', { cpu: 1 }]]);
+      expect(late.observe('scheduler').leader).toMatchObject({ identity: 'a', fencingToken: token });
+      expect(await late.tryLock('l')).toBeUndefined();
+      const follower = late.campaign('scheduler');
+      await observeFor(5 * timings.toleranceMs);
+      expect(follower.isLeader).toBe(false);
+      expect(lock.held).toBe(true);
+    });
+
     it('every state change is also an event on the registry: member, leadership and lock events', async () => {
       const a = await h.registry('a');
       const b = await h.registry('b');
