@@ -25,7 +25,7 @@ describe('etcd-auth', () => {
     const auth = etcdAuth!;
     const limited = new Etcd3({ hosts: auth.endpoints, auth: { username: auth.limited.user, password: auth.limited.password } });
     const root = new Etcd3({ hosts: auth.endpoints, auth: { username: auth.root.user, password: auth.root.password } });
-    const intruder = new Etcd3({ hosts: auth.endpoints, auth: { username: auth.limited.user, password: 'wrong' }, retry: false });
+    const intruder = new Etcd3({ hosts: auth.endpoints, auth: { username: auth.limited.user, password: 'wrong' } });
     try {
       const inside = `${auth.limited.prefix}smoke-${Date.now()}`;
       await limited.put(inside).value('ok');

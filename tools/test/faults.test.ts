@@ -12,7 +12,7 @@ describe('fault helpers', () => {
     before.close();
 
     await stopServer('etcd');
-    const down = new Etcd3({ hosts: env.etcd!.endpoints, dialTimeout: 500, retry: false });
+    const down = new Etcd3({ hosts: env.etcd!.endpoints, dialTimeout: 500 });
     await expect(down.get(key).string()).rejects.toThrow();
     down.close();
 
