@@ -1,0 +1,168 @@
+import { createRequire } from 'node:module';
+import type { SqlDialect, SqlExecutor, SqlRow, SqlValue, TableNames } from '@rollcall/sql';
+import { BACKEND, isDuplicateKey, isMissingColumn, isMissingTable, isPermissionDenied, isRetryable, toRegistryError } from './errors.js';
+
+/** What a data-changing statement answers (mysql2's ResultSetHeader). */
+interface ResultHeader {
+  affectedRows: number;
+  insertId: number;
+}
+
+type QueryResult = [SqlRow[] | ResultHeader, unknown];
+type QueryOptions = { sql: string; timeout?: number };
+
+/** The slice of mysql2's promise API this backend uses. */
+interface Queryable {
+  /** A prepared statement: parameters travel in the binary protocol, never escaped into the text. */
+  execute(options: QueryOptions, params?: readonly SqlValue[]): Promise<QueryResult>;
+  /** Statements without parameters (transaction control, DDL). */
+  query(options: QueryOptions): Promise<QueryResult>;
+}
+
+interface PoolConnection extends Queryable {
+  release(): void;
+  destroy(): void;
+}
+
+interface Pool extends Queryable {
+  getConnection(): Promise<PoolConnection>;
+  end(): Promise<void>;
+}
+
+/** The mysql2 pool settings we pass. */
+export interface MysqlPoolConfig {
+  host?: string;
+  port?: number;
+  socketPath?: string;
+  user: string;
+  password: string;
+  database: string;
+  connectionLimit: number;
+  connectTimeout: number;
+  ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+}
+
+const mysql = createRequire(import.meta.url)('mysql2/promise') as {
+  createPool(config: Record<string, unknown>): Pool;
+};
+
+/**
+ * MySQL 8 and MariaDB through a mysql2 pool. Every call borrows a connection
+ * for one statement or one transaction and gives it back clean: nothing that
+ * belongs to a session (GET_LOCK, user variables, held locks) outlives the call.
+ */
+export class MysqlDialect implements SqlDialect {
+  readonly backend = BACKEND;
+  readonly reader: SqlExecutor;
+  private readonly pool: Pool;
+  private readonly database: string;
+  private closed = false;
+
+  constructor(
+    config: MysqlPoolConfig,
+    private readonly where: string,
+    private readonly requestTimeoutMs: number,
+  ) {
+    this.database = config.database;
+    this.pool = mysql.createPool({
+      ...config,
+      waitForConnections: true,
+      queueLimit: 0,
+      enableKeepAlive: true,
+      idleTimeout: 60_000,
+      charset: 'utf8mb4',
+      supportBigNumbers: true,
+      multipleStatements: false,
+    });
+    // An idle connection the server dropped surfaces here; the pool replaces it.
+    (this.pool as unknown as { on(event: string, fn: (err: unknown) => void): void }).on?.('error', () => undefined);
+    this.reader = this.executor(this.pool);
+  }
+
+  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const connection = await this.pool.getConnection();
+    let healthy = true;
+    try {
+      await connection.query({ sql: 'START TRANSACTION', timeout: this.requestTimeoutMs });
+      try {
+        const result = await work(this.executor(connection));
+        await connection.query({ sql: 'COMMIT', timeout: this.requestTimeoutMs });
+        return result;
+      } catch (err) {
+        await connection.query({ sql: 'ROLLBACK', timeout: this.requestTimeoutMs }).catch(() => {
+          healthy = false;
+        });
+        throw err;
+      }
+    } catch (err) {
+      if ((err as { fatal?: boolean })?.fatal) healthy = false;
+      throw err;
+    } finally {
+      // A connection whose transaction state is unknown never goes back to the pool.
+      if (healthy) connection.release();
+      else connection.destroy();
+    }
+  }
+
+  async nextRevision(tx: SqlExecutor, tables: TableNames): Promise<number> {
+    // LAST_INSERT_ID(expr) hands the new value back in this statement's own OK packet (MySQL's sequence idiom); no second query.
+    const header = await (tx as MysqlExecutor).header(`UPDATE ${tables.state} SET revision = LAST_INSERT_ID(revision + 1) WHERE id = 1`);
+    if (header.affectedRows !== 1) throw new Error(`the state row of ${tables.state} is missing`);
+    return Number(header.insertId);
+  }
+
+  schemaStatements(t: TableNames): string[] {
+    const name = 'VARCHAR(400) CHARACTER SET ascii COLLATE ascii_bin NOT NULL';
+    const cluster = 'VARCHAR(63) CHARACTER SET ascii COLLATE ascii_bin NOT NULL';
+    const json = 'MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INT NOT NULL PRIMARY KEY,\n  schema_version INT NOT NULL,\n  revision BIGINT NOT NULL,\n  purged_through BIGINT NOT NULL,\n  created_by VARCHAR(100) NOT NULL\n) ENGINE=InnoDB`,
+      `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) ENGINE=InnoDB`,
+      `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NULL,\n  created_ms BIGINT NOT NULL,\n  KEY ${t.changes}_created (created_ms)\n) ENGINE=InnoDB`,
+    ];
+  }
+
+  async createSchema(statements: readonly string[], seed: (tx: SqlExecutor) => Promise<void>): Promise<void> {
+    // DDL commits implicitly in MySQL: tables first, then the state row that marks the schema complete.
+    for (const sql of statements) await this.pool.query({ sql, timeout: this.requestTimeoutMs });
+    await this.transaction(seed);
+  }
+
+  isDuplicateKey = isDuplicateKey;
+  isMissingTable = isMissingTable;
+  isMissingColumn = isMissingColumn;
+  isPermissionDenied = isPermissionDenied;
+  isRetryable = isRetryable;
+
+  toRegistryError(error: unknown, operation: string) {
+    return toRegistryError(error, operation, this.where, this.database);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private executor(target: Queryable): MysqlExecutor {
+    const timeout = this.requestTimeoutMs;
+    return {
+      all: async (sql, params = []) => {
+        const [rows] = await target.execute({ sql, timeout }, params);
+        return rows as SqlRow[];
+      },
+      run: async (sql, params = []) => {
+        const [header] = await target.execute({ sql, timeout }, params);
+        return (header as ResultHeader).affectedRows;
+      },
+      header: async (sql, params = []) => {
+        const [header] = await target.execute({ sql, timeout }, params);
+        return header as ResultHeader;
+      },
+    };
+  }
+}
+
+interface MysqlExecutor extends SqlExecutor {
+  header(sql: string, params?: readonly SqlValue[]): Promise<ResultHeader>;
+}

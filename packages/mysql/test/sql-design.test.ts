@@ -1,0 +1,15 @@
+import { sqlBackendCases } from '@rollcall/sql/testing';
+import { createMysqlStore } from '../src/index.js';
+import { testDatabase, testOptions } from './support/mariadb.js';
+
+const db = testDatabase('design');
+
+sqlBackendCases({
+  name: 'mysql',
+  openStore: (cluster, options) => createMysqlStore({ cluster, options: testOptions(db.name, options), requestTimeoutMs: 5000 }),
+  registryConfig: (cluster, options) => {
+    const { tls: _tls, ...rest } = testOptions(db.name, options);
+    return { type: 'mysql', cluster, mysql: rest };
+  },
+  exec: (sql, params) => db.exec(sql, params),
+});

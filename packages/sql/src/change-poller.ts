@@ -1,0 +1,208 @@
+import { RegistryError, RevisionTooOldError, SchemaMismatchError, type Timer, type WatchEvent, type WatchListener } from '@rollcall/core';
+import { decodeRecord } from './codec.js';
+import type { SqlRow } from './dialect.js';
+import type { SqlDatabase } from './sql-database.js';
+import { toInt } from './sql-database.js';
+
+/** Changes read per query; a full batch is followed by the next query at once. */
+export const POLL_BATCH = 500;
+
+interface Watcher {
+  cluster: string;
+  /** Full key prefix within the cluster. */
+  prefix: string;
+  /** The last revision this watcher has been given (or started from). */
+  position: number;
+  listener: WatchListener;
+  open: boolean;
+}
+
+/**
+ * Reads the change table in id order and fans the rows out to every watch of
+ * the process: one indexed query per interval (`id > min(position)`), whatever
+ * the number of watches, clusters or prefixes. The ids are the revisions and
+ * have no gaps (writers serialize on the state row), so a row missing where the
+ * next id should be means it was purged: those watches get REVISION_TOO_OLD.
+ */
+export class ChangePoller {
+  private readonly watchers = new Set<Watcher>();
+  private timer: Timer | undefined;
+  private polling = false;
+  private again = false;
+  private closed = false;
+  /** Queries run so far, for tests and the benchmark. */
+  queries = 0;
+
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Watches `cluster`'s keys under `prefix` after `fromRevision`; returns the function that ends it. */
+  add(cluster: string, prefix: string, fromRevision: string, listener: WatchListener): () => void {
+    const position = /^\d+$/.test(fromRevision) ? Number(fromRevision) : Number.NaN;
+    const watcher: Watcher = { cluster, prefix, position, listener, open: true };
+    const close = () => {
+      watcher.open = false;
+      this.watchers.delete(watcher);
+    };
+    if (!Number.isSafeInteger(position)) {
+      queueMicrotask(() => this.end(watcher, new RevisionTooOldError(`revision ${JSON.stringify(fromRevision)} is not one this store issued; relist`, { backend: this.db.backend })));
+      return close;
+    }
+    this.watchers.add(watcher);
+    this.wake();
+    return close;
+  }
+
+  /** Polls as soon as possible (a new watch, or a write of this process that its watches should see now). */
+  wake(): void {
+    if (this.closed || this.watchers.size === 0) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
+    this.timer?.cancel();
+    this.timer = this.db.clock.setTimeout(() => void this.poll(), 0);
+  }
+
+  /**
+   * A write of this process just committed as `change.id`: watches that have
+   * seen everything before it get it now, before the write resolves, so every
+   * registry of the process sees its own writes at once. Others (behind on
+   * another process's writes) get it from the next poll, in order.
+   */
+  localChange(change: { id: number; cluster: string; key: string; version: number; value: string | null }): void {
+    if (this.closed) return;
+    let behind = false;
+    const event = this.toEvent(change.key, change.id, { record_version: change.version, record_value: change.value });
+    for (const watcher of [...this.watchers]) {
+      if (watcher.position !== change.id - 1) {
+        if (watcher.position < change.id) behind = true;
+        continue;
+      }
+      watcher.position = change.id;
+      if (change.cluster === watcher.cluster && change.key.startsWith(watcher.prefix)) this.deliver(watcher, event);
+      else this.deliver(watcher, { type: 'progress', revision: String(change.id) });
+    }
+    if (behind) this.wake();
+  }
+
+  /** Ends every watch with `error` (the store is closing, or the database went away). */
+  failAll(error: RegistryError): void {
+    for (const watcher of [...this.watchers]) this.end(watcher, error);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.timer?.cancel();
+    this.watchers.clear();
+  }
+
+  private schedule(delay: number): void {
+    if (this.closed || this.watchers.size === 0) return;
+    this.timer?.cancel();
+    this.timer = this.db.clock.setTimeout(() => void this.poll(), delay);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.closed || this.polling || this.watchers.size === 0) return;
+    this.polling = true;
+    this.again = false;
+    // Only the watches present when the query starts get its rows: one added meanwhile may start earlier.
+    const participants = [...this.watchers];
+    const from = Math.min(...participants.map((w) => w.position));
+    const { state, changes } = this.db.tables;
+    let rows: SqlRow[];
+    try {
+      this.queries++;
+      // One statement, so the purge mark and the rows come from one snapshot. The derived
+      // table reads at most a batch along the primary key; only that batch is sorted again.
+      rows = await this.db.read('watch', (r) =>
+        r.all(
+          `SELECT s.purged_through, c.id, c.cluster_name, c.record_key, c.record_version, c.record_value FROM ${state} s LEFT JOIN (SELECT id, cluster_name, record_key, record_version, record_value FROM ${changes} WHERE id > ? ORDER BY id LIMIT ${POLL_BATCH}) c ON 1 = 1 WHERE s.id = 1 ORDER BY c.id`,
+          [from],
+        ),
+      );
+    } catch (err) {
+      this.polling = false;
+      const error = err instanceof RegistryError ? err : this.db.dialect.toRegistryError(err, 'watch');
+      this.db.logger.debug({ backend: this.db.backend, err: error }, '[rollcall] change poll failed; ending the watches');
+      this.failAll(error);
+      return;
+    }
+    this.polling = false;
+    if (this.closed) return;
+    const full = this.dispatch(participants, from, rows);
+    this.schedule(full || this.again ? 0 : this.intervalMs);
+  }
+
+  /** Hands the rows to the participants; returns whether the batch was full. */
+  private dispatch(participants: Watcher[], from: number, rows: SqlRow[]): boolean {
+    const backend = this.db.backend;
+    if (rows.length === 0) {
+      this.failAll(new SchemaMismatchError(`the state row of ${this.db.tables.state} is missing: the schema was changed while in use`, { backend }));
+      return false;
+    }
+    const purgedThrough = toInt(rows[0]!.purged_through);
+    const changeRows = rows.filter((r) => r.id !== null && r.id !== undefined);
+    // The oldest revision this batch proves complete: ids are gapless unless purged (or deleted by hand).
+    let completeFrom = Math.max(purgedThrough, from);
+    if (changeRows.length > 0) completeFrom = Math.max(completeFrom, toInt(changeRows[0]!.id) - 1);
+    for (const watcher of participants) {
+      if (watcher.open && watcher.position < completeFrom) {
+        this.end(watcher, new RevisionTooOldError(`revision ${watcher.position} is older than the oldest change kept, ${completeFrom}; relist`, { backend }));
+      }
+    }
+    const live = () => participants.filter((w) => w.open);
+    const skipped = new Set<Watcher>();
+    for (const row of changeRows) {
+      const revision = toInt(row.id);
+      const cluster = String(row.cluster_name);
+      const key = String(row.record_key);
+      const event = this.toEvent(key, revision, row);
+      for (const watcher of live()) {
+        if (revision <= watcher.position) continue;
+        watcher.position = revision;
+        if (cluster !== watcher.cluster || !key.startsWith(watcher.prefix)) {
+          skipped.add(watcher);
+          continue;
+        }
+        skipped.delete(watcher);
+        this.deliver(watcher, event);
+      }
+    }
+    // A watch whose last rows were all elsewhere learns its new position, so a resume starts there.
+    for (const watcher of skipped) if (watcher.open) this.deliver(watcher, { type: 'progress', revision: String(watcher.position) });
+    return rows.length >= POLL_BATCH;
+  }
+
+  private toEvent(key: string, revision: number, row: SqlRow): WatchEvent {
+    const rev = String(revision);
+    const value = row.record_value;
+    if (value === null || value === undefined) return { type: 'delete', key, revision: rev };
+    const version = String(toInt(row.record_version));
+    const decoded = decodeRecord(this.db.backend, key, version, value);
+    return decoded.ok ? { type: 'put', record: decoded.stored, revision: rev } : { type: 'corrupt', entry: decoded.corrupt, revision: rev };
+  }
+
+  private deliver(watcher: Watcher, event: WatchEvent): void {
+    if (!watcher.open) return;
+    try {
+      watcher.listener.event(event);
+    } catch (err) {
+      this.db.logger.error({ backend: this.db.backend, err }, '[rollcall] a watch listener threw');
+    }
+  }
+
+  private end(watcher: Watcher, error: RegistryError): void {
+    if (!watcher.open) return;
+    watcher.open = false;
+    this.watchers.delete(watcher);
+    try {
+      watcher.listener.error(error);
+    } catch (err) {
+      this.db.logger.error({ backend: this.db.backend, err }, '[rollcall] a watch listener threw');
+    }
+  }
+}

@@ -1,0 +1,256 @@
+import { PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Clock, type Logger, type Timer } from '@rollcall/core';
+import { ChangePoller } from './change-poller.js';
+import type { SqlDialect, SqlExecutor } from './dialect.js';
+import type { SqlStoreOptions } from './options.js';
+import { SCHEMA_VERSION, tableNames, type TableNames } from './schema.js';
+
+export interface SqlDatabaseOptions extends SqlStoreOptions {
+  dialect: SqlDialect;
+  /** Written into the state row when this process creates the schema, e.g. `@rollcall/mysql 0.1.0`. */
+  createdBy: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** Bound on retrying a busy or contended statement, milliseconds. */
+  requestTimeoutMs: number;
+}
+
+/** An integer column as a number (drivers hand BIGINTs back as numbers, bigints or strings). */
+export function toInt(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return Number(value);
+  return Number.NaN;
+}
+
+/**
+ * One database as the stores of a process share it: the dialect's connections,
+ * the schema check, the change poller and the purge. Stores of every cluster on
+ * it use the same poller, so the database sees one query per poll interval
+ * however many watches the process has.
+ */
+export class SqlDatabase {
+  readonly dialect: SqlDialect;
+  readonly tables: TableNames;
+  readonly poller: ChangePoller;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  private purgeTimer: Timer | undefined;
+  private purging: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(readonly options: SqlDatabaseOptions) {
+    this.dialect = options.dialect;
+    this.tables = tableNames(options.tablePrefix);
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.poller = new ChangePoller(this, options.pollIntervalMs);
+  }
+
+  get backend(): string {
+    return this.dialect.backend;
+  }
+
+  /**
+   * Checks (and, when allowed, creates) the schema, then that the user may write
+   * every table, so a missing privilege fails here and not at the first renew.
+   */
+  async open(): Promise<void> {
+    await this.ensureSchema();
+    await this.checkWritable();
+    this.schedulePurge();
+  }
+
+  /** Runs one statement outside a transaction, retrying while busy; native errors become RegistryErrors. */
+  async read<T>(operation: string, work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.retrying(operation, () => work(this.dialect.reader));
+  }
+
+  /** Runs a write transaction, retrying while busy; native errors become RegistryErrors. */
+  async write<T>(operation: string, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.retrying(operation, () => this.dialect.transaction(work));
+  }
+
+  /**
+   * Deletes the changes older than `olderThanMs` (default: the retention), or
+   * all of them with `{ all: true }`. Watches from a purged revision get
+   * REVISION_TOO_OLD and relist. Returns the revision purged through.
+   */
+  async purgeChanges(options: { all?: boolean; olderThanMs?: number } = {}): Promise<number> {
+    const { state, changes } = this.tables;
+    const run = this.purging.then(async () => {
+      let through: number;
+      if (options.all) {
+        const rows = await this.read('purge', (r) => r.all(`SELECT revision FROM ${state} WHERE id = 1`));
+        through = toInt(rows[0]?.revision);
+      } else {
+        const cutoff = Date.now() - (options.olderThanMs ?? this.options.changeRetentionMs);
+        const rows = await this.read('purge', (r) => r.all(`SELECT MAX(id) AS through FROM ${changes} WHERE created_ms < ?`, [cutoff]));
+        through = rows[0]?.through === null || rows[0]?.through === undefined ? 0 : toInt(rows[0].through);
+      }
+      if (!(through > 0)) return 0;
+      // Lock the state row first, as writers do: the purge and the writes serialize on it.
+      await this.write('purge', async (tx) => {
+        await tx.run(`UPDATE ${state} SET purged_through = ? WHERE id = 1 AND purged_through < ?`, [through, through]);
+        await tx.run(`DELETE FROM ${changes} WHERE id <= ?`, [through]);
+      });
+      return through;
+    });
+    this.purging = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.purgeTimer?.cancel();
+    this.poller.close();
+    await this.purging;
+    await this.dialect.close();
+  }
+
+  private schedulePurge(): void {
+    if (this.closed) return;
+    // Jitter, so processes started together do not purge together.
+    const delay = this.options.purgeIntervalMs * (0.75 + Math.random() * 0.5);
+    this.purgeTimer = this.clock.setTimeout(() => {
+      this.purgeChanges().then(
+        () => this.schedulePurge(),
+        (err: unknown) => {
+          this.logger.warn({ backend: this.backend, err }, '[rollcall] purging old changes failed; will retry');
+          this.schedulePurge();
+        },
+      );
+    }, delay);
+  }
+
+  private async retrying<T>(operation: string, attempt: () => Promise<T>): Promise<T> {
+    const deadline = this.clock.now() + this.options.requestTimeoutMs;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (err instanceof RegistryError) throw err;
+        if (this.dialect.isRetryable(err) && this.clock.now() + wait < deadline && !this.closed) {
+          await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait * (0.5 + Math.random())));
+          continue;
+        }
+        throw this.dialect.toRegistryError(err, operation);
+      }
+    }
+  }
+
+  /** The state row, or undefined when the schema is absent. */
+  private async readState(): Promise<{ schemaVersion: number; createdBy: string } | undefined> {
+    const { state } = this.tables;
+    try {
+      const rows = await this.dialect.reader.all(`SELECT schema_version, created_by FROM ${state} WHERE id = 1`);
+      if (!rows[0]) return undefined;
+      return { schemaVersion: toInt(rows[0].schema_version), createdBy: String(rows[0].created_by) };
+    } catch (err) {
+      if (this.dialect.isMissingTable(err)) return undefined;
+      if (this.dialect.isMissingColumn(err)) throw this.foreign(state, 'it lacks the columns schema_version or created_by', err);
+      throw this.dialect.toRegistryError(err, 'read the schema version');
+    }
+  }
+
+  private foreign(table: string, why: string, cause?: unknown): SchemaMismatchError {
+    return new SchemaMismatchError(
+      `table ${table} does not have Rollcall's layout version ${SCHEMA_VERSION}: ${why}. Use another tablePrefix, or drop the ${this.tables.prefix}* tables if they are Rollcall's and unused`,
+      { backend: this.backend, cause },
+    );
+  }
+
+  private async ensureSchema(): Promise<void> {
+    let found = await this.readState();
+    if (!found) {
+      if (!this.options.createSchema) {
+        throw new SchemaMismatchError(
+          `no Rollcall schema under the prefix ${this.tables.prefix} (table ${this.tables.state} is missing or empty), and createSchema is false: apply schema.sql first`,
+          { backend: this.backend },
+        );
+      }
+      await this.createSchema();
+      found = await this.readState();
+      if (!found) throw new SchemaMismatchError(`created the schema under ${this.tables.prefix}, but ${this.tables.state} has no row`, { backend: this.backend });
+    }
+    if (found.schemaVersion !== SCHEMA_VERSION) {
+      throw new SchemaMismatchError(
+        `the tables under the prefix ${this.tables.prefix} hold schema version ${found.schemaVersion} (written by ${found.createdBy}); this is ${this.options.createdBy}, which uses version ${SCHEMA_VERSION}. Use the matching Rollcall version, or another tablePrefix`,
+        { backend: this.backend },
+      );
+    }
+    const { records, changes } = this.tables;
+    const probes: [string, string][] = [
+      [records, `SELECT cluster_name, record_key, record_version, record_value FROM ${records} WHERE 1 = 0`],
+      [changes, `SELECT id, cluster_name, record_key, record_version, record_value, created_ms FROM ${changes} WHERE 1 = 0`],
+    ];
+    for (const [table, sql] of probes) {
+      try {
+        await this.dialect.reader.all(sql);
+      } catch (err) {
+        if (this.dialect.isMissingTable(err)) throw this.foreign(table, 'the table is missing', err);
+        if (this.dialect.isMissingColumn(err)) throw this.foreign(table, 'a column is missing', err);
+        throw this.dialect.toRegistryError(err, `check table ${table}`);
+      }
+    }
+  }
+
+  private async createSchema(): Promise<void> {
+    const { state, changes } = this.tables;
+    this.logger.info({ backend: this.backend, prefix: this.tables.prefix }, '[rollcall] creating the schema');
+    try {
+      await this.dialect.createSchema(this.dialect.schemaStatements(this.tables), async (tx) => {
+        const existing = await tx.all(`SELECT id FROM ${state} WHERE id = 1`);
+        if (existing.length > 0) return; // another process finished first
+        // Changes left by an interrupted creation keep their ids: the counter starts above them.
+        const rows = await tx.all(`SELECT COALESCE(MAX(id), 0) AS top FROM ${changes}`);
+        const top = toInt(rows[0]?.top ?? 0);
+        await tx.run(`INSERT INTO ${state} (id, schema_version, revision, purged_through, created_by) VALUES (1, ?, ?, ?, ?)`, [
+          SCHEMA_VERSION,
+          top,
+          top,
+          this.options.createdBy,
+        ]);
+      });
+    } catch (err) {
+      if (this.dialect.isDuplicateKey(err)) return; // a concurrent creator inserted the state row
+      if (this.dialect.isPermissionDenied(err)) {
+        throw new PermissionError(
+          'PERMISSION_DENIED',
+          `the schema under the prefix ${this.tables.prefix} is missing and this user may not create tables (CREATE denied): apply the package's schema.sql as a user who may, then connect again`,
+          { backend: this.backend, cause: err },
+        );
+      }
+      throw err instanceof RegistryError ? err : this.dialect.toRegistryError(err, 'create the schema');
+    }
+  }
+
+  /** Statements that change nothing but need each write privilege: a read-only user fails here, at connect. */
+  private async checkWritable(): Promise<void> {
+    const { state, records, changes } = this.tables;
+    const recordCols = 'cluster_name, record_key, record_version, record_value';
+    const changeCols = 'id, cluster_name, record_key, record_version, record_value, created_ms';
+    const checks: [string, string, string][] = [
+      ['UPDATE', state, `UPDATE ${state} SET revision = revision WHERE 1 = 0`],
+      ['INSERT', records, `INSERT INTO ${records} (${recordCols}) SELECT ${recordCols} FROM ${records} WHERE 1 = 0`],
+      ['UPDATE', records, `UPDATE ${records} SET record_version = record_version WHERE 1 = 0`],
+      ['DELETE', records, `DELETE FROM ${records} WHERE 1 = 0`],
+      ['INSERT', changes, `INSERT INTO ${changes} (${changeCols}) SELECT ${changeCols} FROM ${changes} WHERE 1 = 0`],
+      ['DELETE', changes, `DELETE FROM ${changes} WHERE 1 = 0`],
+    ];
+    for (const [privilege, table, sql] of checks) {
+      try {
+        await this.dialect.reader.run(sql);
+      } catch (err) {
+        if (this.dialect.isPermissionDenied(err)) {
+          throw new PermissionError(
+            'PERMISSION_DENIED',
+            `this user may not ${privilege} on ${table}; Rollcall needs SELECT, INSERT, UPDATE and DELETE on ${state}, ${records} and ${changes}`,
+            { backend: this.backend, cause: err },
+          );
+        }
+        throw this.dialect.toRegistryError(err, `check ${privilege} on ${table}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,4 @@
+import { mergeConfig } from 'vitest/config';
+import { sharedTestConfig } from '../../vitest.shared.js';
+
+export default mergeConfig(sharedTestConfig, {});

@@ -1,0 +1,135 @@
+import { createRequire } from 'node:module';
+import type { SqlDialect, SqlExecutor, SqlRow, SqlValue, TableNames } from '@rollcall/sql';
+import { BACKEND, isBusy, isDuplicateKey, isMissingColumn, isMissingTable, isPermissionDenied, toRegistryError } from './errors.js';
+
+/** The slice of better-sqlite3 12.x this backend uses. */
+interface Statement {
+  readonly reader: boolean;
+  all(...params: SqlValue[]): unknown[];
+  run(...params: SqlValue[]): { changes: number };
+}
+
+interface Database {
+  prepare(sql: string): Statement;
+  exec(sql: string): void;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  close(): void;
+  readonly inTransaction: boolean;
+}
+
+type DatabaseConstructor = new (path: string, options?: { timeout?: number }) => Database;
+
+// better-sqlite3 is CommonJS with a native addon.
+const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
+
+export interface SqliteDialectOptions {
+  /** Absolute path of the file, or `:memory:`. */
+  path: string;
+  busyTimeoutMs: number;
+}
+
+/**
+ * SQLite through one better-sqlite3 connection per process and file. Calls are
+ * synchronous, so a queue keeps each transaction whole against the other calls
+ * of this process; other processes are kept out by SQLite's own locks (WAL
+ * mode: readers never block the one writer), with `BEGIN IMMEDIATE` taking the
+ * write lock up front so no transaction has to upgrade halfway and deadlock.
+ */
+export class SqliteDialect implements SqlDialect {
+  readonly backend = BACKEND;
+  readonly reader: SqlExecutor;
+  private readonly db: Database;
+  private readonly statements = new Map<string, Statement>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly options: SqliteDialectOptions) {
+    try {
+      this.db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs });
+      // WAL: one writer and many readers across processes; NORMAL is durable across a process crash.
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+    } catch (err) {
+      throw toRegistryError(err, 'open', options.path);
+    }
+    const direct = this.executor();
+    this.reader = {
+      all: (sql, params) => this.serialized(() => direct.all(sql, params)),
+      run: (sql, params) => this.serialized(() => direct.run(sql, params)),
+    };
+  }
+
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.serialized(async () => {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work(this.executor());
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  async nextRevision(tx: SqlExecutor, tables: TableNames): Promise<number> {
+    const rows = await tx.all(`UPDATE ${tables.state} SET revision = revision + 1 WHERE id = 1 RETURNING revision`);
+    return Number(rows[0]?.revision);
+  }
+
+  schemaStatements(t: TableNames): string[] {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  schema_version INTEGER NOT NULL,\n  revision INTEGER NOT NULL,\n  purged_through INTEGER NOT NULL,\n  created_by TEXT NOT NULL\n)`,
+      `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) WITHOUT ROWID`,
+      `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT,\n  created_ms INTEGER NOT NULL\n)`,
+      `CREATE INDEX IF NOT EXISTS ${t.changes}_created ON ${t.changes} (created_ms)`,
+    ];
+  }
+
+  createSchema(statements: readonly string[], seed: (tx: SqlExecutor) => Promise<void>): Promise<void> {
+    // SQLite's DDL is transactional: the tables and the state row appear together or not at all.
+    return this.transaction(async (tx) => {
+      for (const sql of statements) this.db.exec(sql);
+      await seed(tx);
+    });
+  }
+
+  isDuplicateKey = isDuplicateKey;
+  isMissingTable = isMissingTable;
+  isMissingColumn = isMissingColumn;
+  isPermissionDenied = isPermissionDenied;
+  isRetryable = isBusy;
+
+  toRegistryError(error: unknown, operation: string) {
+    return toRegistryError(error, operation, this.options.path);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.catch(() => undefined);
+    this.db.close();
+  }
+
+  private executor(): SqlExecutor {
+    return {
+      all: async (sql, params = []) => this.prepare(sql).all(...params) as SqlRow[],
+      run: async (sql, params = []) => this.prepare(sql).run(...params).changes,
+    };
+  }
+
+  private prepare(sql: string): Statement {
+    if (this.closed) throw new Error('the database is closed');
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
+
+  /** Runs `work` when every earlier call of this process is done. */
+  private serialized<T>(work: () => Promise<T> | T): Promise<T> {
+    const run = this.queue.then(() => work());
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}

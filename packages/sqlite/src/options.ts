@@ -1,0 +1,38 @@
+import type { OptionSchema } from '@rollcall/core';
+import { sqlOptionSchema, type SqlStoreOptions } from '@rollcall/sql';
+
+/** `registry.sqlite.*`: the database file, and the keys every SQL backend has. */
+export interface SqliteOptions extends SqlStoreOptions {
+  /**
+   * The database file, created when missing (its directory must exist). A
+   * relative path is resolved against the working directory. Every process
+   * that names the same file on the same host shares the registry. Keep it on
+   * a local disk: SQLite's locking is not safe over NFS or SMB.
+   * Default `rollcall.db`.
+   */
+  readonly path: string;
+  /**
+   * How long one statement waits for another process's write lock before the
+   * store backs off and retries (until `registry.requestTimeoutMs`), in
+   * milliseconds. A wait blocks this process's event loop, so keep it short.
+   * Default 50.
+   */
+  readonly busyTimeoutMs: number;
+  /** How often the change table is read for the watch, milliseconds. Default 100. */
+  readonly pollIntervalMs: number;
+}
+
+/** The default poll interval: a local file is cheap to read. */
+export const SQLITE_POLL_INTERVAL_MS = 100;
+
+/** The option schema of `registry.sqlite.*`. */
+export const sqliteOptionSchema: OptionSchema = {
+  path: {
+    type: 'string',
+    default: 'rollcall.db',
+    doc: 'The SQLite database file (created when missing; relative paths from the working directory). Processes naming the same file share the registry. Local disks only.',
+    check: (v) => (v.trim() === '' ? 'must not be empty' : v.includes('\0') ? 'must not contain NUL' : undefined),
+  },
+  busyTimeoutMs: { type: 'integer', default: 50, min: 0, max: 10_000, doc: 'Wait for another process\'s write lock per attempt, ms, before backing off and retrying. Default 50.' },
+  ...sqlOptionSchema({ pollIntervalMs: SQLITE_POLL_INTERVAL_MS }),
+};
