@@ -6,5 +6,7 @@ export default mergeConfig(sharedTestConfig, {
     globalSetup: ['@rollcall/tools/testenv/setup-etcd'],
     // Some files restart or compact the one etcd every file uses: run files one at a time.
     fileParallelism: false,
+    // Fault cases wait out etcd restarts (a graceful stop takes up to ~8 s with open watches).
+    testTimeout: 90_000,
   },
 });

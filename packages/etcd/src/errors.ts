@@ -40,6 +40,8 @@ function messageOf(err: unknown): string {
  */
 export function toRegistryError(err: unknown, context: CallContext): RegistryError {
   if (err instanceof RegistryError) return err;
+  // Errors of streams (watch) come from gRPC untyped, with a numeric status code.
+  if (err instanceof Error && err.constructor === Error && typeof (err as { code?: unknown }).code === 'number') err = etcd3.castGrpcError(err);
   const message = messageOf(err);
   const user = context.username === undefined ? 'without authentication' : `as user ${JSON.stringify(context.username)}`;
   const options = { backend: BACKEND, cause: err };
