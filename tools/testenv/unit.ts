@@ -18,6 +18,8 @@ export interface Unit {
   isHealthy(): Promise<boolean>;
   /** How long a start may take until healthy. */
   startTimeoutMs: number;
+  /** How long a SIGTERM may take before SIGKILL (default 15 s). */
+  stopGraceMs?: number;
 }
 
 /** The pid of a unit's process when it runs. */
@@ -56,5 +58,5 @@ export async function waitUntilHealthy(unit: Unit, timeoutMs = unit.startTimeout
 
 /** Stops units (SIGTERM, then SIGKILL after a grace period), in reverse order. */
 export async function stopUnits(units: readonly Unit[], options: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
-  for (const unit of [...units].reverse()) await stopDaemon(unit.name, options);
+  for (const unit of [...units].reverse()) await stopDaemon(unit.name, { ...options, graceMs: unit.stopGraceMs });
 }
