@@ -1,5 +1,6 @@
 import type { Registry } from '@rollcall/core';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../wait-for.js';
 import { codeOf, writtenKeys, type Harness } from './harness.js';
 
 /** Names every call must refuse: empty, spaces, slashes, bad edges, too long, not strings. */
@@ -84,6 +85,8 @@ export function badInputCases(h: Harness): void {
       expect(await codeOf(r.announce({ role: 'worker', id: 'big', payload: tooBig }))).toBe('PAYLOAD_TOO_LARGE');
       expect(await writtenKeys(r)).toEqual([]);
       const member = await r.announce({ role: 'worker', id: 'w1', payload: { ok: 1 } });
+      // The peer is another client: the announce reaches it through its watch, within the bound.
+      await waitFor(async () => (await peer.members('worker')).length === 1 || undefined, h.timings.watchBoundMs, 'the peer to see the member');
       expect(await codeOf(member.update(tooBig))).toBe('PAYLOAD_TOO_LARGE');
       expect(member.payload).toEqual({ ok: 1 });
       const stored = await r.recordStore.get('member/worker/w1');
