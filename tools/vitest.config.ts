@@ -11,6 +11,8 @@ export default mergeConfig(sharedTestConfig, {
     globalSetup: ['./test/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // the teardown stops the private instance; vitest must not exit in the middle of it
+    teardownTimeout: 120_000,
     // fault tests stop and restart servers: no other file may use them meanwhile
     fileParallelism: false,
   },

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { runStep } from './run-step.js';
-import { testenvRoot } from './paths.js';
+import { binaryCacheRoot, testenvRoot } from './paths.js';
+import { withLock } from './lock.js';
 
 function isInstalled(pkg: string): boolean {
   try {
@@ -19,6 +20,12 @@ let updated = false;
  * `npm ci && npm test`. Runs `apt-get update` once per process, only when something is missing.
  */
 export async function ensureDebianPackages(packages: readonly string[]): Promise<void> {
+  if (packages.every(isInstalled)) return;
+  // environments with different roots may install at once; dpkg allows one at a time
+  await withLock(join(binaryCacheRoot(), '..', 'apt.lock'), 30 * 60_000, () => install(packages));
+}
+
+async function install(packages: readonly string[]): Promise<void> {
   const missing = packages.filter((p) => !isInstalled(p));
   if (missing.length === 0) return;
   const logFile = join(testenvRoot(), 'logs', 'apt-get.log');
@@ -36,5 +43,6 @@ export async function ensureDebianPackages(packages: readonly string[]): Promise
     await run('apt-get update', ['update']);
     updated = true;
   }
-  await run(`apt-get install ${missing.join(' ')}`, ['install', '-y', '--no-install-recommends', ...missing]);
+  // wait for a dpkg lock held by anything else on the machine rather than fail at once
+  await run(`apt-get install ${missing.join(' ')}`, ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...missing]);
 }

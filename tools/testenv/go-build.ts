@@ -5,6 +5,7 @@ import { binaryCacheRoot, goModuleDir, testenvRoot } from './paths.js';
 import { componentVersion, type GoComponent } from './go-components.js';
 import { runStep } from './run-step.js';
 import { TestenvError } from './errors.js';
+import { withLock } from './lock.js';
 
 const COMPLETE_MARKER = '.complete';
 
@@ -36,6 +37,15 @@ function goEnv(): NodeJS.ProcessEnv {
 export async function ensureBuilt(component: GoComponent): Promise<string> {
   const target = componentDir(component);
   if (isBuilt(component)) return target;
+  // the cache is shared by every environment root: one build per component at a time,
+  // the others wait for it (two Kubernetes builds at once would each take twice as long)
+  return withLock(`${target}.lock`, BUILD_LOCK_TIMEOUT_MS, async () => (isBuilt(component) ? target : build(component)));
+}
+
+const BUILD_LOCK_TIMEOUT_MS = 80 * 60_000;
+
+async function build(component: GoComponent): Promise<string> {
+  const target = componentDir(component);
   const version = componentVersion(component);
   const logFile = join(testenvRoot(), 'logs', `build-${component.name}-${version}.log`);
   const staging = `${target}.tmp-${process.pid}`;

@@ -56,7 +56,7 @@ export async function up(names: readonly string[] = []): Promise<string> {
     if (failures.length > 0) {
       await refreshEnvFile();
       // every failure, not just the first: each says what failed and where its log is
-      throw new TestenvError(`up failed for ${failures.map((f) => f.server).join(', ')}:\n` + failures.map((f) => `* ${f.server}: ${f.error.message}`).join('\n'));
+      throw new TestenvError(`up failed for ${failures.map((f) => f.server).join(', ')}:\n` + failures.map((f) => `* ${f.error.message.replace(/^\[testenv\] /, "")}`).join('\n'));
     }
     const file = await refreshEnvFile();
     say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; env file: ${file}`);

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,10 +42,14 @@ export function binaryCacheRoot(): string {
 
 /** The tools/ package directory (works from the sources and from dist/). */
 export function toolsPackageDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
   // sources live in tools/testenv, compiled files in tools/dist/testenv
-  while (!dir.endsWith('/tools') && dir !== '/') dir = dirname(dir);
-  return dir;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (dir !== '/') {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@rollcall/tools') return dir;
+    dir = dirname(dir);
+  }
+  throw new Error(`@rollcall/tools: no package.json above ${fileURLToPath(import.meta.url)}`);
 }
 
 /** Directory of the Go module that pins one built component (tools/go/<name>). */
