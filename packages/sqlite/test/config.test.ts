@@ -1,0 +1,133 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
+import { createSqliteStore, sqliteOptionSchema, type SqliteOptions, type SqliteStore } from '../src/index.js';
+import { rawConnection, tempDir } from './support/sqlite.js';
+
+const dir = tempDir();
+const defaults = Object.fromEntries(Object.entries(sqliteOptionSchema).map(([k, spec]) => [k, spec.default])) as unknown as SqliteOptions;
+const registries: Registry[] = [];
+const stores: SqliteStore[] = [];
+afterEach(async () => {
+  await Promise.allSettled(registries.splice(0).map((r) => r.close()));
+  await Promise.allSettled(stores.splice(0).map((s) => s.close()));
+});
+
+const lease = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions: 1 };
+
+async function configError(sqlite: Record<string, unknown>): Promise<{ code: string; key?: string; message: string }> {
+  return createRegistry({ type: 'sqlite', sqlite }).then(
+    (r) => {
+      registries.push(r);
+      throw new Error('connected, but an error was expected');
+    },
+    (e: { code: string; key?: string; message: string }) => e,
+  );
+}
+
+describe('sqlite: registry.sqlite.path', () => {
+  it('defaults to rollcall.db in the working directory, created on first use', async () => {
+    const cwd = process.cwd();
+    const here = join(dir, 'default');
+    mkdirSync(here);
+    process.chdir(here);
+    try {
+      const registry = await createRegistry({ type: 'sqlite' });
+      registries.push(registry);
+      expect((registry.recordStore as SqliteStore).path).toBe(join(here, 'rollcall.db'));
+      expect(existsSync(join(here, 'rollcall.db'))).toBe(true);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('is in WAL mode, so readers in other processes never block the writer', async () => {
+    const path = join(dir, 'wal.db');
+    stores.push(await createSqliteStore({ cluster: 'c', options: { ...defaults, path }, requestTimeoutMs: 2000 }));
+    const raw = rawConnection(path);
+    expect(await raw.exec('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
+    raw.close();
+  });
+
+  it('the environment form names the file: REGISTRY_SQLITE_PATH', async () => {
+    const path = join(dir, 'env.db');
+    const registry = await createRegistry(configFromEnv({ REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PATH: path, REGISTRY_SQLITE_POLL_INTERVAL_MS: '50' }));
+    registries.push(registry);
+    expect((registry.recordStore as SqliteStore).path).toBe(path);
+  });
+
+  it('a directory that does not exist is INVALID_CONFIG naming the key, and nothing is created', async () => {
+    const err = await configError({ path: join(dir, 'missing', 'x.db') });
+    expect(err.code).toBe('INVALID_CONFIG');
+    expect(err.key).toBe('registry.sqlite.path');
+    expect(err.message).toContain(join(dir, 'missing'));
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
+  });
+
+  it('a path that is a directory is INVALID_CONFIG', async () => {
+    const err = await configError({ path: dir });
+    expect(err.code).toBe('INVALID_CONFIG');
+    expect(err.key).toBe('registry.sqlite.path');
+  });
+
+  it('a file that is not a SQLite database is INVALID_CONFIG, and the file is left as it was', async () => {
+    const path = join(dir, 'not-a-db.txt');
+    writeFileSync(path, 'hello, this is a text file and certainly not a database '.repeat(20));
+    const err = await configError({ path });
+    expect(err.code).toBe('INVALID_CONFIG');
+    expect(err.key).toBe('registry.sqlite.path');
+    expect(err.message).toContain('not a usable SQLite database');
+  });
+
+  it.each([
+    [{ path: '' }, 'registry.sqlite.path'],
+    [{ path: '  ' }, 'registry.sqlite.path'],
+    [{ busyTimeoutMs: -1 }, 'registry.sqlite.busyTimeoutMs'],
+    [{ pollIntervalMs: 0 }, 'registry.sqlite.pollIntervalMs'],
+    [{ tablePrefix: '1x' }, 'registry.sqlite.tablePrefix'],
+    [{ file: 'x.db' }, 'registry.sqlite.file'],
+  ])('%j is INVALID_CONFIG naming %s', async (sqlite, key) => {
+    const err = await configError(sqlite);
+    expect(err.code).toBe('INVALID_CONFIG');
+    expect(err.key).toBe(key);
+  });
+});
+
+describe('sqlite: another process holding the write lock', () => {
+  it('a write waits and retries while the lock is held briefly, then succeeds', async () => {
+    const path = join(dir, 'busy.db');
+    const store = await createSqliteStore({ cluster: 'c', options: { ...defaults, path }, requestTimeoutMs: 5000 });
+    stores.push(store);
+    const raw = rawConnection(path);
+    await raw.exec('BEGIN IMMEDIATE');
+    const write = store.create('lock/x', lease);
+    let released = false;
+    setTimeout(() => {
+      released = true;
+      void raw.exec('COMMIT');
+    }, 300);
+    const created = await write;
+    expect(released).toBe(true);
+    expect((await store.get('lock/x'))!.version).toBe(created.version);
+    raw.close();
+  });
+
+  it('a lock held past the request timeout fails the write UNAVAILABLE and writes nothing', async () => {
+    const path = join(dir, 'busy2.db');
+    const store = await createSqliteStore({ cluster: 'c', options: { ...defaults, path }, requestTimeoutMs: 400 });
+    stores.push(store);
+    const raw = rawConnection(path);
+    await raw.exec('BEGIN IMMEDIATE');
+    const err = await store.create('lock/x', lease).then(
+      () => undefined,
+      (e: { code: string; message: string }) => e,
+    );
+    expect(err?.code).toBe('UNAVAILABLE');
+    expect(err?.message).toContain('locked by another process');
+    await raw.exec('COMMIT');
+    expect(await store.get('lock/x')).toBeUndefined();
+    expect((await store.list('')).revision).toBe('0');
+    raw.close();
+  });
+});
