@@ -18,6 +18,11 @@ interface ClientInternals {
 
 const CM_CONNECTING = 1;
 
+interface Waiter {
+  resume(): void;
+  abort(error: RegistryError): void;
+}
+
 export interface SessionOptions {
   connectString: string;
   sessionTimeoutMs: number;
@@ -58,6 +63,8 @@ export class ZkSession {
   private readonly dropListeners = new Set<(error: RegistryError) => void>();
   private readonly connectedListeners = new Set<() => void>();
   private sessionIdHex = '';
+  /** Requests waiting for the connection to come back. */
+  private readonly waiters = new Set<Waiter>();
 
   constructor(private readonly options: SessionOptions) {
     this.negotiatedMs = options.sessionTimeoutMs;
@@ -111,39 +118,56 @@ export class ZkSession {
   }
 
   /**
-   * Runs one request on the current client. Fails UNAVAILABLE at once when not
-   * connected (nothing is queued for later), and after `requestTimeoutMs`
-   * without an answer.
+   * Runs one request on the current client, within `requestTimeoutMs`. While
+   * the connection is down the request waits here, unsent, for the session to
+   * come back (the library would queue it and send it whenever); it fails
+   * UNAVAILABLE when the time is up. A read (`idempotent`) that loses its
+   * connection mid-flight is sent again once reconnected; a write is not, as
+   * it may have been applied.
    */
-  call<T>(what: string, key: string | undefined, run: (client: Client, done: (error: unknown, value?: T) => void) => void): Promise<T> {
+  call<T>(what: string, key: string | undefined, run: (client: Client, done: (error: unknown, value?: T) => void) => void, idempotent = false): Promise<T> {
+    const on = `${what}${key ? ` ${key}` : ''}`;
     return new Promise<T>((resolve, reject) => {
-      if (this.phase !== 'connected') {
-        reject(new UnavailableError(`${what}${key ? ` ${key}` : ''}: not connected to ZooKeeper (${this.phase})`, { backend: BACKEND }));
-        return;
-      }
-      const generation = this.generation;
-      const sentAt = this.options.clock.now();
       let settled = false;
-      const timer = this.options.clock.setTimeout(() => {
+      let waiter: Waiter | undefined;
+      const finish = (error: unknown, value?: T) => {
         if (settled) return;
         settled = true;
-        reject(new UnavailableError(`${what}${key ? ` ${key}` : ''}: no answer within ${this.options.requestTimeoutMs} ms`, { backend: BACKEND }));
-      }, this.options.requestTimeoutMs);
-      try {
-        run(this.client, (error, value) => {
-          if (generation === this.generation && !isConnectionError(error)) this.answered(sentAt);
-          if (settled) return;
-          settled = true;
-          timer.cancel();
-          if (generation !== this.generation) reject(new UnavailableError(`${what}${key ? ` ${key}` : ''}: the session ended`, { backend: BACKEND, cause: error }));
-          else if (error) reject(mapError(error, what, key));
-          else resolve(value as T);
-        });
-      } catch (err) {
-        settled = true;
         timer.cancel();
-        reject(mapError(err, what, key));
-      }
+        if (waiter) this.waiters.delete(waiter);
+        if (error) reject(error);
+        else resolve(value as T);
+      };
+      const timer = this.options.clock.setTimeout(() => {
+        const why = this.phase === 'connected' ? `no answer within ${this.options.requestTimeoutMs} ms` : `not connected to ZooKeeper within ${this.options.requestTimeoutMs} ms (${this.phase})`;
+        finish(new UnavailableError(`${on}: ${why}`, { backend: BACKEND }));
+      }, this.options.requestTimeoutMs);
+      const attempt = (retries: number) => {
+        if (settled) return;
+        if (this.phase === 'closed') return finish(new UnavailableError(`${on}: the store is closed`, { backend: BACKEND }));
+        if (this.phase !== 'connected') {
+          waiter = { resume: () => attempt(retries), abort: (error) => finish(error) };
+          this.waiters.add(waiter);
+          return;
+        }
+        waiter = undefined;
+        const generation = this.generation;
+        const sentAt = this.options.clock.now();
+        try {
+          run(this.client, (error, value) => {
+            const lostConnection = isConnectionError(error) || generation !== this.generation;
+            if (!lostConnection) this.answered(sentAt);
+            if (settled) return;
+            if (lostConnection && idempotent && retries > 0) return attempt(retries - 1);
+            if (lostConnection) finish(new UnavailableError(`${on}: the connection dropped before the answer`, { backend: BACKEND, cause: error }));
+            else if (error) finish(mapError(error, what, key));
+            else finish(undefined, value);
+          });
+        } catch (err) {
+          finish(mapError(err, what, key));
+        }
+      };
+      attempt(2);
     });
   }
 
@@ -158,7 +182,10 @@ export class ZkSession {
     const wasConnected = this.phase === 'connected';
     this.phase = 'closed';
     this.clearTimers();
-    this.drop(new UnavailableError('the store is closed', { backend: BACKEND }));
+    const closedError = new UnavailableError('the store is closed', { backend: BACKEND });
+    this.drop(closedError);
+    for (const waiter of [...this.waiters]) waiter.abort(closedError);
+    this.waiters.clear();
     const client = this.client;
     this.generation++;
     if (!client) return;
@@ -230,6 +257,10 @@ export class ZkSession {
     this.options.logger.info({ backend: BACKEND, sessionId: this.sessionIdHex, sessionTimeoutMs: this.negotiatedMs, after: previous }, '[rollcall] [zookeeper] session connected');
     if (previous !== 'connecting') this.emit('connected');
     for (const listener of [...this.connectedListeners]) listener();
+    for (const waiter of [...this.waiters]) {
+      this.waiters.delete(waiter);
+      waiter.resume();
+    }
   }
 
   private disconnected(why: string): void {
@@ -280,7 +311,7 @@ export class ZkSession {
       if (!this.pingInFlight) {
         this.pingInFlight = true;
         const generation = this.generation;
-        this.call<unknown>('ping', undefined, (client, done) => client.exists('/', done)).then(
+        this.call<unknown>('ping', undefined, (client, done) => client.exists('/', done), false).then(
           () => generation === this.generation && (this.pingInFlight = false),
           () => generation === this.generation && (this.pingInFlight = false),
         );

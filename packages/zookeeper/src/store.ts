@@ -148,7 +148,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
       await this.createIfMissing(path, Buffer.alloc(0), ancestorAcls(this.options));
     }
     await this.createIfMissing(this.clusterPath, Buffer.from(JSON.stringify(LAYOUT)), this.acls);
-    const data = await this.session.call<Buffer>('read the cluster znode', this.clusterPath, (c, done) => c.getData(this.clusterPath, (e, d) => done(e, d)));
+    const data = await this.session.call<Buffer>('read the cluster znode', this.clusterPath, (c, done) => c.getData(this.clusterPath, (e, d) => done(e, d)), true);
     const layout = parseLayout(data);
     if (layout !== undefined && layout !== LAYOUT.rollcallLayout) {
       throw new SchemaMismatchError(`${this.clusterPath} holds records in layout ${JSON.stringify(layout)}, this version of @rollcall/zookeeper reads layout ${LAYOUT.rollcallLayout}`, { backend: BACKEND });
@@ -165,7 +165,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
   }
 
   private exists(path: string, what: string): Promise<Stat | undefined> {
-    return this.session.call<Stat | undefined>(what, path, (c, done) => c.exists(path, (e, stat) => done(e, stat ?? undefined)));
+    return this.session.call<Stat | undefined>(what, path, (c, done) => c.exists(path, (e, stat) => done(e, stat ?? undefined)), true);
   }
 
   private pathOf(key: RecordKey): string {
@@ -195,7 +195,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
         const cb = (e: unknown, data: Buffer, stat: Stat) => done(e, { data, stat });
         if (watch) c.getData(path, this.onDataEvent, cb);
         else c.getData(path, cb);
-      })
+      }, true)
       .then(
         ({ data, stat }): NodeRead => {
           const version = versionOf(stat.mzxid);
@@ -266,7 +266,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
       const cb = (e: unknown, names: string[], stat: Stat) => done(e, { names, stat });
       if (watch) c.getChildren(this.clusterPath, this.onChildEvent, cb);
       else c.getChildren(this.clusterPath, cb);
-    });
+    }, true);
     const keys: RecordKey[] = [];
     for (const name of names) {
       const key = decodeKey(name);
