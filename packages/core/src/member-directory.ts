@@ -25,15 +25,31 @@ export class MemberDirectory {
   private readonly present = new Map<RecordKey, Present>();
   private readonly listeners = new Set<{ role: string | undefined; listener: MemberListener }>();
   private readonly unsubscribe: () => void;
+  private readonly offLive: () => void;
+  private readonly deferred = new Map<RecordKey, CacheEntry>();
+  private settleTimer: Timer | undefined;
 
+  /**
+   * @param settleMs after the watch comes back, how long resumed changes get to
+   *   arrive before members that fell due while this process was blind are expired.
+   */
   constructor(
     private readonly cache: WatchCache,
     private readonly store: MonitoredStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly settleMs: number,
   ) {
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
     this.unsubscribe = cache.subscribe(MEMBER_PREFIX, (change) => this.onChange(change));
+    this.offLive = cache.onLive(() => {
+      this.settleTimer?.cancel();
+      this.settleTimer = this.clock.setTimeout(() => {
+        const due = [...this.deferred.values()];
+        this.deferred.clear();
+        due.forEach((entry) => this.expire(entry));
+      }, this.settleMs);
+    });
   }
 
   /** Present members of `role`, sorted by id. */
@@ -50,6 +66,8 @@ export class MemberDirectory {
 
   close(): void {
     this.unsubscribe();
+    this.offLive();
+    this.settleTimer?.cancel();
     for (const p of this.present.values()) p.expiryTimer.cancel();
     this.present.clear();
   }
@@ -81,6 +99,11 @@ export class MemberDirectory {
   private expire(entry: CacheEntry): void {
     const current = this.present.get(entry.key);
     if (!current || current.version !== entry.version) return;
+    // While the watch is down, an unseen heartbeat is our blindness, not the member's death.
+    if (!this.cache.live) {
+      this.deferred.set(entry.key, entry);
+      return;
+    }
     this.drop(entry.key, 'expired');
     this.store.delete(entry.key, entry.version).catch((err: unknown) => {
       if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND)) this.logger.debug({ err, key: entry.key }, '[rollcall] could not delete an expired member');

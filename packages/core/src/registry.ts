@@ -130,7 +130,7 @@ export class Registry extends Emitter<RegistryEvents> {
       await store.close().catch(() => {});
       throw err;
     }
-    const directory = new MemberDirectory(cache, monitored, clock, logger);
+    const directory = new MemberDirectory(cache, monitored, clock, logger, Math.min(resolved.member.heartbeatIntervalMs, 1000));
     registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
     registry.wire(store);
     return registry;

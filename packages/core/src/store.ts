@@ -35,7 +35,11 @@ export type WatchEvent =
   | { type: 'put'; record: StoredRecord; revision: string }
   | { type: 'delete'; key: RecordKey; revision: string }
   | { type: 'corrupt'; entry: CorruptEntry; revision: string }
-  /** Nothing changed under the prefix up to `revision` (a bookmark); lets a resume skip ahead. */
+  /**
+   * Nothing changed under the prefix up to `revision` (a bookmark); lets a
+   * resume skip ahead. A store should send one as soon as a watch is
+   * established, so the cache knows it sees again.
+   */
   | { type: 'progress'; revision: string };
 
 /** Receives a watch's events. After `error`, the watch has ended and sends nothing more. */

@@ -49,6 +49,9 @@ export class WatchCache {
   private generation = 0;
   private closed = false;
   private readyPromise: Promise<void> | undefined;
+  private isLive = true;
+  private liveTimer: Timer | undefined;
+  private readonly liveListeners = new Set<() => void>();
 
   constructor(private readonly options: WatchCacheOptions) {
     this.retryDelay = options.retryDelayMs;
@@ -72,6 +75,27 @@ export class WatchCache {
     return [...this.entries.values()].filter((e) => e.key.startsWith(prefix));
   }
 
+  /**
+   * False while the watch is down: the cache may be missing changes, so an
+   * unchanged record proves nothing about its holder. True again once the
+   * resumed watch delivers or a relist lands.
+   */
+  get live(): boolean {
+    return this.isLive;
+  }
+
+  /** Calls `listener` whenever the cache goes from blind to live; returns the unsubscribe function. */
+  onLive(listener: () => void): () => void {
+    this.liveListeners.add(listener);
+    return () => this.liveListeners.delete(listener);
+  }
+
+  private setLive(live: boolean): void {
+    if (this.isLive === live) return;
+    this.isLive = live;
+    if (live) for (const listener of [...this.liveListeners]) listener();
+  }
+
   /** Calls `listener` for each change under `prefix`; returns the unsubscribe function. */
   subscribe(prefix: string, listener: CacheListener): () => void {
     const item = { prefix, listener };
@@ -84,6 +108,7 @@ export class WatchCache {
     this.generation++;
     this.subscription?.close();
     this.retryTimer?.cancel();
+    this.liveTimer?.cancel();
   }
 
   private watchFrom(revision: string): void {
@@ -102,10 +127,16 @@ export class WatchCache {
         this.onWatchError(error);
       },
     });
+    // A store that does not announce an established watch: one that has lasted this long without error is trusted.
+    if (!this.isLive) {
+      this.liveTimer?.cancel();
+      this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.maxRetryDelayMs);
+    }
   }
 
   private onEvent(event: WatchEvent): void {
     this.revision = event.revision;
+    this.setLive(true);
     if (event.type === 'put') this.put(event.record, undefined);
     else if (event.type === 'corrupt') this.put(undefined, event.entry);
     else if (event.type === 'delete') this.remove(event.key);
@@ -113,6 +144,7 @@ export class WatchCache {
 
   private onWatchError(error: RegistryError): void {
     if (this.closed) return;
+    this.setLive(false);
     const relist = error.code === ErrorCode.REVISION_TOO_OLD;
     this.options.logger.debug({ err: error, relist }, '[rollcall] watch ended; resuming');
     this.retryTimer = this.options.clock.setTimeout(() => {
@@ -127,6 +159,7 @@ export class WatchCache {
       (list) => {
         if (this.closed) return;
         this.apply(list);
+        this.setLive(true);
         this.watchFrom(list.revision);
       },
       (error: unknown) => {

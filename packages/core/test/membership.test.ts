@@ -124,4 +124,35 @@ describe('membership on the injected clock', () => {
     const summary = events.map((e) => `${e.type} ${e.member.id} ${JSON.stringify(e.member.payload)}`).sort();
     expect(summary).toEqual(['added fresh 2', 'removed gone 1', 'updated changed "new"']);
   });
+
+  it('an observer that is cut off does not expire members it merely could not see', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    await a.registry.announce({ role: 'worker', id: 'alive', payload: 1 });
+    await h.clock.advance(0);
+    b.store.partition();
+    await h.clock.advance(60_000); // far past the lease; A heartbeats all along
+    b.store.heal();
+    await h.clock.advance(10_000);
+    expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added alive']);
+  });
+
+  it('a member that died while the observer was cut off is removed once the observer sees again', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    await a.registry.announce({ role: 'worker', id: 'dies', payload: 1 });
+    await h.clock.advance(0);
+    b.store.partition();
+    a.store.partition(); // the member stops heartbeating for good
+    await h.clock.advance(60_000);
+    b.store.heal();
+    await h.clock.advance(10_000);
+    expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added dies', 'removed dies']);
+  });
 });

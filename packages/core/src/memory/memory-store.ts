@@ -121,6 +121,7 @@ export class MemoryStore implements RecordStore {
       deliver(() => listener.event(row ? { type: 'put', record: this.toStored(row), revision } : { type: 'delete', key, revision }));
     };
     this.watches.add(watch);
+    deliver(() => listener.event({ type: 'progress', revision: String(from) }));
     backlog.forEach(forward);
     unsubscribe = this.options.backend.subscribe(forward);
     return { close };
