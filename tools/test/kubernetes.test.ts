@@ -101,7 +101,10 @@ describe('kubernetes', () => {
     await waitFor(
       () => {
         const lines = readFileSync(kube.auditLogPath, 'utf8').trimEnd().split('\n');
-        found = lines.map((l) => JSON.parse(l) as AuditEvent).find((e) => e.objectRef?.name === marker);
+        found = lines
+          .filter((l) => l.includes(marker))
+          .map((l) => JSON.parse(l) as AuditEvent)
+          .find((e) => e.objectRef?.name === marker);
         return found !== undefined;
       },
       { what: 'the audit event of our request', timeoutMs: 15_000, intervalMs: 250 },

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { unitLogFile, unitPidFile } from './paths.js';
@@ -26,6 +26,7 @@ export function startDaemon(unit: string, cmd: DaemonCommand): number {
   const logFile = unitLogFile(unit);
   mkdirSync(dirname(logFile), { recursive: true });
   mkdirSync(dirname(unitPidFile(unit)), { recursive: true });
+  rotateIfLarge(logFile);
   const fd = openSync(logFile, 'a');
   writeFileSync(fd, `\n===== ${new Date().toISOString()} starting ${unit}: ${cmd.command}\n`);
   try {
@@ -42,6 +43,17 @@ export function startDaemon(unit: string, cmd: DaemonCommand): number {
     return child.pid;
   } finally {
     closeSync(fd);
+  }
+}
+
+const MAX_LOG_BYTES = 64 * 1024 * 1024;
+
+/** Logs are appended across restarts; keep one previous generation once one grows large. */
+function rotateIfLarge(logFile: string): void {
+  try {
+    if (statSync(logFile).size > MAX_LOG_BYTES) renameSync(logFile, `${logFile}.1`);
+  } catch {
+    // no log yet
   }
 }
 
