@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import etcd3 from 'etcd3';
 import { handleWhen, noop, retry, type IPolicy } from 'cockatiel';
@@ -114,13 +115,25 @@ export function prefixEnd(prefix: Buffer): Buffer {
   return Buffer.from([0]);
 }
 
-function readPem(key: string, file: string | undefined): Buffer | undefined {
+function readPem(key: string, file: string | undefined, kind: 'certificate' | 'private key'): Buffer | undefined {
   if (file === undefined) return undefined;
+  const fail = (why: string, cause: unknown): never => {
+    throw new ConfigurationError(`registry.etcd.${key}: ${JSON.stringify(file)} ${why}`, { key: `registry.etcd.${key}`, backend: BACKEND, cause });
+  };
+  let pem: Buffer;
   try {
-    return readFileSync(file);
+    pem = readFileSync(file);
   } catch (err) {
-    throw new ConfigurationError(`registry.etcd.${key}: cannot read ${JSON.stringify(file)}: ${(err as Error).message}`, { key: `registry.etcd.${key}`, backend: BACKEND, cause: err });
+    return fail(`cannot be read: ${(err as Error).message}`, err);
   }
+  // gRPC accepts garbage here and fails later with an unhelpful handshake error: check it now.
+  try {
+    if (kind === 'certificate') new X509Certificate(pem);
+    else createPrivateKey(pem);
+  } catch (err) {
+    fail(`is not a PEM ${kind}: ${(err as Error).message}`, err);
+  }
+  return pem;
 }
 
 function isUnavailable(err: Error): boolean {
@@ -167,9 +180,9 @@ export class EtcdStore implements RecordStore {
     const { options, requestTimeoutMs } = settings;
     const logger = settings.logger ?? silentLogger;
     const tls = options.tls;
-    const ca = readPem('tls.caFile', tls?.caFile);
-    const cert = readPem('tls.certFile', tls?.certFile);
-    const key = readPem('tls.keyFile', tls?.keyFile);
+    const ca = readPem('tls.caFile', tls?.caFile, 'certificate');
+    const cert = readPem('tls.certFile', tls?.certFile, 'certificate');
+    const key = readPem('tls.keyFile', tls?.keyFile, 'private key');
     const retries = options.endpoints.length - 1;
     const client = new etcd3.Etcd3({
       hosts: [...options.endpoints],

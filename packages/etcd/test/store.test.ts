@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatMicroTime, type LeaseRecord } from '@rollcall/core';
 import { Collected } from './support/collect.js';
-import { compactNow, rawClient, Stores, uniqueCluster } from './support/etcd.js';
+import { compactNow, etcdEndpoints, rawClient, Stores, uniqueCluster } from './support/etcd.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { rejectionOf, waitFor } from './support/wait.js';
 
 function record(holderIdentity: string, payload?: LeaseRecord['payload'], leaseTransitions = 0): LeaseRecord {
@@ -183,6 +184,27 @@ describe('list and watch', () => {
     expect((await watch.untilError()).code).toBe('UNAVAILABLE');
     expect((await rejectionOf(store.get('lock/x'))).code).toBe('UNAVAILABLE');
     expect((await rejectionOf(store.create('lock/x', record('x')))).code).toBe('UNAVAILABLE');
+  });
+});
+
+describe('a connection that goes silent', () => {
+  it('ends the watch with UNAVAILABLE once keepalive pings go unanswered, and calls time out UNAVAILABLE', async () => {
+    const proxy = await TcpProxy.start(etcdEndpoints()[0]!);
+    try {
+      const store = await stores.open({ cluster: uniqueCluster('silent'), endpoints: [proxy.endpoint], keepaliveIntervalMs: 5000, requestTimeoutMs: 1000 });
+      const watch = new Collected(store, '', (await store.list('')).revision);
+      await store.create('lock/before', record('x'));
+      await watch.untilChanges(1);
+      proxy.freeze();
+      const started = performance.now();
+      expect((await rejectionOf(store.get('lock/before'))).code).toBe('UNAVAILABLE');
+      // keepalive interval 5 s + the ping's own timeout (requestTimeoutMs); generous for a loaded machine.
+      const err = await watch.untilError(20_000);
+      expect(err.code).toBe('UNAVAILABLE');
+      expect(performance.now() - started).toBeGreaterThan(900);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 
 /**
  * A TCP proxy in front of one etcd endpoint, so a test can cut one client off
@@ -6,7 +7,9 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
   private cut = false;
+  private frozen = false;
 
   private constructor(
     private readonly server: Server,
@@ -19,9 +22,14 @@ export class TcpProxy {
     let proxy!: TcpProxy;
     const server = createServer((client) => {
       if (proxy.cut) return void client.destroy();
-      const upstream = connect(Number(port), hostname);
       proxy.track(client);
+      // A frozen proxy accepts and then says nothing, like a network that drops every packet.
+      if (proxy.frozen) return void client.on('error', () => {});
+      const upstream = connect(Number(port), hostname);
       proxy.track(upstream);
+      const pair: [Socket, Socket] = [client, upstream];
+      proxy.pairs.add(pair);
+      client.on('close', () => proxy.pairs.delete(pair));
       client.pipe(upstream).pipe(client);
       const close = () => {
         client.destroy();
@@ -48,6 +56,17 @@ export class TcpProxy {
     this.cut = false;
   }
 
+  /** Stops forwarding in both directions without closing anything: packets vanish, nobody is told. */
+  freeze(): void {
+    this.frozen = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
   async close(): Promise<void> {
     this.partition();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -71,6 +90,39 @@ export async function silentServer(): Promise<{ endpoint: string; close(): Promi
   if (!address || typeof address === 'string') throw new Error('server has no port');
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * TLS in front of the plain test etcd, as a TLS-terminating sidecar would be:
+ * clients speak gRPC over TLS (client certificate required when `requireClientCert`),
+ * the proxy forwards the plaintext to etcd.
+ */
+export async function tlsTerminatingProxy(target: string, pem: { key: Buffer; cert: Buffer; ca: Buffer }, requireClientCert: boolean): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const server = createTlsServer({ key: pem.key, cert: pem.cert, ca: pem.ca, requestCert: requireClientCert, rejectUnauthorized: requireClientCert, ALPNProtocols: ['h2'] }, (client) => {
+    const upstream = connect(Number(port), hostname);
+    sockets.add(client);
+    sockets.add(upstream);
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('proxy has no port');
+  return {
+    endpoint: `https://127.0.0.1:${address.port}`,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
