@@ -48,14 +48,24 @@ export class ApiClient {
 
   /** Sends one request; resolves with the decoded body of a 2xx answer, rejects with a mapped RegistryError otherwise. */
   async request<T>(req: ApiRequest): Promise<T> {
+    return (await this.exchange<T>(req)).body;
+  }
+
+  /** Like `request`, with the HTTP status of the success (a PUT answers 201 when it created the object). */
+  async exchange<T>(req: ApiRequest): Promise<{ status: number; body: T }> {
     const options = await this.options(req.method, req.path, req.body === undefined ? undefined : req.contentType ?? 'application/json');
-    return new Promise<T>((resolve, reject) => {
-      const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
-      const request = this.transport.request({ ...options, timeout: this.requestTimeoutMs }, (response) => {
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    // Without a length, Node sends a DELETE body unframed and the server reads it as the next request.
+    if (payload !== undefined) (options.headers as Record<string, string>)['Content-Length'] = String(Buffer.byteLength(payload));
+    return new Promise((resolve, reject) => {
+      // A deadline on the whole exchange: a socket's idle timeout misses a black-holed TLS handshake.
+      const deadline = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })), this.requestTimeoutMs);
+      const request = this.transport.request(options, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (c: Buffer) => chunks.push(c));
-        response.on('error', (err) => reject(transportError(err, req.context)));
+        response.on('error', (err) => (clearTimeout(deadline), reject(transportError(err, req.context))));
         response.on('end', () => {
+          clearTimeout(deadline);
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown;
           try {
@@ -64,12 +74,11 @@ export class ApiClient {
             body = undefined;
           }
           const status = response.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve(body as T);
+          if (status >= 200 && status < 300) resolve({ status, body: body as T });
           else reject(statusError(status, body as KubeStatus | undefined, req.context));
         });
       });
-      request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
-      request.on('error', (err) => reject(transportError(err, req.context)));
+      request.on('error', (err) => (clearTimeout(deadline), reject(transportError(err, req.context))));
       request.end(payload);
     });
   }
@@ -84,7 +93,10 @@ export class ApiClient {
     return new Promise((resolve, reject) => {
       let aborted = false;
       let buffered = '';
-      const request = this.transport.request({ ...options, timeout: this.requestTimeoutMs }, (response) => {
+      // Until the answer's headers arrive; after that, silence is judged by the watch.
+      const deadline = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })), this.requestTimeoutMs);
+      const request = this.transport.request(options, (response) => {
+        clearTimeout(deadline);
         const status = response.statusCode ?? 0;
         if (status !== 200) {
           const chunks: Buffer[] = [];
@@ -100,8 +112,6 @@ export class ApiClient {
           });
           return;
         }
-        // Silence is judged by the watch; the socket timeout only guards the connect.
-        request.setTimeout(0);
         resolve({
           abort: () => {
             aborted = true;
@@ -132,8 +142,8 @@ export class ApiClient {
         response.on('error', (err) => aborted || ((aborted = true), handlers.end(err)));
         response.on('close', () => aborted || ((aborted = true), handlers.end(new Error('the watch connection closed'))));
       });
-      request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
       request.on('error', (err) => {
+        clearTimeout(deadline);
         if (aborted) return;
         reject(transportError(err, context));
       });

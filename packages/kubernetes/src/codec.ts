@@ -12,6 +12,7 @@ export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 /** The slice of ObjectMeta Rollcall reads and writes. */
 export interface ObjectMeta {
   name: string;
+  uid?: string;
   namespace?: string;
   resourceVersion?: string;
   labels?: Record<string, string>;
@@ -58,6 +59,20 @@ interface LeaderElectionRecord {
   acquireTime?: string | null;
   renewTime?: string | null;
   leaderTransitions?: number;
+}
+
+/**
+ * A record's SPI version: the object's resourceVersion and uid. The uid makes a
+ * PUT a true compare-and-set (the API server would otherwise create a deleted
+ * Lease on PUT) and keeps a re-created object from matching an old version.
+ */
+export function recordVersion(meta: ObjectMeta): string {
+  return `${meta.resourceVersion ?? ''}/${meta.uid ?? ''}`;
+}
+
+export function parseVersion(version: string): { resourceVersion: string; uid: string | undefined } {
+  const slash = version.indexOf('/');
+  return slash < 0 ? { resourceVersion: version, uid: undefined } : { resourceVersion: version.slice(0, slash), uid: version.slice(slash + 1) || undefined };
 }
 
 /** How one resource type holds a record. */
@@ -115,7 +130,7 @@ export const leaseCodec: ResourceCodec = {
   decode(object) {
     const key = object.metadata.annotations?.[KEY_ANNOTATION];
     if (!key) return undefined;
-    const version = object.metadata.resourceVersion ?? '';
+    const version = recordVersion(object.metadata);
     const payload = payloadOf(key, object.metadata.annotations);
     if ('error' in payload) return { key, version, error: corrupt(key, payload.error) };
     const spec = (object as LeaseObject).spec ?? {};
@@ -148,7 +163,7 @@ export const configMapCodec: ResourceCodec = {
   decode(object) {
     const key = object.metadata.annotations?.[KEY_ANNOTATION];
     if (!key) return undefined;
-    const version = object.metadata.resourceVersion ?? '';
+    const version = recordVersion(object.metadata);
     const raw = object.metadata.annotations?.[LEADER_ANNOTATION];
     let leader: LeaderElectionRecord = {};
     if (raw !== undefined && raw !== '') {

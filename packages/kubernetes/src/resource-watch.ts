@@ -90,6 +90,7 @@ export class ResourceWatch {
       if (this.closed) return stream.abort();
       this.abortStream = stream.abort;
       this.armSilence();
+      this.handlers.bookmark(this.resourceVersion); // established: nothing missed up to where it resumed
     } catch (err) {
       this.end(err as RegistryError);
     }

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import {
   PermissionError,
+  StoreConflictError,
   RevisionTooOldError,
   hasCode,
   parseKey,
@@ -17,13 +19,16 @@ import {
   type WatchSubscription,
 } from '@rollcall/core';
 import type { ApiClient } from './api-client.js';
-import { CLUSTER_LABEL, configMapCodec, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
+import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
 import { ResourceWatch } from './resource-watch.js';
 
 /** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
 const MAX_PAYLOAD_BYTES = 200 * 1024;
+/** Changes on every write, so every write yields a new resourceVersion even when the record is the same. */
+const WRITE_ANNOTATION = 'rollcall.dev/write';
+const writeId = () => randomBytes(4).toString('hex');
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export interface KubernetesStoreConfig {
@@ -148,11 +153,31 @@ export class KubernetesStore implements RecordStore {
     this.checkSize(record);
     const codec = this.codecFor(key);
     const name = this.objectName(key);
+    try {
+      return await this.write(key, codec, name, record, version);
+    } catch (err) {
+      // A uid precondition fails with 409 also when the object is gone: tell the two apart.
+      if (hasCode(err, 'CONFLICT') && !(await this.exists(codec, name))) throw new StoreConflictError('NOT_FOUND', `not found: update ${codec.resource} ${name} in namespace ${this.config.namespace}`, { backend: BACKEND, cause: err });
+      throw err;
+    }
+  }
+
+  private async exists(codec: ResourceCodec, name: string): Promise<boolean> {
+    try {
+      await this.config.client.request({ method: 'GET', path: this.path(codec, name), context: this.context('get', codec, name) });
+      return true;
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return false;
+      throw err;
+    }
+  }
+
+  private async write(key: RecordKey, codec: ResourceCodec, name: string, record: LeaseRecord, version: string): Promise<StoredRecord> {
     if (key.startsWith('member/')) {
       // A merge patch with resourceVersion is as optimistic as a PUT, and needs only `patch`.
       const full = codec.encode({ name }, record);
       const patch = {
-        metadata: { resourceVersion: version, annotations: { [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload) } },
+        metadata: { resourceVersion: parseVersion(version).resourceVersion, annotations: { [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload), [WRITE_ANNOTATION]: writeId() } },
         spec: (full as { spec?: unknown }).spec,
       };
       const patched = await this.config.client.request<KubeObject>({ method: 'PATCH', path: this.path(codec, name), body: patch, contentType: 'application/merge-patch+json', context: this.context('patch', codec, name) });
@@ -160,10 +185,18 @@ export class KubernetesStore implements RecordStore {
     }
     // PUT the whole object, as client-go's elector does, keeping metadata others added; no GET first.
     const known = this.objects.get(name);
-    const meta: ObjectMeta = known?.metadata.resourceVersion === version ? structuredClone(known.metadata) : this.metadata(key, name);
-    meta.resourceVersion = version;
+    const meta: ObjectMeta = known && recordVersion(known.metadata) === version ? structuredClone(known.metadata) : this.metadata(key, name);
+    const { resourceVersion, uid } = parseVersion(version);
+    meta.resourceVersion = resourceVersion;
+    if (uid) meta.uid = uid;
     if (meta.annotations) delete meta.annotations[PAYLOAD_ANNOTATION];
-    const replaced = await this.config.client.request<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
+    meta.annotations = { ...meta.annotations, [WRITE_ANNOTATION]: writeId() };
+    const { status, body: replaced } = await this.config.client.exchange<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
+    if (status === 201) {
+      // The API server creates a Lease on PUT when it is gone; for compare-and-set it was NOT_FOUND.
+      await this.delete(key, recordVersion(replaced.metadata)).catch(() => {});
+      throw new StoreConflictError('NOT_FOUND', `not found: update ${codec.resource} ${name} in namespace ${this.config.namespace}`, { backend: BACKEND });
+    }
     return this.decoded(key, codec, replaced);
   }
 
@@ -178,7 +211,7 @@ export class KubernetesStore implements RecordStore {
     await this.config.client.request({
       method: 'DELETE',
       path: this.path(codec, name),
-      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: version } },
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: parseVersion(version) },
       context: this.context('delete', codec, name),
     });
   }

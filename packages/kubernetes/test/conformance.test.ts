@@ -1,4 +1,4 @@
-import { createRegistry, type Registry } from '@rollcall/core';
+import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { restartServer } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
@@ -11,9 +11,18 @@ const proxies = new WeakMap<Registry, TcpProxy>();
 const opened: TcpProxy[] = [];
 afterAll(async () => Promise.all(opened.map((p) => p.close())));
 
+const storeProxies = new WeakMap<RecordStore, TcpProxy>();
+
 storeConformance({
   name: 'kubernetes',
-  openStore: (cluster) => kubernetesStore({ cluster, kubeconfig: env.kubeconfig, namespace: env.namespace }),
+  openStore: async (cluster) => {
+    const { proxy, kubeconfig } = await proxiedKubeconfig();
+    opened.push(proxy);
+    const store = await kubernetesStore({ cluster, kubeconfig, namespace: env.namespace, requestTimeoutMs: 2000 });
+    storeProxies.set(store, proxy);
+    return store;
+  },
+  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore() },
 });
 
 registryConformance({
