@@ -57,6 +57,7 @@ export class MysqlDialect implements SqlDialect {
   private readonly pool: Pool;
   private readonly database: string;
   private closed = false;
+  statementCount = 0;
 
   constructor(
     config: MysqlPoolConfig,
@@ -81,15 +82,16 @@ export class MysqlDialect implements SqlDialect {
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const connection = await this.pool.getConnection();
+    const control = (sql: string) => (this.statementCount++, connection.query({ sql, timeout: this.requestTimeoutMs }));
     let healthy = true;
     try {
-      await connection.query({ sql: 'START TRANSACTION', timeout: this.requestTimeoutMs });
+      await control('START TRANSACTION');
       try {
         const result = await work(this.executor(connection));
-        await connection.query({ sql: 'COMMIT', timeout: this.requestTimeoutMs });
+        await control('COMMIT');
         return result;
       } catch (err) {
-        await connection.query({ sql: 'ROLLBACK', timeout: this.requestTimeoutMs }).catch(() => {
+        await control('ROLLBACK').catch(() => {
           healthy = false;
         });
         throw err;
@@ -111,20 +113,16 @@ export class MysqlDialect implements SqlDialect {
     return Number(header.insertId);
   }
 
-  schemaStatements(t: TableNames): string[] {
-    const name = 'VARCHAR(400) CHARACTER SET ascii COLLATE ascii_bin NOT NULL';
-    const cluster = 'VARCHAR(63) CHARACTER SET ascii COLLATE ascii_bin NOT NULL';
-    const json = 'MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
-    return [
-      `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INT NOT NULL PRIMARY KEY,\n  schema_version INT NOT NULL,\n  revision BIGINT NOT NULL,\n  purged_through BIGINT NOT NULL,\n  created_by VARCHAR(100) NOT NULL\n) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) ENGINE=InnoDB`,
-      `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NULL,\n  created_ms BIGINT NOT NULL,\n  KEY ${t.changes}_created (created_ms)\n) ENGINE=InnoDB`,
-    ];
+  schemaStatements(tables: TableNames): string[] {
+    return schemaStatements(tables);
   }
 
   async createSchema(statements: readonly string[], seed: (tx: SqlExecutor) => Promise<void>): Promise<void> {
     // DDL commits implicitly in MySQL: tables first, then the state row that marks the schema complete.
-    for (const sql of statements) await this.pool.query({ sql, timeout: this.requestTimeoutMs });
+    for (const sql of statements) {
+      this.statementCount++;
+      await this.pool.query({ sql, timeout: this.requestTimeoutMs });
+    }
     await this.transaction(seed);
   }
 
@@ -146,17 +144,18 @@ export class MysqlDialect implements SqlDialect {
 
   private executor(target: Queryable): MysqlExecutor {
     const timeout = this.requestTimeoutMs;
+    const execute = (sql: string, params: readonly SqlValue[]) => (this.statementCount++, target.execute({ sql, timeout }, params));
     return {
       all: async (sql, params = []) => {
-        const [rows] = await target.execute({ sql, timeout }, params);
+        const [rows] = await execute(sql, params);
         return rows as SqlRow[];
       },
       run: async (sql, params = []) => {
-        const [header] = await target.execute({ sql, timeout }, params);
+        const [header] = await execute(sql, params);
         return (header as ResultHeader).affectedRows;
       },
       header: async (sql, params = []) => {
-        const [header] = await target.execute({ sql, timeout }, params);
+        const [header] = await execute(sql, params);
         return header as ResultHeader;
       },
     };
@@ -165,4 +164,16 @@ export class MysqlDialect implements SqlDialect {
 
 interface MysqlExecutor extends SqlExecutor {
   header(sql: string, params?: readonly SqlValue[]): Promise<ResultHeader>;
+}
+
+/** The DDL of the schema for this dialect, each statement idempotent. Also the content of schema.sql. */
+export function schemaStatements(t: TableNames): string[] {
+  const name = 'VARCHAR(400) CHARACTER SET ascii COLLATE ascii_bin NOT NULL';
+  const cluster = 'VARCHAR(63) CHARACTER SET ascii COLLATE ascii_bin NOT NULL';
+  const json = 'MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INT NOT NULL PRIMARY KEY,\n  schema_version INT NOT NULL,\n  revision BIGINT NOT NULL,\n  purged_through BIGINT NOT NULL,\n  created_by VARCHAR(100) NOT NULL\n) ENGINE=InnoDB`,
+    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) ENGINE=InnoDB`,
+    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NULL,\n  created_ms BIGINT NOT NULL,\n  KEY ${t.changes}_created (created_ms)\n) ENGINE=InnoDB`,
+  ];
 }

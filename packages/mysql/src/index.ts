@@ -4,7 +4,7 @@ import { createMysqlStore } from './store.js';
 
 export { mysqlOptionSchema, mysqlOptionsProblem, MYSQL_POLL_INTERVAL_MS, type MysqlOptions, type MysqlTlsOptions } from './options.js';
 export { createMysqlStore, MysqlStore, CREATED_BY, serverName, type MysqlStoreContext } from './store.js';
-export { MysqlDialect, type MysqlPoolConfig } from './dialect.js';
+export { MysqlDialect, schemaStatements, type MysqlPoolConfig } from './dialect.js';
 
 /** `registry.type=mysql`: a registry in MySQL 8 or MariaDB tables, over a mysql2 pool. */
 export const registryPlugin: RegistryPlugin<MysqlOptions> = {

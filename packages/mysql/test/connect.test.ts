@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Logger, type Registry } from '@rollcall/core';
-import { createMysqlStore, type MysqlOptions, type MysqlStore } from '../src/index.js';
+import { schemaScript, tableNames } from '@rollcall/sql';
+import { CREATED_BY, createMysqlStore, schemaStatements, type MysqlOptions, type MysqlStore } from '../src/index.js';
 import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
 
 const db = testDatabase('connect');
@@ -188,5 +191,23 @@ describe('mysql: configuration', () => {
     );
     registries.push(registry);
     expect(registry.state).toBe('connected');
+  });
+});
+
+describe('mysql: schema.sql, for users without DDL rights', () => {
+  const file = readFileSync(fileURLToPath(new URL('../schema.sql', import.meta.url)), 'utf8');
+
+  it('is exactly the DDL the store runs on first use, with the state row', () => {
+    const tables = tableNames('rollcall_');
+    expect(file).toBe(schemaScript(schemaStatements(tables), tables, CREATED_BY));
+  });
+
+  it('applied by hand, it is a schema a store with createSchema false uses as it is', async () => {
+    for (const statement of file.split(';\n').map((s) => s.replace(/^--.*$/gm, '').trim()).filter(Boolean)) await db.exec(statement);
+    const store = await createMysqlStore({ cluster: 'c1', options: testOptions(db.name, { tablePrefix: 'rollcall_', createSchema: false }), requestTimeoutMs: 2000 });
+    stores.push(store);
+    const created = await store.create('lock/x', { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions: 1 });
+    expect(created.version).toBe('1');
+    expect((await db.exec('SELECT created_by FROM rollcall_state'))[0]!.created_by).toBe(CREATED_BY);
   });
 });

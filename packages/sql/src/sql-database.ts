@@ -124,17 +124,25 @@ export class SqlDatabase {
   }
 
   private async retrying<T>(operation: string, attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await this.retryingNative(attempt);
+    } catch (err) {
+      throw err instanceof RegistryError ? err : this.dialect.toRegistryError(err, operation);
+    }
+  }
+
+  /** Retries while the database is busy, until the request timeout; then rethrows the native error for the caller to classify. */
+  private async retryingNative<T>(attempt: () => Promise<T>): Promise<T> {
     const deadline = this.clock.now() + this.options.requestTimeoutMs;
     for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
       try {
         return await attempt();
       } catch (err) {
-        if (err instanceof RegistryError) throw err;
-        if (this.dialect.isRetryable(err) && this.clock.now() + wait < deadline && !this.closed) {
+        if (!(err instanceof RegistryError) && this.dialect.isRetryable(err) && this.clock.now() + wait < deadline && !this.closed) {
           await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait * (0.5 + Math.random())));
           continue;
         }
-        throw this.dialect.toRegistryError(err, operation);
+        throw err;
       }
     }
   }
@@ -143,7 +151,7 @@ export class SqlDatabase {
   private async readState(): Promise<{ schemaVersion: number; createdBy: string } | undefined> {
     const { state } = this.tables;
     try {
-      const rows = await this.dialect.reader.all(`SELECT schema_version, created_by FROM ${state} WHERE id = 1`);
+      const rows = await this.retryingNative(() => this.dialect.reader.all(`SELECT schema_version, created_by FROM ${state} WHERE id = 1`));
       if (!rows[0]) return undefined;
       return { schemaVersion: toInt(rows[0].schema_version), createdBy: String(rows[0].created_by) };
     } catch (err) {
@@ -186,7 +194,7 @@ export class SqlDatabase {
     ];
     for (const [table, sql] of probes) {
       try {
-        await this.dialect.reader.all(sql);
+        await this.retryingNative(() => this.dialect.reader.all(sql));
       } catch (err) {
         if (this.dialect.isMissingTable(err)) throw this.foreign(table, 'the table is missing', err);
         if (this.dialect.isMissingColumn(err)) throw this.foreign(table, 'a column is missing', err);
@@ -199,7 +207,7 @@ export class SqlDatabase {
     const { state, changes } = this.tables;
     this.logger.info({ backend: this.backend, prefix: this.tables.prefix }, '[rollcall] creating the schema');
     try {
-      await this.dialect.createSchema(this.dialect.schemaStatements(this.tables), async (tx) => {
+      await this.retryingNative(() => this.dialect.createSchema(this.dialect.schemaStatements(this.tables), async (tx) => {
         const existing = await tx.all(`SELECT id FROM ${state} WHERE id = 1`);
         if (existing.length > 0) return; // another process finished first
         // Changes left by an interrupted creation keep their ids: the counter starts above them.
@@ -211,7 +219,7 @@ export class SqlDatabase {
           top,
           this.options.createdBy,
         ]);
-      });
+      }));
     } catch (err) {
       if (this.dialect.isDuplicateKey(err)) return; // a concurrent creator inserted the state row
       if (this.dialect.isPermissionDenied(err)) {
@@ -240,7 +248,7 @@ export class SqlDatabase {
     ];
     for (const [privilege, table, sql] of checks) {
       try {
-        await this.dialect.reader.run(sql);
+        await this.retryingNative(() => this.dialect.reader.run(sql));
       } catch (err) {
         if (this.dialect.isPermissionDenied(err)) {
           throw new PermissionError(

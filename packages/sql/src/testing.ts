@@ -89,9 +89,11 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       expect(await options.exec(`SELECT COUNT(*) AS n FROM ${t.changes}`)).toEqual([expect.objectContaining({})]);
     });
 
-    it('two stores creating the same schema at once both connect and share it', async () => {
+    it('four stores with their own connections creating the same schema at once all connect and share it', async () => {
       const prefix = uniquePrefix();
-      const [a, b] = await Promise.all([open('c1', { tablePrefix: prefix }), open('c2', { tablePrefix: prefix })]);
+      // Different settings, so each opens connections of its own and races the others.
+      const [a, b] = (await Promise.all([150, 160, 170, 180].map((pollIntervalMs, i) => open(`c${i + 1}`, { tablePrefix: prefix, pollIntervalMs })))) as unknown as [SqlRecordStore, SqlRecordStore];
+      expect(a.database).not.toBe(b.database);
       await a.create('lock/x', lease('a'));
       expect((await b.list('')).records).toEqual([]);
       expect((await options.exec(`SELECT COUNT(*) AS n FROM ${tableNames(prefix).state}`)).map((r) => Number(r.n))).toEqual([1]);

@@ -42,12 +42,21 @@ export class SqliteDialect implements SqlDialect {
   private readonly statements = new Map<string, Statement>();
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  statementCount = 0;
 
   constructor(private readonly options: SqliteDialectOptions) {
     try {
       this.db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs });
       // WAL: one writer and many readers across processes; NORMAL is durable across a process crash.
-      this.db.pragma('journal_mode = WAL');
+      // Switching a new file to WAL needs a moment alone with it: retry while another process has it.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (this.db.pragma('journal_mode', { simple: true }) !== 'wal') this.db.pragma('journal_mode = WAL');
+          break;
+        } catch (err) {
+          if (!isBusy(err) || attempt >= 40) throw err;
+        }
+      }
       this.db.pragma('synchronous = NORMAL');
     } catch (err) {
       throw toRegistryError(err, 'open', options.path);
@@ -61,13 +70,13 @@ export class SqliteDialect implements SqlDialect {
 
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     return this.serialized(async () => {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.exec('BEGIN IMMEDIATE');
       try {
         const result = await work(this.executor());
-        this.db.exec('COMMIT');
+        this.exec('COMMIT');
         return result;
       } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.db.inTransaction) this.exec('ROLLBACK');
         throw err;
       }
     });
@@ -78,19 +87,14 @@ export class SqliteDialect implements SqlDialect {
     return Number(rows[0]?.revision);
   }
 
-  schemaStatements(t: TableNames): string[] {
-    return [
-      `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  schema_version INTEGER NOT NULL,\n  revision INTEGER NOT NULL,\n  purged_through INTEGER NOT NULL,\n  created_by TEXT NOT NULL\n)`,
-      `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) WITHOUT ROWID`,
-      `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT,\n  created_ms INTEGER NOT NULL\n)`,
-      `CREATE INDEX IF NOT EXISTS ${t.changes}_created ON ${t.changes} (created_ms)`,
-    ];
+  schemaStatements(tables: TableNames): string[] {
+    return schemaStatements(tables);
   }
 
   createSchema(statements: readonly string[], seed: (tx: SqlExecutor) => Promise<void>): Promise<void> {
     // SQLite's DDL is transactional: the tables and the state row appear together or not at all.
     return this.transaction(async (tx) => {
-      for (const sql of statements) this.db.exec(sql);
+      for (const sql of statements) this.exec(sql);
       await seed(tx);
     });
   }
@@ -119,8 +123,14 @@ export class SqliteDialect implements SqlDialect {
     };
   }
 
+  private exec(sql: string): void {
+    this.statementCount++;
+    this.db.exec(sql);
+  }
+
   private prepare(sql: string): Statement {
     if (this.closed) throw new Error('the database is closed');
+    this.statementCount++;
     let statement = this.statements.get(sql);
     if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
     return statement;
@@ -132,4 +142,14 @@ export class SqliteDialect implements SqlDialect {
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+/** The DDL of the schema for this dialect, each statement idempotent. Also the content of schema.sql. */
+export function schemaStatements(t: TableNames): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  schema_version INTEGER NOT NULL,\n  revision INTEGER NOT NULL,\n  purged_through INTEGER NOT NULL,\n  created_by TEXT NOT NULL\n)`,
+    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT,\n  created_ms INTEGER NOT NULL\n)`,
+    `CREATE INDEX IF NOT EXISTS ${t.changes}_created ON ${t.changes} (created_ms)`,
+  ];
 }

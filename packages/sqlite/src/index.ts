@@ -4,7 +4,7 @@ import { createSqliteStore } from './store.js';
 
 export { sqliteOptionSchema, SQLITE_POLL_INTERVAL_MS, type SqliteOptions } from './options.js';
 export { createSqliteStore, resolveDatabasePath, SqliteStore, CREATED_BY, type SqliteStoreContext } from './store.js';
-export { SqliteDialect, type SqliteDialectOptions } from './dialect.js';
+export { SqliteDialect, schemaStatements, type SqliteDialectOptions } from './dialect.js';
 
 /** `registry.type=sqlite`: a registry in a SQLite file shared by the processes of one host. */
 export const registryPlugin: RegistryPlugin<SqliteOptions> = {

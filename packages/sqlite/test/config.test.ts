@@ -1,8 +1,10 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
-import { createSqliteStore, sqliteOptionSchema, type SqliteOptions, type SqliteStore } from '../src/index.js';
+import { schemaScript, tableNames } from '@rollcall/sql';
+import { CREATED_BY, createSqliteStore, schemaStatements, sqliteOptionSchema, type SqliteOptions, type SqliteStore } from '../src/index.js';
 import { rawConnection, tempDir } from './support/sqlite.js';
 
 const dir = tempDir();
@@ -129,5 +131,24 @@ describe('sqlite: another process holding the write lock', () => {
     expect(await store.get('lock/x')).toBeUndefined();
     expect((await store.list('')).revision).toBe('0');
     raw.close();
+  });
+});
+
+describe('sqlite: schema.sql', () => {
+  const file = readFileSync(fileURLToPath(new URL('../schema.sql', import.meta.url)), 'utf8');
+
+  it('is exactly the DDL the store runs on first use, with the state row', () => {
+    const tables = tableNames('rollcall_');
+    expect(file).toBe(schemaScript(schemaStatements(tables), tables, CREATED_BY));
+  });
+
+  it('applied by hand (sqlite3 db < schema.sql), it is a schema a store with createSchema false uses as it is', async () => {
+    const path = join(dir, 'by-hand.db');
+    const raw = rawConnection(path);
+    for (const statement of file.split(';\n').map((s) => s.replace(/^--.*$/gm, '').trim()).filter(Boolean)) await raw.exec(statement);
+    raw.close();
+    const store = await createSqliteStore({ cluster: 'c', options: { ...defaults, path, createSchema: false }, requestTimeoutMs: 2000 });
+    stores.push(store);
+    expect((await store.create('lock/x', lease)).version).toBe('1');
   });
 });
