@@ -158,7 +158,8 @@ export class ZkSession {
             const lostConnection = isConnectionError(error) || generation !== this.generation;
             if (!lostConnection) this.answered(sentAt);
             if (settled) return;
-            if (lostConnection && idempotent && retries > 0) return attempt(retries - 1);
+            // The library fails pending requests before it reports the disconnect: retry once that state has settled.
+            if (lostConnection && idempotent && retries > 0) return void setImmediate(() => attempt(retries - 1));
             if (lostConnection) finish(new UnavailableError(`${on}: the connection dropped before the answer`, { backend: BACKEND, cause: error }));
             else if (error) finish(mapError(error, what, key));
             else finish(undefined, value);

@@ -57,6 +57,8 @@ export class TcpProxy {
       client.destroy();
       return;
     }
+    // No Nagle: ZooKeeper's small request/response packets would otherwise wait for delayed ACKs (tens of ms).
+    client.setNoDelay(true);
     const pair: { client: Socket; upstream: Socket | undefined } = { client, upstream: undefined };
     this.pairs.add(pair);
     client.on('error', () => this.drop(pair));
@@ -66,6 +68,7 @@ export class TcpProxy {
       return;
     }
     const upstream = connect(this.target.port, this.target.host);
+    upstream.setNoDelay(true);
     pair.upstream = upstream;
     upstream.on('error', () => this.drop(pair));
     upstream.on('close', () => this.drop(pair));
