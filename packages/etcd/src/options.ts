@@ -44,6 +44,15 @@ export interface EtcdOptions {
    */
   readonly keepaliveIntervalMs: number;
   /**
+   * Binds member keys to an etcd lease of this many seconds, kept alive by the
+   * store, so etcd itself deletes the members of a process that stopped (even
+   * when no one observes their role). 0 turns it off. Liveness is still core's,
+   * by its own deadlines: set it to at least `registry.member.leaseDurationMs`
+   * in seconds, or etcd removes members that core still considers alive.
+   * Seconds. Default 0.
+   */
+  readonly memberLeaseSeconds: number;
+  /**
    * Largest payload a record may carry, in bytes of UTF-8 JSON. Keep it under
    * the server's `--max-request-bytes` (1.5 MiB by default). Default 1048576.
    */
@@ -87,6 +96,7 @@ export const ETCD_OPTION_SCHEMA: OptionSchema = {
   'tls.keyFile': { type: 'string', doc: 'PEM file of the client certificate\'s key; needs tls.certFile.' },
   dialTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Bound on connecting (first call, credentials and permission check), milliseconds.' },
   keepaliveIntervalMs: { type: 'integer', default: 10_000, min: 5000, doc: 'gRPC keepalive ping interval on open streams, milliseconds (etcd refuses pings under 5000 by default).' },
+  memberLeaseSeconds: { type: 'integer', default: 0, min: 0, max: 86_400, doc: 'Bind member keys to an etcd lease of this many seconds (0: off); at least the member lease duration.' },
   maxPayloadBytes: { type: 'integer', default: 1024 * 1024, min: 1, max: 1536 * 1024, doc: 'Largest record payload, bytes of UTF-8 JSON.' },
 };
 
@@ -154,6 +164,7 @@ export function resolveEtcdOptions(input: EtcdOptionsInput): EtcdOptions {
     dialTimeoutMs: ETCD_OPTION_SCHEMA.dialTimeoutMs!.default,
     keepaliveIntervalMs: ETCD_OPTION_SCHEMA.keepaliveIntervalMs!.default,
     maxPayloadBytes: ETCD_OPTION_SCHEMA.maxPayloadBytes!.default,
+    memberLeaseSeconds: ETCD_OPTION_SCHEMA.memberLeaseSeconds!.default,
     ...out,
     ...(Object.keys(tls).length ? { tls: Object.freeze(tls) } : {}),
   } as EtcdOptions;

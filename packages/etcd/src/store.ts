@@ -50,7 +50,8 @@ interface RangeResponse {
   header: ResponseHeader;
   kvs: KeyValue[];
 }
-type RequestOp = { request_range: RangeRequest } | { request_put: { key: Buffer; value: Buffer } } | { request_delete_range: { key: Buffer } };
+type PutRequest = { key: Buffer; value: Buffer; lease?: string; ignore_lease?: boolean };
+type RequestOp = { request_range: RangeRequest } | { request_put: PutRequest } | { request_delete_range: { key: Buffer } };
 interface TxnRequest {
   compare: { key: Buffer; target: 'Create' | 'Mod'; result: 'Equal' | 'Less'; create_revision?: number; mod_revision?: string }[];
   success: RequestOp[];
@@ -80,6 +81,15 @@ interface WatchStream {
   cancel(): void;
 }
 type CallOptions = { deadline?: number };
+interface KeepAliveStream {
+  write(request: { ID: string }): unknown;
+  on(event: 'data', listener: (response: { ID: string; TTL: string }) => void): KeepAliveStream;
+  on(event: 'error', listener: (error: Error) => void): KeepAliveStream;
+  on(event: 'end', listener: () => void): KeepAliveStream;
+  removeAllListeners(): KeepAliveStream;
+  end(): unknown;
+  cancel(): void;
+}
 
 /** The etcd3 client as this store uses it. An `Etcd3` instance fits. */
 export interface EtcdClientSlice {
@@ -88,6 +98,11 @@ export interface EtcdClientSlice {
     txn(request: TxnRequest, options?: CallOptions): Promise<TxnResponse>;
   };
   readonly watchClient: { watch(options?: CallOptions): Promise<WatchStream> };
+  readonly leaseClient: {
+    leaseGrant(request: { TTL: number; ID: number }, options?: CallOptions): Promise<{ ID: string; TTL: string }>;
+    leaseRevoke(request: { ID: string }, options?: CallOptions): Promise<unknown>;
+    leaseKeepAlive(options?: CallOptions): Promise<KeepAliveStream>;
+  };
   close(): void;
 }
 
@@ -158,6 +173,7 @@ export class EtcdStore implements RecordStore {
   private readonly base: Buffer;
   private readonly logger: Logger;
   private readonly watches = new Set<EtcdWatch>();
+  private readonly memberLease: MemberLease | undefined;
   private closed = false;
 
   constructor(
@@ -169,6 +185,7 @@ export class EtcdStore implements RecordStore {
     this.base = Buffer.from(this.keyPrefix, 'utf8');
     this.maxPayloadBytes = settings.options.maxPayloadBytes;
     this.logger = settings.logger ?? silentLogger;
+    if (settings.options.memberLeaseSeconds > 0) this.memberLease = new MemberLease(client, settings.options.memberLeaseSeconds, this.logger);
   }
 
   /**
@@ -254,13 +271,29 @@ export class EtcdStore implements RecordStore {
   async create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
     const value = this.encode(record);
     const etcdKey = this.etcdKey(key);
-    const res = await this.call(`create ${key}`, etcdKey, () =>
-      this.client.kv.txn({
-        compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }],
-        success: [{ request_put: { key: etcdKey, value } }],
-        failure: [],
-      }),
-    );
+    const lease = this.memberLease && key.startsWith('member/') ? this.memberLease : undefined;
+    const attempt = async (): Promise<TxnResponse | 'lease-gone'> => {
+      const leaseId = lease ? await this.call(`grant a lease for ${key}`, etcdKey, () => lease.current()) : undefined;
+      try {
+        return await this.call(`create ${key}`, etcdKey, () =>
+          this.client.kv.txn({
+            compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }],
+            success: [{ request_put: { key: etcdKey, value, ...(leaseId ? { lease: leaseId } : {}) } }],
+            failure: [],
+          }),
+        );
+      } catch (err) {
+        // The lease expired (or was revoked) since it was granted: forget it so the retry grants a new one.
+        if (leaseId && (err as Error).cause instanceof etcd3.EtcdLeaseInvalidError) {
+          lease!.invalidate(leaseId);
+          return 'lease-gone';
+        }
+        throw err;
+      }
+    };
+    let res = await attempt();
+    if (res === 'lease-gone') res = await attempt();
+    if (res === 'lease-gone') throw new UnavailableError(`create ${key}: etcd dropped the member lease twice`, { backend: BACKEND });
     if (!res.succeeded) throw new StoreConflictError('ALREADY_EXISTS', `${key} already exists`, { backend: BACKEND });
     // The txn's revision is the put's mod_revision.
     return { key, version: res.header.revision, record: decodeRecord(key, value) as LeaseRecord };
@@ -269,7 +302,9 @@ export class EtcdStore implements RecordStore {
   async update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
     const value = this.encode(record);
     const etcdKey = this.etcdKey(key);
-    const res = await this.compareAndSwap(`update ${key}`, key, etcdKey, version, { request_put: { key: etcdKey, value } });
+    // A member key keeps the lease it was created with.
+    const put: PutRequest = this.memberLease && key.startsWith('member/') ? { key: etcdKey, value, ignore_lease: true } : { key: etcdKey, value };
+    const res = await this.compareAndSwap(`update ${key}`, key, etcdKey, version, { request_put: put });
     return { key, version: res.header.revision, record: decodeRecord(key, value) as LeaseRecord };
   }
 
@@ -318,6 +353,7 @@ export class EtcdStore implements RecordStore {
     if (this.closed) return;
     this.closed = true;
     for (const watch of [...this.watches]) watch.fail(new UnavailableError('store closed', { backend: BACKEND }));
+    await this.memberLease?.close(this.settings.requestTimeoutMs);
     this.client.close();
   }
 
@@ -502,4 +538,102 @@ class EtcdWatch implements WatchSubscription {
     stream.end();
     stream.cancel();
   }
+}
+
+/**
+ * The one etcd lease member keys are bound to, granted on the first member
+ * create and kept alive every third of its TTL. It only lets etcd clean up
+ * after a stopped process: nothing in Rollcall waits for its loss, as core
+ * enforces its own deadlines. A lease etcd dropped is forgotten; the next
+ * member create (core re-announces a member whose key vanished) grants a new one.
+ */
+class MemberLease {
+  private id: string | undefined;
+  private granting: Promise<string> | undefined;
+  private stream: KeepAliveStream | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly client: EtcdClientSlice,
+    private readonly ttlSeconds: number,
+    private readonly logger: Logger,
+  ) {}
+
+  current(): Promise<string> {
+    if (this.closed) return Promise.reject(new UnavailableError('store closed', { backend: BACKEND }));
+    if (this.id) return Promise.resolve(this.id);
+    this.granting ??= this.client.leaseClient.leaseGrant({ TTL: this.ttlSeconds, ID: 0 }).then(
+      (res) => {
+        this.granting = undefined;
+        this.id = res.ID;
+        clearInterval(this.timer);
+        this.timer = setInterval(() => this.keepAlive(), Math.max(500, (this.ttlSeconds * 1000) / 3));
+        this.timer.unref();
+        this.logger.debug({ backend: BACKEND, lease: res.ID, ttlSeconds: this.ttlSeconds }, '[rollcall] [etcd] member lease granted');
+        return res.ID;
+      },
+      (err: unknown) => {
+        this.granting = undefined;
+        throw err;
+      },
+    );
+    return this.granting;
+  }
+
+  invalidate(id: string): void {
+    if (this.id !== id) return;
+    this.logger.debug({ backend: BACKEND, lease: id }, '[rollcall] [etcd] member lease gone');
+    this.id = undefined;
+    clearInterval(this.timer);
+    this.stopStream();
+  }
+
+  async close(timeoutMs: number): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.stopStream();
+    const id = this.id;
+    this.id = undefined;
+    // Best effort: revoking deletes this process's member keys at once instead of after the TTL.
+    if (id) await this.client.leaseClient.leaseRevoke({ ID: id }, { deadline: Date.now() + timeoutMs }).catch(() => {});
+  }
+
+  private keepAlive(): void {
+    const id = this.id;
+    if (!id || this.closed) return;
+    const send = (stream: KeepAliveStream) => stream.write({ ID: id });
+    if (this.stream) return void send(this.stream);
+    this.client.leaseClient.leaseKeepAlive().then(
+      (stream) => {
+        if (this.closed || this.stream) return void stopKeepAlive(stream);
+        this.stream = stream;
+        const drop = () => {
+          if (this.stream === stream) this.stream = undefined;
+          stopKeepAlive(stream);
+        };
+        stream
+          .on('data', (res) => {
+            if (Number(res.TTL) <= 0) this.invalidate(res.ID);
+          })
+          .on('error', drop)
+          .on('end', drop);
+        send(stream);
+      },
+      // The next tick tries again; the lease outlives a few missed pings.
+      () => {},
+    );
+  }
+
+  private stopStream(): void {
+    if (this.stream) stopKeepAlive(this.stream);
+    this.stream = undefined;
+  }
+}
+
+function stopKeepAlive(stream: KeepAliveStream): void {
+  stream.removeAllListeners();
+  stream.on('error', () => {});
+  stream.end();
+  stream.cancel();
 }

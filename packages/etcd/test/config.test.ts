@@ -45,7 +45,7 @@ describe('configuration', () => {
     };
     const fromEnv = await registry(configFromEnv(env) as never);
     for (const r of [fromObject, fromFlat, fromEnv]) {
-      expect(r.config.options).toEqual({ endpoints, prefix: '/forms-test', dialTimeoutMs: 3000, keepaliveIntervalMs: 10_000, maxPayloadBytes: 1024 * 1024 });
+      expect(r.config.options).toEqual({ endpoints, prefix: '/forms-test', dialTimeoutMs: 3000, keepaliveIntervalMs: 10_000, maxPayloadBytes: 1024 * 1024, memberLeaseSeconds: 0 });
     }
     await fromObject.announce({ role: 'worker', id: 'w1' });
     expect(await keysUnder(`/forms-test/${cluster}/`)).toEqual([`/forms-test/${cluster}/member/worker/w1`]);
@@ -81,6 +81,7 @@ describe('configuration', () => {
     ['a zero dial timeout', { dialTimeoutMs: 0 }, 'registry.etcd.dialTimeoutMs'],
     ['a dial timeout that is not an integer', { dialTimeoutMs: 'soon' }, 'registry.etcd.dialTimeoutMs'],
     ['a keepalive etcd would refuse', { keepaliveIntervalMs: 1000 }, 'registry.etcd.keepaliveIntervalMs'],
+    ['a negative member lease', { memberLeaseSeconds: -1 }, 'registry.etcd.memberLeaseSeconds'],
     ['a payload limit beyond the server default', { maxPayloadBytes: 2 * 1024 * 1024 }, 'registry.etcd.maxPayloadBytes'],
     ['an unknown key', { hosts: ['http://127.0.0.1:2379'] }, 'registry.etcd.hosts'],
   ];
@@ -157,6 +158,6 @@ describe('unreachable endpoints', () => {
 
   it('the plugin declares its type and validates cross-key rules', () => {
     expect(registryPlugin.type).toBe('etcd');
-    expect(registryPlugin.validate?.({ endpoints: [], prefix: '/r', dialTimeoutMs: 1, keepaliveIntervalMs: 5000, maxPayloadBytes: 1 })).toEqual({ key: 'endpoints', rule: 'needs at least one endpoint' });
+    expect(registryPlugin.validate?.({ endpoints: [], prefix: '/r', dialTimeoutMs: 1, keepaliveIntervalMs: 5000, maxPayloadBytes: 1, memberLeaseSeconds: 0 })).toEqual({ key: 'endpoints', rule: 'needs at least one endpoint' });
   });
 });
