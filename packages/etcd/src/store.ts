@@ -500,7 +500,8 @@ class EtcdWatch implements WatchSubscription {
     }
     if (res.created) {
       clearTimeout(this.createTimer);
-      return;
+      // Established: tells core it sees again. At the start revision: the backlog after it is still on its way.
+      return this.deliver({ type: 'progress', revision: this.fromRevision });
     }
     if (res.events.length === 0) return this.deliver({ type: 'progress', revision: res.header.revision });
     for (const ev of res.events) {

@@ -133,6 +133,16 @@ describe('list and watch', () => {
     watch.subscription.close();
   });
 
+  it('announces an established watch with a progress event at its start revision, before any change', async () => {
+    const store = await stores.open({ cluster: uniqueCluster('progress') });
+    const start = (await store.list('')).revision;
+    await store.create('lock/one', record('1'));
+    const watch = new Collected(store, '', start);
+    await watch.untilChanges(1);
+    expect(watch.events[0]).toEqual({ type: 'progress', revision: start });
+    expect(watch.events[1]?.type).toBe('put');
+  });
+
   it('a watch from an old revision replays the changes after it', async () => {
     const store = await stores.open({ cluster: uniqueCluster('replay') });
     const start = (await store.list('')).revision;
@@ -153,7 +163,7 @@ describe('list and watch', () => {
     const watch = new Collected(store, '', before);
     const err = await watch.untilError();
     expect(err.code).toBe('REVISION_TOO_OLD');
-    expect(watch.events).toEqual([]);
+    expect(watch.changes).toEqual([]);
   });
 
   it('a revision the store never handed out ends the watch with REVISION_TOO_OLD, asynchronously', async () => {
