@@ -1,7 +1,15 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TestenvError } from './errors.js';
+
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -34,7 +42,8 @@ export async function withLock<T>(lockDir: string, timeoutMs: number, fn: () => 
       } catch {
         // the owner file is written just after the directory: give it a moment
       }
-      if (Number.isFinite(holder) && holder > 0 && !isAlive(holder)) {
+      const ownerless = !Number.isFinite(holder) && ageMs(lockDir) > 10_000; // died between mkdir and write
+      if (ownerless || (Number.isFinite(holder) && holder > 0 && !isAlive(holder))) {
         rmSync(lockDir, { recursive: true, force: true });
         continue;
       }
