@@ -10,8 +10,10 @@ import type { CacheChange, CacheEntry, WatchCache } from './watch-cache.js';
 
 interface Present {
   member: Member;
+  entry: CacheEntry;
   version: string;
-  expiryTimer: Timer;
+  leaseMs: number;
+  expiryTimer: Timer | undefined;
 }
 
 /**
@@ -26,29 +28,22 @@ export class MemberDirectory {
   private readonly listeners = new Set<{ role: string | undefined; listener: MemberListener }>();
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
-  private readonly deferred = new Map<RecordKey, CacheEntry>();
-  private settleTimer: Timer | undefined;
+  private readonly expiring = new Set<RecordKey>();
 
-  /**
-   * @param settleMs after the watch comes back, how long resumed changes get to
-   *   arrive before members that fell due while this process was blind are expired.
-   */
   constructor(
     private readonly cache: WatchCache,
     private readonly store: MonitoredStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly settleMs: number,
+    /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
+    private readonly retryMs: number,
   ) {
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
     this.unsubscribe = cache.subscribe(MEMBER_PREFIX, (change) => this.onChange(change));
+    // Time this process spent blind does not count against anyone: after the watch comes
+    // back, every member gets a whole lease, from then, to show it is alive.
     this.offLive = cache.onLive(() => {
-      this.settleTimer?.cancel();
-      this.settleTimer = this.clock.setTimeout(() => {
-        const due = [...this.deferred.values()];
-        this.deferred.clear();
-        due.forEach((entry) => this.expire(entry));
-      }, this.settleMs);
+      for (const present of this.present.values()) this.arm(present, present.leaseMs);
     });
   }
 
@@ -67,14 +62,13 @@ export class MemberDirectory {
   close(): void {
     this.unsubscribe();
     this.offLive();
-    this.settleTimer?.cancel();
-    for (const p of this.present.values()) p.expiryTimer.cancel();
+    for (const p of this.present.values()) p.expiryTimer?.cancel();
     this.present.clear();
   }
 
   private onChange(change: CacheChange): void {
     if (change.type === 'removed') {
-      this.drop(change.previous.key, 'deleted');
+      this.drop(change.previous.key, this.expiring.delete(change.previous.key) ? 'expired' : 'deleted');
       return;
     }
     const entry = change.entry;
@@ -88,32 +82,61 @@ export class MemberDirectory {
     const record = entry.stored.record;
     const member: Member = { role: parsed.role!, id: parsed.id!, payload: record.payload, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
     const previous = this.present.get(entry.key);
-    previous?.expiryTimer.cancel();
-    const expiresIn = entry.observedAt + record.leaseDurationSeconds * 1000 - this.clock.now();
-    const expiryTimer = this.clock.setTimeout(() => this.expire(entry), Math.max(0, expiresIn));
-    this.present.set(entry.key, { member, version: entry.version, expiryTimer });
+    previous?.expiryTimer?.cancel();
+    const present: Present = { member, entry, version: entry.version, leaseMs: record.leaseDurationSeconds * 1000, expiryTimer: undefined };
+    this.present.set(entry.key, present);
+    this.arm(present, entry.observedAt + present.leaseMs - this.clock.now());
     if (!previous) this.emit({ type: 'added', member });
     else if (JSON.stringify(previous.member.payload) !== JSON.stringify(member.payload)) this.emit({ type: 'updated', member, previous: previous.member });
   }
 
+  private arm(present: Present, delayMs: number): void {
+    present.expiryTimer?.cancel();
+    present.expiryTimer = this.clock.setTimeout(() => this.expire(present.entry), Math.max(0, delayMs));
+  }
+
+  /**
+   * A member whose record has not changed for its lease. It is reported removed
+   * only once the backend confirms the record is still that version — by the
+   * compare-and-set delete succeeding — so a view that is merely stale (a watch
+   * silently behind, the backend down) produces no phantom removal.
+   */
   private expire(entry: CacheEntry): void {
     const current = this.present.get(entry.key);
     if (!current || current.version !== entry.version) return;
-    // While the watch is down, an unseen heartbeat is our blindness, not the member's death.
-    if (!this.cache.live) {
-      this.deferred.set(entry.key, entry);
-      return;
-    }
-    this.drop(entry.key, 'expired');
-    this.store.delete(entry.key, entry.version).catch((err: unknown) => {
-      if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND)) this.logger.debug({ err, key: entry.key }, '[rollcall] could not delete an expired member');
-    });
+    // While the watch is down, an unseen heartbeat is our blindness, not the member's death: decided when it is back.
+    if (!this.cache.live) return;
+    const retry = () => {
+      this.expiring.delete(entry.key);
+      if (this.present.get(entry.key) === current) this.arm(current, this.retryMs);
+    };
+    // Our own delete comes back through the watch, maybe before the call returns: it is still an expiry.
+    this.expiring.add(entry.key);
+    this.store.delete(entry.key, entry.version).then(
+      () => this.confirmExpired(current),
+      async (err: unknown) => {
+        if (hasCode(err, ErrorCode.NOT_FOUND)) return this.confirmExpired(current);
+        if (hasCode(err, ErrorCode.CONFLICT)) return retry(); // it renewed; the watch brings the new version
+        if (hasCode(err, ErrorCode.PERMISSION_DENIED)) {
+          // An identity that may not delete still may read: the record unchanged is as good a proof.
+          const fresh = await this.store.get(entry.key).catch(() => null);
+          if (fresh === undefined || fresh?.version === entry.version) return this.confirmExpired(current);
+        }
+        this.logger.debug({ err, key: entry.key }, '[rollcall] could not confirm an expired member; trying again');
+        retry();
+      },
+    );
+  }
+
+  private confirmExpired(present: Present): void {
+    this.expiring.delete(present.entry.key);
+    if (this.present.get(present.entry.key) === present) this.drop(present.entry.key, 'expired');
   }
 
   private drop(key: RecordKey, reason: 'deleted' | 'expired' | 'corrupt'): void {
     const present = this.present.get(key);
     if (!present) return;
-    present.expiryTimer.cancel();
+    present.expiryTimer?.cancel();
     this.present.delete(key);
     this.emit({ type: 'removed', member: present.member, reason });
   }

@@ -120,6 +120,7 @@ export class Registry extends Emitter<RegistryEvents> {
       logger,
       retryDelayMs: 100,
       maxRetryDelayMs: Math.min(resolved.election.retryPeriodMs, resolved.lock.retryPeriodMs),
+      trustWatchAfterMs: 2 * resolved.requestTimeoutMs,
       onCorrupt: (entry) => registry?.emit('corruptRecord', { key: entry.key, error: entry.error }),
     });
     try {
@@ -130,7 +131,7 @@ export class Registry extends Emitter<RegistryEvents> {
       await store.close().catch(() => {});
       throw err;
     }
-    const directory = new MemberDirectory(cache, monitored, clock, logger, Math.min(resolved.member.heartbeatIntervalMs, 1000));
+    const directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs);
     registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
     registry.wire(store);
     return registry;

@@ -29,6 +29,8 @@ export interface WatchCacheOptions {
   /** First delay before re-watching after a failed watch. Milliseconds. Doubles up to `maxRetryDelayMs`. */
   retryDelayMs: number;
   maxRetryDelayMs: number;
+  /** A watch that has run this long without error counts as established, for stores that do not say so with a progress event. Milliseconds; longer than a call's timeout. */
+  trustWatchAfterMs: number;
   /** Called with each corrupt entry when it is first seen. */
   onCorrupt: (entry: CorruptEntry) => void;
 }
@@ -130,7 +132,7 @@ export class WatchCache {
     // A store that does not announce an established watch: one that has lasted this long without error is trusted.
     if (!this.isLive) {
       this.liveTimer?.cancel();
-      this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.maxRetryDelayMs);
+      this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.trustWatchAfterMs);
     }
   }
 
