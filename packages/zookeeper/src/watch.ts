@@ -88,6 +88,7 @@ export class PrefixWatch implements WatchSubscription {
       const read = await Promise.all(toRead.map((key) => this.host.read(key).then((r) => ({ key, read: r }))));
       return { present: new Set(under), read, pzxid };
     });
+    reads.catch(() => {});
     this.queue = this.queue
       .then(() => reads)
       .then(
@@ -108,6 +109,8 @@ export class PrefixWatch implements WatchSubscription {
   }
 
   private enqueue(reads: Promise<Change[]>): void {
+    // Its failure is handled in turn, in the queue; until then it must not count as unhandled.
+    reads.catch(() => {});
     this.queue = this.queue
       .then(() => reads)
       .then(
