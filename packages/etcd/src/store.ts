@@ -200,29 +200,36 @@ export class EtcdStore implements RecordStore {
     const ca = readPem('tls.caFile', tls?.caFile, 'certificate');
     const cert = readPem('tls.certFile', tls?.certFile, 'certificate');
     const key = readPem('tls.keyFile', tls?.keyFile, 'private key');
+    if (!CLUSTER.test(settings.cluster)) throw new InvalidArgumentError(`cluster ${JSON.stringify(settings.cluster)} is not valid: ${CLUSTER_RULE}`, { backend: BACKEND });
     const retries = options.endpoints.length - 1;
-    const client = new etcd3.Etcd3({
-      hosts: [...options.endpoints],
-      // etcd3's types want a CA; gRPC takes null for "the system's CAs".
-      ...(ca || cert ? { credentials: { rootCertificate: ca ?? (null as unknown as Buffer), privateKey: key, certChain: cert } } : {}),
-      ...(options.username !== undefined ? { auth: { username: options.username, password: options.password ?? '' } } : {}),
-      grpcOptions: {
-        'grpc.keepalive_time_ms': options.keepaliveIntervalMs,
-        'grpc.keepalive_timeout_ms': Math.max(1000, requestTimeoutMs),
-        // etcd counts pings without an open stream as abuse and closes the connection.
-        'grpc.keepalive_permit_without_calls': 0,
-        // A restarted etcd is reached again within a second, not after gRPC's default backoff of up to 2 minutes.
-        'grpc.initial_reconnect_backoff_ms': 100,
-        'grpc.max_reconnect_backoff_ms': 1000,
-      },
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
-      faultHandling: {
-        // No circuit breaker: it would refuse calls for seconds after etcd is back.
-        host: () => noop,
-        // Another member is tried only when this one is unreachable, never after a timeout (the write may have landed).
-        global: retries > 0 ? (retry(handleWhen(isUnavailable), { maxAttempts: retries }) as IPolicy) : noop,
-      },
-    }) as unknown as EtcdClientSlice;
+    let client: EtcdClientSlice;
+    try {
+      client = new etcd3.Etcd3({
+        hosts: [...options.endpoints],
+        // etcd3's types want a CA; gRPC takes null for "the system's CAs".
+        ...(ca || cert ? { credentials: { rootCertificate: ca ?? (null as unknown as Buffer), privateKey: key, certChain: cert } } : {}),
+        ...(options.username !== undefined ? { auth: { username: options.username, password: options.password ?? '' } } : {}),
+        grpcOptions: {
+          'grpc.keepalive_time_ms': options.keepaliveIntervalMs,
+          'grpc.keepalive_timeout_ms': Math.max(1000, requestTimeoutMs),
+          // etcd counts pings without an open stream as abuse and closes the connection.
+          'grpc.keepalive_permit_without_calls': 0,
+          // A restarted etcd is reached again within a second, not after gRPC's default backoff of up to 2 minutes.
+          'grpc.initial_reconnect_backoff_ms': 100,
+          'grpc.max_reconnect_backoff_ms': 1000,
+        },
+        defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
+        faultHandling: {
+          // No circuit breaker: it would refuse calls for seconds after etcd is back.
+          host: () => noop,
+          // Another member is tried only when this one is unreachable, never after a timeout (the write may have landed).
+          global: retries > 0 ? (retry(handleWhen(isUnavailable), { maxAttempts: retries }) as IPolicy) : noop,
+        },
+      }) as unknown as EtcdClientSlice;
+    } catch (err) {
+      // gRPC refuses TLS material it cannot use (e.g. a key that does not match its certificate).
+      throw new ConfigurationError(`registry.etcd.tls: the TLS files cannot be used together: ${(err as Error).message}`, { key: 'registry.etcd.tls', backend: BACKEND, cause: err });
+    }
     const store = new EtcdStore(client, settings);
     const probe = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(

@@ -1,5 +1,4 @@
 import { createServer } from 'node:http2';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -109,7 +108,7 @@ describe('configuration', () => {
   });
 
   it('a TLS file that cannot be read is INVALID_CONFIG naming its key', async () => {
-    const missing = join(mkdtempSync(join(tmpdir(), 'rollcall-etcd-')), 'nope.pem');
+    const missing = join(tmpdir(), `rollcall-etcd-missing-${process.pid}`, 'nope.pem');
     const err = await rejectionOf(createRegistry({ type: 'etcd', etcd: { endpoints: ['https://127.0.0.1:2379'], tls: { caFile: missing } } }));
     expect(err.code).toBe('INVALID_CONFIG');
     expect(err.key).toBe('registry.etcd.tls.caFile');

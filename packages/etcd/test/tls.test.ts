@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from '@rollcall/core';
@@ -23,6 +23,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await mutual?.close();
   await serverOnly?.close();
+  if (pki) rmSync(pki.dir, { recursive: true, force: true });
 });
 
 describe('TLS', () => {
@@ -72,6 +73,13 @@ describe('TLS', () => {
     const err = await rejectionOf(createEtcdStore({ endpoints: [mutual.endpoint], tls: { caFile: pki.caFile, certFile: pki.clientKeyFile + '.missing', keyFile: pki.clientKeyFile } }));
     expect(err.code).toBe('INVALID_CONFIG');
     expect(err.key).toBe('registry.etcd.tls.certFile');
+  });
+
+  it('a client key that does not match its certificate is INVALID_CONFIG, before connecting', async () => {
+    const err = await rejectionOf(createEtcdStore({ endpoints: [mutual.endpoint], tls: { caFile: pki.caFile, certFile: pki.clientCertFile, keyFile: pki.serverKeyFile } }));
+    expect(err.code).toBe('INVALID_CONFIG');
+    expect(err.key).toBe('registry.etcd.tls');
+    expect(err.message).toContain('key values mismatch');
   });
 
   for (const [key, file] of [
