@@ -74,6 +74,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private unsubscribe: (() => void) | undefined;
   private stopping = false;
   private attemptStartedAt = 0;
+  private again = false;
   private failure: RegistryError | undefined;
   private accessChecked = false;
   private tombstoneUntil = 0;
@@ -201,7 +202,8 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   /** Runs one attempt at a time; an attempt asked for meanwhile runs right after. */
   private run(attempt: () => Promise<void>, reschedule = true): Promise<void> {
     if (this.inFlight) {
-      if (reschedule) this.inFlight.then(() => this.stopping || this.attemptTimer || this.schedule(0));
+      // Asked for while one runs (the record changed meanwhile): run again right after it, on the news.
+      if (reschedule) this.again = true;
       return this.inFlight;
     }
     this.attemptStartedAt = this.options.clock.now();
@@ -212,7 +214,11 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       })
       .finally(() => {
         this.inFlight = undefined;
-        if (!reschedule || this.stopping || this.attemptTimer) return;
+        const again = this.again;
+        this.again = false;
+        if (!reschedule || this.stopping) return;
+        if (again && (this.mode === 'acquiring' || this.mode === 'holding')) return this.schedule(0);
+        if (this.attemptTimer) return;
         if (this.mode === 'acquiring') this.schedule(this.delayFor(this.options.cache.get(this.options.key), true));
         else if (this.mode === 'holding') this.schedule(Math.max(0, this.attemptStartedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
       });
