@@ -84,7 +84,9 @@ export class SqliteDialect implements SqlDialect {
 
   async nextRevision(tx: SqlExecutor, tables: TableNames): Promise<number> {
     const rows = await tx.all(`UPDATE ${tables.state} SET revision = revision + 1 WHERE id = 1 RETURNING revision`);
-    return Number(rows[0]?.revision);
+    const revision = Number(rows[0]?.revision);
+    if (!Number.isSafeInteger(revision)) throw new Error(`the state row of ${tables.state} is missing`);
+    return revision;
   }
 
   schemaStatements(tables: TableNames): string[] {
