@@ -1,9 +1,9 @@
 import { afterAll } from 'vitest';
 import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { requireTestEnv, startServer, stopServer } from '@rollcall/tools/testenv';
 import { ZookeeperStore } from '../src/index.js';
-import { standalone } from './helpers.js';
+import { standalone, waitPortsFree } from './helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 // Each store and registry reaches ZooKeeper through its own proxy, so one can be cut off alone.
@@ -52,6 +52,10 @@ registryConformance({
     },
     // The child connects on its own from plain configuration.
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS } }) },
-    restartServer: () => restartServer('zookeeper'),
+    restartServer: async () => {
+      await stopServer('zookeeper');
+      await waitPortsFree([requireTestEnv('zookeeper').port], 10_000);
+      await startServer('zookeeper');
+    },
   },
 });

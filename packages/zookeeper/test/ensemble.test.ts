@@ -1,9 +1,8 @@
-import { createServer } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
 import { killZookeeperEnsembleLeader, requireTestEnv, startServer, stopServer, waitForZookeeperEnsembleLeader } from '@rollcall/tools/testenv';
 import type { ZookeeperStore } from '../src/index.js';
-import { ensemble, uniqueCluster } from './helpers.js';
+import { ensemble, uniqueCluster, waitPortsFree } from './helpers.js';
 import { proxyAll } from './tcp-proxy.js';
 
 /**
@@ -78,22 +77,6 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: nu
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/**
- * Waits until the ensemble's client ports can be bound again. A stopped server's
- * accepted sockets linger (FIN_WAIT) until every client has closed its end, and
- * startServer() refuses a port that is still taken.
- */
-async function waitEnsemblePortsFree(timeoutMs: number): Promise<void> {
-  const bindable = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
-    });
-  const ports = requireTestEnv('zookeeperEnsemble').members.map((m) => m.clientPort);
-  await eventually(async () => (await Promise.all(ports.map(bindable))).every(Boolean), timeoutMs, 'the ensemble ports to be free');
 }
 
 function memberLog(registry: Registry, role: string) {
@@ -224,7 +207,7 @@ describe('zookeeper ensemble', () => {
     });
     await stopServer('zookeeper-ensemble');
     await eventually(() => states.every((s) => s.includes('suspended')), 10_000, 'both clients to be suspended');
-    await waitEnsemblePortsFree(10_000);
+    await waitPortsFree(requireTestEnv('zookeeperEnsemble').members.map((m) => m.clientPort), 10_000);
     await startServer('zookeeper-ensemble');
     await eventually(() => regs.every((r) => r.state === 'connected'), 30_000, 'both clients to reconnect');
     await eventually(() => line.leaders().length === 1, 30_000, 'one Rollcall leader');

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Stat } from 'node-zookeeper-client';
 import { formatMicroTime, type JsonValue, type LeaseRecord, type WatchEvent, type WatchSubscription, type RegistryError } from '@rollcall/core';
@@ -115,5 +116,25 @@ export class RawClient {
   mkdirp = (path: string) => this.p<string>((cb) => this.client.mkdirp(path, cb));
   close(): void {
     this.client.close();
+  }
+}
+
+/**
+ * Waits (bounded) until every port can be bound again. A stopped server's
+ * accepted sockets linger (FIN_WAIT) until each client has closed its end,
+ * which on a loaded machine takes a while, and the test environment's
+ * startServer() refuses a port that is still taken.
+ */
+export async function waitPortsFree(ports: number[], timeoutMs: number): Promise<void> {
+  const bindable = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
+    });
+  const deadline = performance.now() + timeoutMs;
+  while (!(await Promise.all(ports.map(bindable))).every(Boolean)) {
+    if (performance.now() > deadline) throw new Error(`ports ${ports.join(', ')} still taken after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
