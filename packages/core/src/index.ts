@@ -10,6 +10,7 @@ export { MemberHandle } from './member-handle.js';
 export type { Member, MemberEvent, MemberListener } from './member.js';
 export type { LeaseLossReason } from './lease-holder.js';
 export * from './errors.js';
+export { recordFromJson, recordToJson } from './record-json.js';
 export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
 export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';

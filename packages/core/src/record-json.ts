@@ -1,0 +1,45 @@
+import { CorruptRecordError } from './errors.js';
+import { recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
+
+/**
+ * The JSON form of a record, for backends that store a record as one value
+ * (etcd, ZooKeeper, SQL): the Lease fields in a fixed order, then the payload,
+ * so a value read by hand (etcdctl, zkCli, SELECT) is readable.
+ */
+export function recordToJson(record: LeaseRecord): string {
+  const value: Record<string, JsonValue> = {
+    holderIdentity: record.holderIdentity,
+    leaseDurationSeconds: record.leaseDurationSeconds,
+    acquireTime: record.acquireTime,
+    renewTime: record.renewTime,
+    leaseTransitions: record.leaseTransitions,
+  };
+  if (record.payload !== undefined) value.payload = record.payload;
+  return JSON.stringify(value);
+}
+
+/**
+ * Decodes a value written by `recordToJson`. Never throws: a value that is not
+ * UTF-8 JSON of the record's shape (edited by hand, another program's key) comes
+ * back as a CorruptRecordError saying why.
+ */
+export function recordFromJson(key: string, value: string | Uint8Array, backend: string): LeaseRecord | CorruptRecordError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof value === 'string' ? value : new TextDecoder('utf-8', { fatal: true }).decode(value));
+  } catch (err) {
+    return new CorruptRecordError(key, `${key} holds a value that is not UTF-8 JSON`, { backend, cause: err });
+  }
+  const problem = recordShapeProblem(parsed);
+  if (problem) return new CorruptRecordError(key, `${key} is not a Rollcall record: ${problem}`, { backend });
+  const r = parsed as Record<string, unknown>;
+  const record: LeaseRecord = {
+    holderIdentity: r.holderIdentity as string,
+    leaseDurationSeconds: r.leaseDurationSeconds as number,
+    acquireTime: (r.acquireTime as string | null | undefined) ?? null,
+    renewTime: (r.renewTime as string | null | undefined) ?? null,
+    leaseTransitions: r.leaseTransitions as number,
+  };
+  if (r.payload !== undefined) record.payload = r.payload as JsonValue;
+  return record;
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, recordFromJson, recordToJson, type LeaseRecord } from '../src/index.js';
+
+const record: LeaseRecord = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000000Z', renewTime: null, leaseTransitions: 3, payload: { cpu: 1 } };
+
+describe('record JSON', () => {
+  it('round-trips every field and the payload, from text and from bytes', () => {
+    expect(recordFromJson('k', recordToJson(record), 'x')).toEqual(record);
+    expect(recordFromJson('k', Buffer.from(recordToJson(record)), 'x')).toEqual(record);
+    const { payload: _payload, ...bare } = record;
+    expect(recordFromJson('k', recordToJson(bare), 'x')).toEqual(bare);
+  });
+
+  it('reports garbage as CORRUPT_RECORD naming the key, never throwing', () => {
+    for (const garbage of ['{not json', '[]', '{"holderIdentity":1}', Buffer.from([0xff, 0xfe])]) {
+      const result = recordFromJson('election/x', garbage, 'etcd');
+      expect(result).toMatchObject({ code: ErrorCode.CORRUPT_RECORD, key: 'election/x' });
+      expect((result as Error).message).toMatch(/^\[rollcall\] \[etcd\] election\/x/);
+    }
+  });
+});
