@@ -17,7 +17,7 @@ describe('codec', () => {
   });
 
   it.each([
-    ['not JSON', 'nope', 'not JSON'],
+    ['not JSON', 'nope', 'not UTF-8 JSON'],
     ['NULL', null, 'NULL'],
     ['a number', 42, 'number'],
     ['a JSON array', '[]', 'holderIdentity'],
@@ -31,6 +31,11 @@ describe('codec', () => {
     expect(decoded.corrupt.error.code).toBe('CORRUPT_RECORD');
     expect(decoded.corrupt.error.message).toMatch(/^\[rollcall\] \[mysql\] lock\/x \(version 9\)/);
     expect(decoded.corrupt.error.message).toContain(reason);
+  });
+
+  it('bytes that are not UTF-8 are a corrupt entry', () => {
+    const decoded = decodeRecord('mysql', 'lock/x', '2', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
+    expect(decoded.ok).toBe(false);
   });
 
   it('decodes a value handed back as bytes', () => {
