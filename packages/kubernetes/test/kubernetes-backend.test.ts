@@ -85,22 +85,28 @@ describe('the Kubernetes backend', () => {
     expect(events).toEqual(['removed', 'added']);
   });
 
-  it('an election Lease deleted by hand is written back by its leader, and no follower takes over meanwhile', async () => {
+  it('an election Lease deleted by hand: its leader steps down, and no follower leads before the lease it last saw has run out', async () => {
     const a = await open('electiondelete', 'a');
     const b = await open('electiondelete', 'b');
     const la = a.campaign('scheduler');
-    await la.whenElected(AbortSignal.timeout(10_000));
+    const first = await la.whenElected(AbortSignal.timeout(10_000));
     const lb = b.campaign('scheduler');
     const events: string[] = [];
     la.on('lost', (e) => events.push(`a lost ${e.reason}`));
+    la.on('elected', () => events.push('a elected'));
     lb.on('elected', () => events.push('b elected'));
     const name = objectName('electiondelete', 'election/scheduler');
+    const deletedAt = performance.now();
+    const lost = new Promise<void>((resolve) => la.once('lost', () => resolve()));
     await admin.coordination.deleteNamespacedLease({ name, namespace });
-    // The API server creates a Lease on PUT, so the leader's next renew restores it; b must wait out the lease it last saw.
-    await new Promise((resolve) => setTimeout(resolve, 2 * timing.election.leaseDurationMs)); // a window in which nothing may change hands
-    expect(events).toEqual([]);
-    expect(la.isLeader).toBe(true);
-    expect((await admin.coordination.readNamespacedLease({ name, namespace })).spec?.holderIdentity).toBe('a');
+    await lost;
+    // The renew is a PUT naming the deleted object's uid, so it cannot re-create it: the leader learns and steps down.
+    const next = await Promise.race([la.whenElected(AbortSignal.timeout(15_000)), lb.whenElected(AbortSignal.timeout(15_000))]);
+    expect(events[0]).toBe('a lost deleted');
+    expect(events.slice(1)).toHaveLength(1);
+    // b saw the last renew just before the delete; it may not lead before that lease is out.
+    if (events[1] === 'b elected') expect(performance.now() - deletedAt).toBeGreaterThan(timing.election.leaseDurationMs - timing.election.retryPeriodMs - 100);
+    expect(next).toBeGreaterThan(first);
   });
 
   it('fails at connect with a clear error when the namespace does not exist', async () => {
