@@ -1,0 +1,157 @@
+import { performance } from 'node:perf_hooks';
+import { systemClock, silentLogger, type RecordStore } from '@rollcall/core';
+import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
+import { CliError, ExitCode, toCliError, usageError } from '../errors.js';
+import { outputFormat, printJson } from '../output.js';
+
+export interface DoctorFlags extends ConfigFlags {
+  role?: string;
+  output?: string;
+  json?: boolean;
+}
+
+type Status = 'ok' | 'warn' | 'fail' | 'skip';
+
+interface Check {
+  name: string;
+  status: Status;
+  detail: string;
+  /** What is missing, e.g. `update leases.coordination.k8s.io`. */
+  missing?: string[];
+  /** The manifest under deploy/kubernetes that grants it. */
+  fix?: string;
+  code?: string;
+}
+
+/** A permission a Rollcall component needs on Kubernetes, and the shipped manifest that grants it. */
+interface Permission {
+  verb: string;
+  group: string;
+  resource: string;
+  manifest: string;
+}
+
+const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
+const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'] };
+
+/** What deploy/kubernetes grants each role: the least privilege Rollcall needs. */
+export function requiredPermissions(role: 'coordinator' | 'member', lock: string): Permission[] {
+  const leases = LEASE_VERBS[role].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', manifest: `deploy/kubernetes/rollcall-${role}.yaml` }));
+  if (lock !== 'configmap') return leases;
+  return [...leases, ...CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps', manifest: 'deploy/kubernetes/rollcall-configmap-lock.yaml' }))];
+}
+
+/** Asks the API server, one SelfSubjectAccessReview per permission, which of them this identity lacks. */
+async function missingKubernetesPermissions(options: Record<string, unknown>, namespace: string, permissions: Permission[]): Promise<Permission[]> {
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  if (typeof options.kubeconfig === 'string') kc.loadFromFile(options.kubeconfig);
+  else kc.loadFromDefault();
+  if (typeof options.context === 'string') kc.setCurrentContext(options.context);
+  const api = kc.makeApiClient(k8s.AuthorizationV1Api);
+  const answers = await Promise.all(
+    permissions.map(async (p) => {
+      try {
+        const review = await api.createSelfSubjectAccessReview({
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: p.verb, group: p.group, resource: p.resource } } },
+        });
+        return review.status?.allowed === true;
+      } catch (err) {
+        // Only the status: the client's error may carry request details.
+        const code = (err as { code?: number }).code;
+        throw new CliError('UNAVAILABLE', `SelfSubjectAccessReview for ${p.verb} ${p.resource} failed${code ? ` with HTTP ${code}` : ''}`, ExitCode.UNAVAILABLE, 'every authenticated identity may create SelfSubjectAccessReviews; is the API server reachable?', 'kubernetes');
+      }
+    }),
+  );
+  return permissions.filter((_, i) => !answers[i]);
+}
+
+const resourceName = (p: Permission) => (p.group ? `${p.resource}.${p.group}` : p.resource);
+
+/**
+ * `rollcall doctor`: checks the configuration, the connection (a list of the
+ * cluster's records) and, on Kubernetes, every permission the chosen role
+ * needs, printing what is missing and the manifest that grants it.
+ */
+export async function doctorCommand(flags: DoctorFlags): Promise<number> {
+  const format = outputFormat(flags);
+  const role = flags.role ?? 'coordinator';
+  if (role !== 'coordinator' && role !== 'member') throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks) or member (announces and discovers)`);
+  const checks: Check[] = [];
+  const fail = (name: string, err: unknown) => {
+    const e = toCliError(err);
+    checks.push({ name, status: 'fail', detail: `${e.code}: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`, code: e.code });
+  };
+
+  let config: CliConfig | undefined;
+  try {
+    config = await resolveCliConfig(flags);
+    const keys = describeKeys(config);
+    checks.push({ name: 'configuration', status: 'ok', detail: `registry.type=${config.resolved.type}, cluster ${config.resolved.cluster}, identity ${config.resolved.identity}; ${keys.map((k) => `${k.key}=${k.value} (${k.source})`).join(', ')}` });
+    if (config.resolved.type === 'memory') checks.push({ name: 'configuration', status: 'warn', detail: 'the memory store lives inside one process: this command sees only its own, empty registry; use sqlite or a server backend to share one' });
+  } catch (err) {
+    fail('configuration', err);
+  }
+
+  let store: RecordStore | undefined;
+  if (config) {
+    const started = performance.now();
+    try {
+      store = await config.plugin.connect({ cluster: config.resolved.cluster, options: config.resolved.options, logger: silentLogger, clock: systemClock, requestTimeoutMs: config.resolved.requestTimeoutMs });
+      const connectedMs = performance.now() - started;
+      const listStarted = performance.now();
+      const list = await store.list('');
+      const kinds = { member: 0, election: 0, lock: 0 };
+      for (const r of list.records) {
+        const kind = r.key.slice(0, r.key.indexOf('/')) as keyof typeof kinds;
+        if (kind in kinds) kinds[kind]++;
+      }
+      checks.push({
+        name: 'connection',
+        status: list.corrupt.length ? 'warn' : 'ok',
+        detail: `connected to ${store.backend} in ${connectedMs.toFixed(0)} ms; listed ${list.records.length} records (${kinds.member} members, ${kinds.election} elections, ${kinds.lock} locks) in ${(performance.now() - listStarted).toFixed(0)} ms${list.corrupt.length ? `; ${list.corrupt.length} corrupt: ${list.corrupt.map((c) => c.key).join(', ')}` : ''}`,
+      });
+    } catch (err) {
+      fail('connection', err);
+    }
+  } else {
+    checks.push({ name: 'connection', status: 'skip', detail: 'the configuration is invalid' });
+  }
+
+  if (config?.resolved.type === 'kubernetes') {
+    const namespace = (store as { namespace?: string } | undefined)?.namespace;
+    if (!namespace) {
+      checks.push({ name: 'permissions', status: 'skip', detail: 'could not connect to the API server' });
+    } else {
+      const options = config.resolved.options as Record<string, unknown>;
+      const needed = requiredPermissions(role, String(options.lock ?? 'lease'));
+      try {
+        const missing = await missingKubernetesPermissions(options, namespace, needed);
+        if (missing.length === 0) {
+          checks.push({ name: 'permissions', status: 'ok', detail: `role ${role}: all ${needed.length} permissions granted in namespace ${namespace} (${[...new Set(needed.map(resourceName))].join(', ')})` });
+        } else {
+          const manifests = [...new Set(missing.map((p) => p.manifest))];
+          checks.push({
+            name: 'permissions',
+            status: 'fail',
+            code: 'PERMISSION_DENIED',
+            detail: `role ${role}: missing in namespace ${namespace}: ${missing.map((p) => `${p.verb} ${resourceName(p)}`).join(', ')}; granted by ${manifests.join(' and ')}: kubectl apply -n ${namespace} ${manifests.map((m) => `-f ${m}`).join(' ')} (set the RoleBinding subject to this identity's service account)`,
+            missing: missing.map((p) => `${p.verb} ${resourceName(p)}`),
+            fix: manifests.join(' '),
+          });
+        }
+      } catch (err) {
+        fail('permissions', err);
+      }
+    }
+  }
+  await store?.close().catch(() => {});
+
+  const ok = checks.every((c) => c.status !== 'fail');
+  if (format === 'json') printJson({ ok, checks });
+  else {
+    for (const c of checks) process.stdout.write(`${c.status.toUpperCase().padEnd(5)} ${c.name.padEnd(14)} ${c.detail}\n`);
+    process.stdout.write(ok ? 'doctor: no problem found\n' : `doctor: ${checks.filter((c) => c.status === 'fail').length} problem(s) found\n`);
+  }
+  return ok ? ExitCode.OK : ExitCode.CHECK_FAILED;
+}

@@ -1,0 +1,58 @@
+import { createInterface } from 'node:readline';
+import { assertName, formatMicroTime, lockKey, StoreConflictError } from '@rollcall/core';
+import type { ConfigFlags } from '../config.js';
+import { withRegistry } from '../connect.js';
+import { CliError, ExitCode } from '../errors.js';
+import { age, outputFormat, printJson, since } from '../output.js';
+
+export interface ReleaseFlags extends ConfigFlags {
+  yes?: boolean;
+  output?: string;
+  json?: boolean;
+}
+
+/** Asks on stderr, reads one line from stdin; a closed stdin is a no. */
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true });
+  return new Promise((resolve) => {
+    let answered = false;
+    rl.on('close', () => answered || resolve(false));
+    rl.question(question, (answer) => {
+      answered = true;
+      rl.close();
+      resolve(/^(y|yes)$/i.test(answer.trim()));
+    });
+  });
+}
+
+/**
+ * `rollcall release <lock>`: frees a lock whatever its holder, with the
+ * compare-and-set core's own release writes (empty holder, one-second lease,
+ * the transition counter kept), so the next holder's token is still larger.
+ * The holder, if alive, sees its record taken and its lock's signal aborts.
+ */
+export async function releaseCommand(name: string, flags: ReleaseFlags): Promise<void> {
+  const format = outputFormat(flags);
+  assertName('lock', name);
+  await withRegistry(flags, async (registry, config) => {
+    const store = registry.recordStore;
+    const key = lockKey(name);
+    const stored = await store.get(key);
+    if (!stored) throw new StoreConflictError('NOT_FOUND', `no lock ${name} in cluster ${config.resolved.cluster}`, { backend: registry.backend });
+    const { record } = stored;
+    if (record.holderIdentity === '') {
+      if (format === 'json') printJson({ lock: name, released: false, alreadyFree: true, fencingToken: record.leaseTransitions });
+      else process.stdout.write(`lock ${name} is already free (last fencing token ${record.leaseTransitions})\n`);
+      return;
+    }
+    if (!flags.yes) {
+      const prompt = `Force-release lock ${name} held by ${record.holderIdentity} (fencing token ${record.leaseTransitions}, renewed ${age(since(record.renewTime))} ago)? The holder loses it at once. [y/N] `;
+      if (!(await confirm(prompt))) throw new CliError('DECLINED', `lock ${name} was not released`, ExitCode.DECLINED, 'answer y, or pass --yes to release without asking');
+    }
+    const now = formatMicroTime(new Date());
+    await store.update(key, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: record.leaseTransitions }, stored.version);
+    process.stderr.write(`rollcall: released lock ${name}: broke fencing token ${record.leaseTransitions} held by ${record.holderIdentity}\n`);
+    if (format === 'json') printJson({ lock: name, released: true, brokeFencingToken: record.leaseTransitions, previousHolder: record.holderIdentity });
+    else process.stdout.write(`released lock ${name} (fencing token ${record.leaseTransitions}, held by ${record.holderIdentity}); the next holder gets a larger token\n`);
+  });
+}

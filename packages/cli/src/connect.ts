@@ -1,0 +1,13 @@
+import { createRegistry, type Registry } from '@rollcall/core';
+import { resolveCliConfig, type CliConfig, type ConfigFlags } from './config.js';
+
+/** Resolves the configuration, opens a registry on it, runs `fn`, and closes it again. */
+export async function withRegistry<T>(flags: ConfigFlags, fn: (registry: Registry, config: CliConfig) => Promise<T>): Promise<T> {
+  const config = await resolveCliConfig(flags);
+  const registry = await createRegistry(config.flat as never);
+  try {
+    return await fn(registry, config);
+  } finally {
+    await registry.close();
+  }
+}

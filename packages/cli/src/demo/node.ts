@@ -1,0 +1,70 @@
+import { createRegistry, type JsonValue, type Registry } from '@rollcall/core';
+import { resolveCliConfig } from '../config.js';
+
+/** What a demo node tells the demo, over the IPC channel. */
+export type NodeMessage =
+  | { type: 'ready'; id: string; pid: number }
+  | { type: 'elected'; id: string; fencingToken: number; at: number }
+  | { type: 'lost'; id: string; fencingToken: number; reason: string; at: number }
+  | { type: 'withdrawn'; id: string }
+  | { type: 'failed'; id: string; message: string };
+
+export interface NodeFlags {
+  kind: 'master' | 'worker';
+  id: string;
+  config: string;
+}
+
+function send(message: NodeMessage): void {
+  process.send?.(message);
+}
+
+/** A scheduler node's runtime data: what workers publish in their heartbeats. */
+function heartbeat(seed: number, tick: number): { [key: string]: JsonValue } {
+  const wave = (phase: number) => (Math.sin(tick / 3 + seed * 1.7 + phase) + 1) / 2;
+  const load = Number((0.2 + 3.6 * wave(0)).toFixed(2));
+  return { cpu: Number((0.05 + 0.9 * wave(1)).toFixed(2)), memory: Number((0.2 + 0.7 * wave(2)).toFixed(2)), load, status: load > 3 ? 'BUSY' : 'NORMAL' };
+}
+
+/**
+ * `rollcall demo-node` (hidden): one process of the demo cluster. A master
+ * announces itself and campaigns for `scheduler`; a worker announces itself
+ * and updates its heartbeat payload. SIGTERM withdraws gracefully; losing the
+ * demo (its IPC channel) does too, so no node outlives it.
+ */
+export async function demoNode(flags: NodeFlags): Promise<void> {
+  const config = await resolveCliConfig({ config: flags.config }, {});
+  const registry: Registry = await createRegistry({ ...config.flat, 'registry.identity': flags.id } as never);
+  let closing = false;
+  const shutdown = async () => {
+    if (closing) return;
+    closing = true;
+    await registry.close().catch(() => {});
+    send({ type: 'withdrawn', id: flags.id });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown());
+  process.on('SIGINT', () => void shutdown());
+  process.on('disconnect', () => void shutdown());
+
+  const seed = Number(flags.id.replace(/\D/g, '')) || 1;
+  let tick = 0;
+  const member = await registry.announce({ role: flags.kind, id: flags.id, payload: flags.kind === 'worker' ? heartbeat(seed, tick) : { status: 'NORMAL' } });
+  if (flags.kind === 'worker') {
+    setInterval(() => {
+      if (!closing) member.update(heartbeat(seed, ++tick)).catch(() => {});
+    }, config.resolved.member.heartbeatIntervalMs);
+  } else {
+    const leadership = registry.campaign('scheduler', flags.id);
+    leadership.on('elected', ({ fencingToken }) => {
+      send({ type: 'elected', id: flags.id, fencingToken, at: Date.now() });
+      member.update({ status: 'LEADING', fencingToken }).catch(() => {});
+    });
+    leadership.on('lost', ({ fencingToken, reason }) => {
+      send({ type: 'lost', id: flags.id, fencingToken, reason, at: Date.now() });
+      member.update({ status: 'NORMAL' }).catch(() => {});
+    });
+    leadership.on('error', ({ error }) => send({ type: 'failed', id: flags.id, message: error.message }));
+  }
+  send({ type: 'ready', id: flags.id, pid: process.pid });
+}

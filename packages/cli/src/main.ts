@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { doctorCommand } from './commands/doctor.js';
+import { leaderCommand, locksCommand, membersCommand } from './commands/listings.js';
+import { releaseCommand } from './commands/release.js';
+import { watchCommand } from './commands/watch.js';
+import { demoCommand } from './demo/demo.js';
+import { demoNode } from './demo/node.js';
+import { ExitCode, formatError, toCliError, usageError } from './errors.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const CONFIG_HELP = `
+Configuration (the library's three forms; later ones win):
+  --config <file>          JSON, object form {"type":"etcd","etcd":{"endpoints":["http://127.0.0.1:2379"]}}
+                           or flat form {"registry.type":"etcd","registry.etcd.endpoints":"http://127.0.0.1:2379"}
+  REGISTRY_* variables     REGISTRY_TYPE=sqlite REGISTRY_SQLITE_PATH=/var/lib/app/rollcall.db
+  -o key=value             -o registry.type=sqlite -o registry.sqlite.path=rollcall.db (repeatable; "registry." optional)
+  --type, --cluster        shorthands for -o registry.type=..., -o registry.cluster=...
+Every key and default: packages/core/README.md and each backend's README.`;
+
+const EXIT_HELP = `
+Exit codes:
+  0    ok                          5    UNAUTHENTICATED, PERMISSION_DENIED
+  1    other failure (INTERNAL...) 6    NOT_FOUND (no such election or lock)
+  2    usage, INVALID_ARGUMENT     7    CONFLICT (the record changed meanwhile)
+  3    INVALID_CONFIG,             8    doctor found a problem
+       PLUGIN_NOT_INSTALLED        10   confirmation declined (release without --yes)
+  4    UNAVAILABLE                 130  interrupted (Ctrl-C); everything started was stopped`;
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+function withConfig(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'configuration file, JSON (object or flat form)')
+    .option('-o, --option <key=value>', 'a configuration key, flat form (repeatable)', collect)
+    .option('-t, --type <type>', 'registry.type: memory, sqlite, mysql, etcd, zookeeper, kubernetes')
+    .option('-c, --cluster <name>', 'registry.cluster (default "default")');
+}
+
+function withOutput(cmd: Command): Command {
+  return cmd.addOption(new Option('--output <format>', 'output format').choices(['table', 'json']).default('table')).option('--json', 'same as --output json');
+}
+
+function examples(cmd: Command, lines: string[]): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n${CONFIG_HELP}\n`);
+}
+
+/** Builds the program; `setExit` receives the exit code of the command that ran. */
+export function program(setExit: (code: number) => void): Command {
+  const root = new Command('rollcall')
+    .description('Members, leaders and locks of a Rollcall cluster, on any backend: look, watch, act, check.')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError(false)
+    .configureOutput({ outputError: () => {} })
+    .exitOverride();
+  root.addHelpText(
+    'after',
+    `\nExamples:\n  $ rollcall demo                                   # a live failover on a local sqlite file\n  $ rollcall members worker -t sqlite -o sqlite.path=rollcall.db\n  $ REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://10.0.0.5:2379 rollcall leader scheduler\n  $ rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member\n${CONFIG_HELP}\n${EXIT_HELP}\n`,
+  );
+
+  const members = withOutput(withConfig(root.command('members').argument('[role]', 'only this role').description('list the members the registry sees: id, last heartbeat, uptime, payload')));
+  examples(members, ['rollcall members -t sqlite -o sqlite.path=/var/lib/app/rollcall.db', 'rollcall members worker --config rollcall.json --json | jq \'.[] | select(.payload.status == "BUSY")\'']);
+  members.action(async (role: string | undefined, opts) => membersCommand(role, opts));
+
+  const leader = withOutput(withConfig(root.command('leader').argument('[election]', 'one election; all of them when left out').description('show the leader of an election and its fencing token (every election without an argument)')));
+  examples(leader, ['rollcall leader scheduler -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'REGISTRY_TYPE=sqlite rollcall leader --json']);
+  leader.action(async (election: string | undefined, opts) => leaderCommand(election, opts));
+
+  const locks = withOutput(withConfig(root.command('locks').description('list every lock: holder, fencing token, how long held, last renewal')));
+  examples(locks, ['rollcall locks -t mysql -o mysql.host=db -o mysql.user=app -o mysql.database=app', 'rollcall locks --config rollcall.json --output json']);
+  locks.action(async (opts) => locksCommand(opts));
+
+  const watch = withOutput(withConfig(root.command('watch').description('print the current members, leaders and locks, then every change as it happens, until Ctrl-C')));
+  examples(watch, ['rollcall watch -t zookeeper -o zookeeper.connectString=zk1:2181', 'rollcall watch --config rollcall.json --json    # one JSON object per line']);
+  watch.action(async (opts) => setExit(await watchCommand(opts)));
+
+  const release = withOutput(withConfig(root.command('release').argument('<lock>', 'the lock to free').description('force-release a lock whatever its holder (asks first); prints the fencing token it broke').option('-y, --yes', 'do not ask for confirmation')));
+  examples(release, ['rollcall release nightly-report -t sqlite -o sqlite.path=rollcall.db', 'rollcall release nightly-report --config rollcall.json --yes']);
+  release.action(async (name: string, opts) => releaseCommand(name, opts));
+
+  const doctor = withOutput(
+    withConfig(
+      root
+        .command('doctor')
+        .description('check the configuration, the connection and, on Kubernetes, every RBAC permission the role needs (SelfSubjectAccessReview)')
+        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks) or member (announces and discovers)').choices(['coordinator', 'member']).default('coordinator')),
+    ),
+  );
+  examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);
+  doctor.action(async (opts) => setExit(await doctorCommand(opts)));
+
+  const demo = withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000'));
+  examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
+  demo.action(async (opts) => setExit(await demoCommand(opts)));
+
+  root
+    .command('demo-node', { hidden: true })
+    .requiredOption('--kind <kind>')
+    .requiredOption('--id <id>')
+    .requiredOption('--config <file>')
+    .action(async (opts) => demoNode(opts));
+
+  for (const cmd of root.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  return root;
+}
+
+/** Runs the CLI; resolves with the exit code. Errors are one line on stderr. */
+export async function main(argv: string[]): Promise<number> {
+  let exit: number = ExitCode.OK;
+  const cli = program((code) => (exit = code));
+  try {
+    await cli.parseAsync(argv);
+    return exit;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCode.OK;
+      if (err.code === 'commander.executeSubCommandAsync') return err.exitCode;
+      const e = usageError(err.message.replace(/^error: /, ''), 'see `rollcall --help`, or `rollcall <command> --help`');
+      process.stderr.write(formatError(e) + '\n');
+      return e.exitCode;
+    }
+    const e = toCliError(err);
+    process.stderr.write(formatError(e) + '\n');
+    return e.exitCode;
+  }
+}

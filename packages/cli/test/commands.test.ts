@@ -1,0 +1,270 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LockHandle, Registry } from '@rollcall/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, Running, sqliteFixture } from './cli.js';
+
+let fx: Awaited<ReturnType<typeof sqliteFixture>>;
+let holder: Registry;
+let lock: LockHandle;
+let token: number;
+
+beforeAll(async () => {
+  fx = await sqliteFixture('ops');
+  holder = await fx.open('master-a');
+  await holder.announce({ role: 'worker', id: 'worker-1', payload: { cpu: 0.25, status: 'NORMAL' } });
+  await holder.announce({ role: 'worker', id: 'worker-2', payload: { cpu: 0.9, status: 'BUSY' } });
+  await holder.announce({ role: 'master', id: 'master-a' });
+  token = await holder.campaign('scheduler').whenElected(AbortSignal.timeout(10_000));
+  lock = await holder.lock('nightly', { timeoutMs: 10_000 });
+});
+
+afterAll(async () => {
+  await fx?.close();
+});
+
+describe('help and usage', () => {
+  it.each(['members', 'leader', 'locks', 'watch', 'release', 'doctor', 'demo'])('%s --help shows an example and exits 0', async (command) => {
+    const r = await run([command, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Examples:\n {2}\$ rollcall /);
+    expect(r.stdout).toContain('--config <file>');
+  });
+
+  it('--help lists the commands and the exit codes; demo-node stays hidden', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['members', 'leader', 'locks', 'watch', 'release', 'doctor', 'demo']) expect(r.stdout).toContain(`  ${c} `);
+    expect(r.stdout).not.toContain('demo-node');
+    expect(r.stdout).toContain('Exit codes:');
+  });
+
+  it('an unknown command is one USAGE line, exit 2', async () => {
+    const r = await run(['memberz']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^rollcall: error USAGE: unknown command 'memberz' \(Did you mean members\?\) \(hint: /);
+  });
+
+  it('-o json is refused with a hint to --output json', async () => {
+    const r = await run(['members', ...fx.args, '-o', 'json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--output json');
+  });
+
+  it('--version prints the package version', async () => {
+    const r = await run(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe('0.1.0');
+  });
+});
+
+describe('members', () => {
+  it('lists every role as a table', async () => {
+    const r = await run(['members', ...fx.args]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ROLE\s+ID\s+HEARTBEAT\s+UP\s+PAYLOAD$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 2).join('/'))).toEqual(['master/master-a', 'worker/worker-1', 'worker/worker-2']);
+    expect(r.stdout).toContain('{"cpu":0.9,"status":"BUSY"}');
+  });
+
+  it('one role, as JSON', async () => {
+    const r = await run(['members', 'worker', ...fx.args, '--output', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    const members = JSON.parse(r.stdout) as { role: string; id: string; payload: unknown; heartbeatAgeMs: number }[];
+    expect(members.map((m) => [m.role, m.id, m.payload])).toEqual([
+      ['worker', 'worker-1', { cpu: 0.25, status: 'NORMAL' }],
+      ['worker', 'worker-2', { cpu: 0.9, status: 'BUSY' }],
+    ]);
+    expect(members[0]!.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('the same through REGISTRY_* variables', async () => {
+    const r = await run(['members', 'worker', '--json'], { env: { REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PATH: fx.path, REGISTRY_CLUSTER: 'ops' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { id: string }[]).map((m) => m.id)).toEqual(['worker-1', 'worker-2']);
+  });
+
+  it('the same through a --config file, object and flat form; -o overrides the file', async () => {
+    const objectForm = join(fx.dir, 'object.json');
+    writeFileSync(objectForm, JSON.stringify({ type: 'sqlite', cluster: 'ops', sqlite: { path: fx.path } }));
+    const flatForm = join(fx.dir, 'flat.json');
+    writeFileSync(flatForm, JSON.stringify({ 'registry.type': 'sqlite', 'registry.cluster': 'elsewhere', 'registry.sqlite.path': fx.path }));
+    const a = await run(['members', 'worker', '--config', objectForm, '--json']);
+    expect(a.code, a.stderr).toBe(0);
+    expect((JSON.parse(a.stdout) as unknown[]).length).toBe(2);
+    const b = await run(['members', 'worker', '--config', flatForm, '--json']);
+    expect(b.code, b.stderr).toBe(0);
+    expect(JSON.parse(b.stdout)).toEqual([]);
+    const c = await run(['members', 'worker', '--config', flatForm, '-o', 'registry.cluster=ops', '--json']);
+    expect((JSON.parse(c.stdout) as unknown[]).length).toBe(2);
+  });
+
+  it('an empty cluster says so', async () => {
+    const r = await run(['members', '-t', 'sqlite', '-o', `sqlite.path=${fx.path}`, '-c', 'empty']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('no members in cluster empty');
+  });
+});
+
+describe('leader', () => {
+  it('one election, with its fencing token', async () => {
+    const r = await run(['leader', 'scheduler', ...fx.args, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'scheduler', holder: 'master-a', fencingToken: token, leaseDurationSeconds: 3 });
+  });
+
+  it('every election as a table', async () => {
+    const r = await run(['leader', ...fx.args]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ELECTION\s+LEADER\s+TOKEN/);
+    expect(r.stdout).toMatch(new RegExp(`scheduler\\s+master-a\\s+${token}\\s`));
+  });
+
+  it('an election that does not exist is NOT_FOUND, exit 6', async () => {
+    const r = await run(['leader', 'nobody-runs-this', ...fx.args]);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/^rollcall: error NOT_FOUND \[sqlite\]: no election nobody-runs-this in cluster ops \(hint: /);
+  });
+
+  it('an invalid name is INVALID_ARGUMENT, exit 2, before connecting', async () => {
+    const r = await run(['leader', 'not a name!', '-t', 'sqlite', '-o', 'sqlite.path=/nonexistent-dir/x.db']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^rollcall: error INVALID_ARGUMENT/);
+  });
+});
+
+describe('locks and release', () => {
+  it('lists the lock and its holder', async () => {
+    const r = await run(['locks', ...fx.args, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = JSON.parse(r.stdout) as { name: string; holder: string; fencingToken: number }[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ name: 'nightly', fencingToken: lock.fencingToken });
+    expect(rows[0]!.holder).toMatch(/^master-a\./);
+  });
+
+  it('release without a terminal and without --yes asks, reads "n", and changes nothing (exit 10)', async () => {
+    const r = await run(['release', 'nightly', ...fx.args], { input: 'n\n' });
+    expect(r.code).toBe(10);
+    expect(r.stderr).toContain(`Force-release lock nightly held by master-a.`);
+    expect(r.stderr).toMatch(/rollcall: error DECLINED: lock nightly was not released/);
+    expect(lock.signal.aborted).toBe(false);
+    const after = await run(['locks', ...fx.args, '--json']);
+    expect((JSON.parse(after.stdout) as { holder: string }[])[0]!.holder).toMatch(/^master-a\./);
+  });
+
+  it('release of a lock that does not exist is NOT_FOUND, exit 6', async () => {
+    const r = await run(['release', 'no-such-lock', ...fx.args, '--yes']);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/error NOT_FOUND \[sqlite\]: no lock no-such-lock/);
+  });
+
+  it('release answered "y" frees the lock, logs the broken token, and the holder loses it', async () => {
+    const lost = new Promise<unknown>((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true }));
+    const r = await run(['release', 'nightly', ...fx.args], { input: 'y\n' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`rollcall: released lock nightly: broke fencing token ${lock.fencingToken} held by master-a.`);
+    await expect(Promise.race([lost, new Promise((_, reject) => setTimeout(() => reject(new Error('the holder did not lose the lock')), 10_000))])).resolves.toMatchObject({ code: 'LEASE_LOST' });
+    const after = await run(['locks', ...fx.args, '--json']);
+    const row = (JSON.parse(after.stdout) as { holder: string | null; fencingToken: number }[])[0]!;
+    expect(row.holder).toBeNull();
+    expect(row.fencingToken).toBe(lock.fencingToken);
+    // The next holder's token is larger than the one broken.
+    const next = await holder.lock('nightly', { timeoutMs: 10_000 });
+    expect(next.fencingToken).toBeGreaterThan(lock.fencingToken);
+    const y = await run(['release', 'nightly', ...fx.args, '--yes', '--json']);
+    expect(y.code, y.stderr).toBe(0);
+    expect(JSON.parse(y.stdout)).toEqual({ lock: 'nightly', released: true, brokeFencingToken: next.fencingToken, previousHolder: expect.stringMatching(/^master-a\./) });
+    const again = await run(['release', 'nightly', ...fx.args, '--yes']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('already free');
+  });
+});
+
+describe('watch', () => {
+  it('prints the current state, then each change, as JSON lines; Ctrl-C ends it with 130', async () => {
+    const w = Running.start(['watch', ...fx.args, '--json']);
+    try {
+      await w.until('the watch to start', (_out, err) => err.includes('watching cluster ops'));
+      const events = () => w.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(events()).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'member', type: 'added', role: 'worker', id: 'worker-1' }), expect.objectContaining({ kind: 'election', type: 'leader', election: 'scheduler', leader: 'master-a', fencingToken: token })]));
+      const other = await fx.open('watch-peer');
+      const m = await other.announce({ role: 'worker', id: 'worker-9', payload: { status: 'NORMAL' } });
+      await w.until('added', () => events().some((e) => e.type === 'added' && e.id === 'worker-9'));
+      await m.update({ status: 'BUSY' });
+      await w.until('updated', () => events().some((e) => e.type === 'updated' && e.id === 'worker-9' && (e.payload as { status: string }).status === 'BUSY'));
+      const l = await other.lock('watched', { timeoutMs: 10_000 });
+      await w.until('lock acquired', () => events().some((e) => e.kind === 'lock' && e.type === 'acquired' && e.lock === 'watched' && e.fencingToken === l.fencingToken));
+      await l.release();
+      await w.until('lock released', () => events().some((e) => e.kind === 'lock' && e.type === 'released' && e.lock === 'watched'));
+      const c = other.campaign('reports');
+      const t = await c.whenElected(AbortSignal.timeout(10_000));
+      await w.until('new election', () => events().some((e) => e.kind === 'election' && e.election === 'reports' && e.leader === 'watch-peer' && e.fencingToken === t));
+      await m.withdraw();
+      await w.until('removed', () => events().some((e) => e.type === 'removed' && e.id === 'worker-9' && e.reason === 'deleted'));
+      await c.resign();
+      await w.until('no leader', () => events().some((e) => e.kind === 'election' && e.election === 'reports' && e.type === 'no-leader'));
+    } finally {
+      w.child.kill('SIGINT');
+    }
+    expect((await w.exited).code).toBe(130);
+  });
+});
+
+describe('doctor and errors', () => {
+  it('doctor on sqlite: configuration and connection ok, exit 0', async () => {
+    const r = await run(['doctor', ...fx.args]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^OK +configuration +registry\.type=sqlite, cluster ops/m);
+    expect(r.stdout).toMatch(/^OK +connection +connected to sqlite in \d+ ms; listed \d+ records \(\d+ members, 2 elections, 2 locks\)/m);
+    expect(r.stdout).toContain('doctor: no problem found');
+  });
+
+  it('doctor with an unknown key fails the configuration check, exit 8, as JSON too', async () => {
+    const r = await run(['doctor', ...fx.args, '-o', 'registry.sqlite.colour=blue', '--json']);
+    expect(r.code).toBe(8);
+    const report = JSON.parse(r.stdout) as { ok: boolean; checks: { name: string; status: string; code?: string }[] };
+    expect(report.ok).toBe(false);
+    expect(report.checks[0]).toMatchObject({ name: 'configuration', status: 'fail', code: 'INVALID_CONFIG' });
+    expect(report.checks[1]).toMatchObject({ name: 'connection', status: 'skip' });
+  });
+
+  it('an unknown key is INVALID_CONFIG naming it, exit 3', async () => {
+    const r = await run(['members', ...fx.args, '-o', 'registry.sqlite.colour=blue']);
+    expect(r.code).toBe(3);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^rollcall: error INVALID_CONFIG \[core\]: registry\.sqlite\.colour: unknown key.*\(hint: check registry\.sqlite\.colour in --config, -o or REGISTRY_\*/);
+  });
+
+  it('an unknown REGISTRY_* variable is INVALID_CONFIG, exit 3', async () => {
+    const r = await run(['locks'], { env: { REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PAHT: fx.path } });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/error INVALID_CONFIG.*REGISTRY_SQLITE_PAHT: unknown environment variable/);
+  });
+
+  it('no type at all is INVALID_CONFIG with the ways to give one', async () => {
+    const r = await run(['locks']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/registry\.type: is required; give --type/);
+  });
+
+  it('an unknown type names the known ones', async () => {
+    const r = await run(['locks', '-t', 'consul']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/error INVALID_CONFIG.*unknown type "consul"; known types are memory, kubernetes, zookeeper, etcd, mysql, sqlite/);
+  });
+
+  it('an unreachable backend is UNAVAILABLE, exit 4, and no password appears anywhere', async () => {
+    const secret = 'hunter2-do-not-print';
+    const r = await run(['doctor', '-t', 'mysql', '-o', 'mysql.host=127.0.0.1', '-o', 'mysql.port=1', '-o', 'mysql.user=app', '-o', 'mysql.database=app', '-o', `mysql.password=${secret}`, '-o', 'mysql.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
+    expect(r.code).toBe(8);
+    expect(r.stdout).toMatch(/^FAIL +connection +UNAVAILABLE/m);
+    expect(r.stdout).toContain('registry.mysql.password=<secret> (flag)');
+    const m = await run(['members', '-t', 'mysql', '-o', 'mysql.host=127.0.0.1', '-o', 'mysql.port=1', '-o', 'mysql.user=app', '-o', 'mysql.database=app', '-o', `mysql.password=${secret}`, '-o', 'mysql.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
+    expect(m.code).toBe(4);
+    expect(m.stderr).toMatch(/^rollcall: error UNAVAILABLE \[mysql\]: .*\(hint: is the backend running/);
+    for (const out of [r.stdout, r.stderr, m.stdout, m.stderr]) expect(out).not.toContain(secret);
+  });
+});
