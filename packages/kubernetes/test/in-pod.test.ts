@@ -47,6 +47,12 @@ function nextEvent<K extends keyof RegistryEvents>(registry: Registry, type: K, 
 beforeAll(async () => {
   namespace = await admin.namespace('inpod');
   await admin.applyManifest('rollcall-member.yaml', namespace);
+  // Pods need the namespace's default service account, which the controller manager creates in its own time.
+  const deadline = performance.now() + 30_000;
+  while (!(await admin.core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true, () => false))) {
+    if (performance.now() > deadline) throw new Error(`no default service account in ${namespace} after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 });
 
 afterAll(async () => {
