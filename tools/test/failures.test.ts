@@ -19,7 +19,7 @@ describe('testenv failure messages', () => {
   it('names a busy port and the process holding it', async () => {
     listener = createServer();
     const port = await new Promise<number>((resolve) => listener!.listen(0, '127.0.0.1', () => resolve((listener!.address() as { port: number }).port)));
-    await expect(assertPortsFree('some-unit', [port])).rejects.toThrow(new RegExp(`some-unit: port 127\\.0\\.0\\.1:${port} is busy, held by node \\(pid ${process.pid}\\)`));
+    await expect(assertPortsFree('some-unit', [port], 200)).rejects.toThrow(new RegExp(`some-unit: port 127\\.0\\.0\\.1:${port} is busy, held by node \\(pid ${process.pid}\\)`));
   });
 
   it('names a failed step and its log file, with the log tail', async () => {

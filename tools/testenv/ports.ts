@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { execFileSync } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { TestenvError } from './errors.js';
 
 /**
@@ -55,11 +56,26 @@ export function portHolder(portNumber: number): string {
   }
 }
 
-/** Throws an error naming the port and the process holding it when a port is busy. */
-export async function assertPortsFree(unit: string, ports: readonly number[]): Promise<void> {
-  for (const p of ports) {
-    if (!(await isPortFree(p))) {
-      throw new TestenvError(`${unit}: port 127.0.0.1:${p} is busy, held by ${portHolder(p)}`);
-    }
+/**
+ * Waits (bounded) until the ports are free. A multi-threaded server killed a moment ago
+ * can still hold its sockets while its last threads exit, though its pid already shows
+ * as a zombie.
+ */
+export async function waitForPortsFree(ports: readonly number[], timeoutMs: number): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const busy: number[] = [];
+    for (const p of ports) if (!(await isPortFree(p))) busy.push(p);
+    if (busy.length === 0 || Date.now() >= deadline) return busy;
+    await delay(50);
+  }
+}
+
+/** Throws an error naming the port and the process holding it when a port stays busy. */
+export async function assertPortsFree(unit: string, ports: readonly number[], timeoutMs = 5_000): Promise<void> {
+  const busy = await waitForPortsFree(ports, timeoutMs);
+  if (busy.length > 0) {
+    const p = busy[0]!;
+    throw new TestenvError(`${unit}: port 127.0.0.1:${p} is busy, held by ${portHolder(p)}`);
   }
 }

@@ -1,5 +1,5 @@
 import { daemonPid, startDaemon, stopDaemon, type DaemonCommand } from './daemon.js';
-import { assertPortsFree } from './ports.js';
+import { assertPortsFree, waitForPortsFree } from './ports.js';
 import { unitLogFile } from './paths.js';
 import { GiveUpWaiting, waitFor } from './wait-for.js';
 import { logTail } from './log-tail.js';
@@ -56,7 +56,14 @@ export async function waitUntilHealthy(unit: Unit, timeoutMs = unit.startTimeout
   );
 }
 
-/** Stops units (SIGTERM, then SIGKILL after a grace period), in reverse order. */
+/**
+ * Stops units (SIGTERM, then SIGKILL after a grace period), in reverse order, and resolves
+ * once their ports are closed too, so a test sees "connection refused" right after.
+ */
 export async function stopUnits(units: readonly Unit[], options: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
-  for (const unit of [...units].reverse()) await stopDaemon(unit.name, { ...options, graceMs: unit.stopGraceMs });
+  for (const unit of [...units].reverse()) {
+    const wasRunning = daemonPid(unit.name) !== undefined;
+    await stopDaemon(unit.name, { ...options, graceMs: unit.stopGraceMs });
+    if (wasRunning) await waitForPortsFree(unit.ports, 10_000);
+  }
 }
