@@ -100,6 +100,8 @@ class Demo {
 
   /** An event: a plain line without a terminal, the view's event list with one. */
   private log(line: string): void {
+    // Once stopping, what the nodes do on their way out is not the story.
+    if (this.cleaned) return;
     const stamped = `[${this.elapsed()}] ${line}`;
     if (this.tty) {
       this.events.push(stamped);
@@ -125,13 +127,20 @@ class Demo {
         fn();
       };
       const check = () => {
+        // A node that died on its own (it could not connect, say) ends the demo at once.
+        const dead = [...this.nodes.values()].find((n) => n.state === 'exited');
+        if (dead) {
+          const why = dead.stderr.trim().split('\n').pop()?.replace(/^rollcall: error /, '');
+          finish(() => reject(new CliError('DEMO_FAILED', `${dead.id} exited unexpectedly while waiting for ${what}${why ? `: ${why}` : ''}`, ExitCode.FAILURE, 'is the backend reachable? `rollcall doctor` with the same options checks it')));
+          return;
+        }
         const value = done();
         if (value !== undefined) finish(() => resolve(value));
       };
       const onAbort = () => finish(() => reject(new Interrupted()));
       const timer = setTimeout(() => {
-        const failed = [...this.nodes.values()].filter((n) => n.stderr.trim()).map((n) => `${n.id}: ${n.stderr.trim().split('\n').pop()}`);
-        finish(() => reject(new CliError('DEMO_FAILED', `${what} did not happen within ${timeoutMs / 1000} s${failed.length ? `; ${failed.join('; ')}` : ''}`, ExitCode.FAILURE, 'is the backend reachable? `rollcall doctor` with the same options checks it')));
+        const failed = [...new Set([...this.nodes.values()].map((n) => n.stderr.trim().split('\n').pop()).filter(Boolean))];
+        finish(() => reject(new CliError('DEMO_FAILED', `${what} did not happen within ${timeoutMs / 1000} s${failed.length ? `; a node said: ${failed.join('; ')}` : ''}`, ExitCode.FAILURE, 'is the backend reachable? `rollcall doctor` with the same options checks it')));
       }, timeoutMs);
       this.abort.signal.addEventListener('abort', onAbort, { once: true });
       this.waiters.add(check);
@@ -169,7 +178,7 @@ class Demo {
     const pids = await this.cleanup();
     const left = pids.filter(alive);
     if (exit === ExitCode.INTERRUPTED) process.stdout.write(`interrupted: stopped ${pids.length} processes (pids ${pids.join(', ')}); ${left.length ? `still running: ${left.join(', ')}` : 'none left'}\n`);
-    else {
+    else if (pids.length > 0) {
       for (const line of this.summary) process.stdout.write(line + '\n');
       process.stdout.write(`stopped ${pids.length} processes (pids ${pids.join(', ')}); ${left.length ? `still running: ${left.join(', ')}` : 'none left'}\n`);
     }
@@ -210,7 +219,7 @@ class Demo {
     observer.on('changed', ({ leader, previous }) => {
       this.leader = leader;
       if (leader) this.log(`leader ${leader.identity}, fencing token ${leader.fencingToken}`);
-      else this.log(`no leader: ${previous?.identity ?? 'the leader'}'s lease ran out`);
+      else this.log(`no leader (was ${previous?.identity ?? 'none'})`);
       this.leaderChanges.push({ leader, at: performance.now() });
       this.notify();
     });

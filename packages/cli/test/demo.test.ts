@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { alive, run, Running } from './cli.js';
+
+const pidsOf = (out: string) => [...out.matchAll(/started (master|worker)-\d pid (\d+)/g)].map((m) => Number(m[2]));
+const dbOf = (out: string) => /on sqlite \((\/[^)]+\/demo\.db)\)/.exec(out)?.[1];
+
+describe('rollcall demo', () => {
+  it('without a terminal: plain lines through the SIGKILL failover, a withdraw and a crash, a summary, and no process left', async () => {
+    const r = await run(['demo'], { timeoutMs: 110_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // No escape sequences without a terminal.
+    expect(r.stdout).not.toContain('\x1b[');
+    const pids = pidsOf(r.stdout);
+    expect(pids).toHaveLength(7);
+    const killed = /SIGKILL leader (master-\d) \(pid (\d+)\)/.exec(r.stdout);
+    expect(killed, r.stdout).not.toBeNull();
+    const failover = /failover: (master-\d) leads with fencing token (\d+), (\d+\.\d+) s after the SIGKILL/.exec(r.stdout);
+    expect(failover, r.stdout).not.toBeNull();
+    expect(failover![1]).not.toBe(killed![1]);
+    const first = /all 7 members present; (master-\d) leads with fencing token (\d+)/.exec(r.stdout)!;
+    expect(first[1]).toBe(killed![1]);
+    expect(Number(failover![2])).toBeGreaterThan(Number(first[2]));
+    // Nobody may take over before the killed leader's lease (3 s) has run out since its last renewal (every 0.5 s).
+    expect(Number(failover![3])).toBeGreaterThanOrEqual(2.45);
+    expect(r.stdout).toMatch(/SIGTERM worker-2 \(pid \d+\): it withdraws\n.*worker-2 left/);
+    expect(r.stdout).toMatch(/SIGKILL worker-3 \(pid \d+\): a crash/);
+    expect(r.stdout).toMatch(/^ {2}failover {11}\d+\.\d\d s from the SIGKILL of master-\d to master-\d leading \(election lease 3 s\)$/m);
+    expect(r.stdout).toMatch(/^ {2}graceful withdraw {2}worker-2 gone \d+\.\d\d s after SIGTERM/m);
+    expect(r.stdout).toMatch(/^ {2}crash {14}worker-3 gone \d+\.\d\d s after SIGKILL/m);
+    expect(r.stdout).toMatch(/^ {2}members now {8}(master-\d, ){2}worker-1, worker-4$/m);
+    expect(r.stdout).toContain(`stopped 7 processes (pids ${pids.join(', ')}); none left`);
+    for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
+    expect(existsSync(dbOf(r.stdout)!)).toBe(false);
+  });
+
+  it('Ctrl-C (SIGINT) stops every process it started and removes its files, exit 130', async () => {
+    const demo = Running.start(['demo']);
+    const pids = await demo.until('all seven processes started and a leader', (out) => (pidsOf(out).length === 7 && /leader master-\d, fencing token/.test(out) ? pidsOf(out) : undefined), 60_000);
+    const db = dbOf(demo.stdout)!;
+    expect(existsSync(db)).toBe(true);
+    for (const pid of pids) expect(alive(pid)).toBe(true);
+    demo.child.kill('SIGINT');
+    const { code } = await Promise.race([demo.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`demo did not exit after SIGINT: ${demo.stdout}`)), 30_000))]);
+    expect(code, demo.stdout + demo.stderr).toBe(130);
+    expect(demo.stdout).toContain(`interrupted: stopped 7 processes (pids ${pids.join(', ')}); none left`);
+    for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it('an unreachable backend fails at once with UNAVAILABLE (exit 4), before starting any process', async () => {
+    const r = await run(['demo', '-t', 'mysql', '-o', 'mysql.host=127.0.0.1', '-o', 'mysql.port=1', '-o', 'mysql.user=demo', '-o', 'mysql.database=demo', '-o', 'mysql.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.stderr).toMatch(/^rollcall: error UNAVAILABLE \[mysql\]: /m);
+    expect(pidsOf(r.stdout)).toEqual([]);
+  });
+
+  it('refuses the memory store, which cannot be shared between processes, exit 2', async () => {
+    const r = await run(['demo', '-t', 'memory']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^rollcall: error USAGE: the memory store lives inside one process/);
+  });
+
+  it('refuses an impossible lease, exit 2', async () => {
+    const r = await run(['demo', '--lease', '10']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--lease "10": expected milliseconds, 1000 to 60000');
+  });
+});

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { createRegistry, type Registry } from '@rollcall/core';
+import { readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from './cli.js';
+
+// The real API server of tools/ (RBAC on), started by the global setup.
+const kube = readTestEnv().kubernetes!;
+const kc = new KubeConfig();
+kc.loadFromFile(kube.kubeconfig);
+let namespace: string;
+let memberKubeconfig: string;
+let registry: Registry;
+
+/** Applies a shipped manifest from deploy/kubernetes into `ns`, binding its subjects there. */
+async function applyManifest(file: string, ns: string): Promise<void> {
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const text = readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), 'utf8');
+  for (const doc of loadAllYaml(text) as (KubernetesObject & { subjects?: { namespace?: string }[] })[]) {
+    doc.metadata = { ...doc.metadata, namespace: ns };
+    for (const subject of doc.subjects ?? []) subject.namespace = ns;
+    await objects.create(doc);
+  }
+}
+
+beforeAll(async () => {
+  namespace = `cli-${Math.random().toString(36).slice(2, 8)}`;
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  await applyManifest('rollcall-member.yaml', namespace);
+  memberKubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-member');
+  registry = await createRegistry({ type: 'kubernetes', cluster: 'cli', identity: 'worker-k', kubernetes: { kubeconfig: kube.kubeconfig, namespace } });
+  await registry.announce({ role: 'worker', payload: { status: 'NORMAL' } });
+});
+
+afterAll(async () => {
+  await registry?.close();
+  if (namespace) await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace }).catch(() => {});
+});
+
+describe('on the real Kubernetes API server', () => {
+  it('members lists the member Leases, through the flat -o form', async () => {
+    const r = await run(['members', '-t', 'kubernetes', '-c', 'cli', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ role: 'worker', id: 'worker-k', payload: { status: 'NORMAL' } })]);
+  });
+
+  it('doctor: the member Role lacks what a coordinator needs, and says which manifest grants it (exit 8)', async () => {
+    const env = { REGISTRY_TYPE: 'kubernetes', REGISTRY_CLUSTER: 'cli', REGISTRY_KUBERNETES_KUBECONFIG: memberKubeconfig, REGISTRY_KUBERNETES_NAMESPACE: namespace };
+    const coordinator = await run(['doctor', '--json'], { env });
+    expect(coordinator.code, coordinator.stdout + coordinator.stderr).toBe(8);
+    const report = JSON.parse(coordinator.stdout) as { checks: { name: string; status: string; missing?: string[]; fix?: string }[] };
+    expect(report.checks.find((c) => c.name === 'connection')).toMatchObject({ status: 'ok' });
+    expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ status: 'fail', missing: ['update leases.coordination.k8s.io'], fix: 'deploy/kubernetes/rollcall-coordinator.yaml' });
+
+    const member = await run(['doctor', '--role', 'member'], { env });
+    expect(member.code, member.stdout + member.stderr).toBe(0);
+    expect(member.stdout).toMatch(new RegExp(`^OK +permissions +role member: all 6 permissions granted in namespace ${namespace}`, 'm'));
+    // The service account's token is in the kubeconfig; it must not be printed.
+    const token = (JSON.parse(readFileSync(memberKubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
+    for (const out of [coordinator.stdout, coordinator.stderr, member.stdout, member.stderr]) expect(out).not.toContain(token);
+  });
+});
