@@ -1,6 +1,7 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { alive, run, Running } from './cli.js';
+import { alive, BIN, cleanEnv, run, Running } from './cli.js';
 
 const pidsOf = (out: string) => [...out.matchAll(/started (master|worker)-\d pid (\d+)/g)].map((m) => Number(m[2]));
 const dbOf = (out: string) => /on sqlite \((\/[^)]+\/demo\.db)\)/.exec(out)?.[1];
@@ -32,6 +33,31 @@ describe('rollcall demo', () => {
     expect(r.stdout).toContain(`stopped 7 processes (pids ${pids.join(', ')}); none left`);
     for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect(existsSync(dbOf(r.stdout)!)).toBe(false);
+  });
+
+  it('on a terminal: the view redraws in place, then the plain summary (a pseudo-terminal through script(1))', async () => {
+    // script(1) (util-linux, essential on Debian) gives the demo a real pty, as a user's terminal would.
+    const command = `stty cols 120 rows 50; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} demo`;
+    const r = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], { env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+      const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no end within 110 s: ${out.slice(-3000)}`))), 110_000);
+      child.on('close', (code) => (clearTimeout(timer), resolve({ code, out })));
+    });
+    expect(r.code, r.out.slice(-3000)).toBe(0);
+    const out = r.out.replace(/\r\n/g, '\n');
+    expect(out).toContain('\x1b[?25l');
+    // Each frame after the first moves up over the previous one and clears below it.
+    const redraws = out.match(/\x1b\[\d+F\x1b\[J/g) ?? [];
+    expect(redraws.length).toBeGreaterThan(10);
+    expect(out).toMatch(/phase: failover: master-\d was killed \(SIGKILL\)/);
+    expect(out).toMatch(/leader: master-\d +fencing token 2/);
+    expect(out).toMatch(/\x1b\[\?25hsummary:\n/);
+    expect(out).toMatch(/^ {2}failover {11}\d+\.\d\d s from the SIGKILL/m);
+    const pids = [...out.matchAll(/started (?:master|worker)-\d pid (\d+)/g)].map((m) => Number(m[1]));
+    expect(new Set(pids).size).toBe(7);
+    for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
   });
 
   it('Ctrl-C (SIGINT) stops every process it started and removes its files, exit 130', async () => {
