@@ -72,28 +72,30 @@ export class SqlDatabase {
 
   /**
    * Deletes the changes older than `olderThanMs` (default: the retention), or
-   * all of them with `{ all: true }`. Watches from a purged revision get
-   * REVISION_TOO_OLD and relist. Returns the revision purged through.
+   * all of them with `{ all: true }` — always but the newest, which the poller
+   * needs to tell "nothing new" from "purged". Watches from a purged revision
+   * get REVISION_TOO_OLD and relist. Returns the revision purged through.
    */
   async purgeChanges(options: { all?: boolean; olderThanMs?: number } = {}): Promise<number> {
     const { state, changes } = this.tables;
     const run = this.purging.then(async () => {
-      let through: number;
-      if (options.all) {
-        const rows = await this.read('purge', (r) => r.all(`SELECT revision FROM ${state} WHERE id = 1`));
-        through = toInt(rows[0]?.revision);
-      } else {
+      let candidate = Number.MAX_SAFE_INTEGER;
+      if (!options.all) {
         const cutoff = Date.now() - (options.olderThanMs ?? this.options.changeRetentionMs);
         const rows = await this.read('purge', (r) => r.all(`SELECT MAX(id) AS through FROM ${changes} WHERE created_ms < ?`, [cutoff]));
-        through = rows[0]?.through === null || rows[0]?.through === undefined ? 0 : toInt(rows[0].through);
+        if (rows[0]?.through === null || rows[0]?.through === undefined) return 0;
+        candidate = toInt(rows[0].through);
       }
-      if (!(through > 0)) return 0;
       // Lock the state row first, as writers do: the purge and the writes serialize on it.
-      await this.write('purge', async (tx) => {
-        await tx.run(`UPDATE ${state} SET purged_through = ? WHERE id = 1 AND purged_through < ?`, [through, through]);
+      return this.write('purge', async (tx) => {
+        await tx.run(`UPDATE ${state} SET purged_through = purged_through WHERE id = 1`);
+        const [row] = await tx.all(`SELECT revision, purged_through FROM ${state} WHERE id = 1`);
+        const through = Math.min(candidate, toInt(row?.revision) - 1);
+        if (!(through > toInt(row?.purged_through))) return toInt(row?.purged_through);
+        await tx.run(`UPDATE ${state} SET purged_through = ? WHERE id = 1`, [through]);
         await tx.run(`DELETE FROM ${changes} WHERE id <= ?`, [through]);
+        return through;
       });
-      return through;
     });
     this.purging = run.catch(() => undefined);
     return run;

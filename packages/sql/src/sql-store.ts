@@ -128,7 +128,7 @@ export class SqlRecordStore implements RecordStore {
     // One statement: the revision and the rows come from one snapshot, in every isolation level.
     const rows = await this.database.read('list', (r) =>
       r.all(
-        `SELECT s.revision, r.record_key, r.record_version, r.record_value FROM ${state} s LEFT JOIN ${records} r ON r.cluster_name = ?${range} WHERE s.id = 1 ORDER BY r.record_key`,
+        `SELECT s.revision, r.record_key, r.record_version, r.record_value FROM ${state} s LEFT JOIN ${records} r ON r.cluster_name = ?${range} WHERE s.id = 1`,
         params,
       ),
     );
@@ -140,6 +140,9 @@ export class SqlRecordStore implements RecordStore {
       if (decoded.ok) result.records.push(decoded.stored);
       else result.corrupt.push(decoded.corrupt);
     }
+    // Sorted here rather than by the query, which then needs no temporary table.
+    result.records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    result.corrupt.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return result;
   }
 

@@ -256,24 +256,29 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
   });
 
   describe(`${name}: purge`, () => {
-    it('a purge makes older revisions REVISION_TOO_OLD; a watch from the current revision carries on', async () => {
+    it('a purge makes older revisions REVISION_TOO_OLD, keeps the newest change, and a watch from the current revision carries on', async () => {
       const prefix = uniquePrefix();
       const store = await open('c1', { tablePrefix: prefix });
       const db = (store as SqlRecordStore).database;
-      const first = await store.create('member/w/a', lease('a'));
+      let current = await store.create('member/w/a', lease('a'));
       const from = (await store.list('')).revision;
-      await store.update('member/w/a', lease('a', 1), first.version);
-      expect(await db.purgeChanges({ all: true })).toBe(2);
+      for (let i = 1; i <= 3; i++) current = await store.update('member/w/a', lease('a', i), current.version);
+      // Everything but the newest change (4): the poller tells "nothing new" from "purged" by it.
+      expect(await db.purgeChanges({ all: true })).toBe(3);
+      expect((await options.exec(`SELECT id FROM ${tableNames(prefix).changes}`)).map((r) => Number(r.id))).toEqual([4]);
       const old = collect(store, '', '0');
-      const current = collect(store, '', (await store.list('')).revision);
       const behind = collect(store, '', from);
+      const last = collect(store, '', '3');
+      const now = collect(store, '', (await store.list('')).revision);
       await until('the old watches to end', () => old.errors.length > 0 && behind.errors.length > 0);
       expect(old.errors.map((e) => e.code)).toEqual(['REVISION_TOO_OLD']);
       expect(behind.errors.map((e) => e.code)).toEqual(['REVISION_TOO_OLD']);
       await store.create('member/w/b', lease('b'));
-      await until('the current watch to see the write', () => current.events.length > 0);
-      expect(current.events).toMatchObject([{ type: 'put', record: { key: 'member/w/b' }, revision: '3' }]);
-      expect(current.errors).toEqual([]);
+      await until('the current watches to see the write', () => now.events.length > 0 && last.events.length > 1);
+      expect(last.events).toMatchObject([{ type: 'put', revision: '4' }, { type: 'put', record: { key: 'member/w/b' }, revision: '5' }]);
+      expect(now.events).toMatchObject([{ type: 'put', record: { key: 'member/w/b' }, revision: '5' }]);
+      expect([...now.errors, ...last.errors]).toEqual([]);
+      expect(await db.purgeChanges({ all: true })).toBe(4);
     });
 
     it('the scheduled purge deletes changes older than the retention and keeps the newer ones', async () => {
