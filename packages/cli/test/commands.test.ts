@@ -213,6 +213,20 @@ describe('watch', () => {
   });
 });
 
+describe('watch, as text', () => {
+  it('one line per event, with the time', async () => {
+    const w = Running.start(['watch', ...fx.args]);
+    try {
+      await w.until('the watch to start', (_out, err) => err.includes('watching cluster ops'));
+      expect(w.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}member {4}added {4}worker\/worker-1 {2}\{"cpu":0\.25,"status":"NORMAL"\}$/m);
+      expect(w.stdout).toMatch(new RegExp(`^\\S+ {2}election {2}leader {3}scheduler {2}master-a {2}fencing token ${token}$`, 'm'));
+    } finally {
+      w.child.kill('SIGINT');
+    }
+    expect((await w.exited).code).toBe(130);
+  });
+});
+
 describe('doctor and errors', () => {
   it('doctor on sqlite: configuration and connection ok, exit 0', async () => {
     const r = await run(['doctor', ...fx.args]);

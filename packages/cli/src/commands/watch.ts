@@ -125,7 +125,8 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     if (format === 'json') process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...e }) + '\n');
     else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${text(e)}\n`);
   };
-  registry.on('memberAdded', ({ member }) => emit(memberEvent('added', member)));
+  const shown = new Set<string>();
+  registry.on('memberAdded', ({ member }) => (shown.add(`${member.role}/${member.id}`), emit(memberEvent('added', member))));
   registry.on('memberUpdated', ({ member }) => emit(memberEvent('updated', member)));
   registry.on('memberRemoved', ({ member, reason }) => emit(memberEvent('removed', member, reason)));
   for (const type of ['suspended', 'lost', 'reconnected'] as const) registry.on(type, () => emit({ kind: 'connection', type }));
@@ -135,10 +136,8 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   const follower = new RecordFollower(registry.recordStore, (key, previous, next) => {
     const parsed = parseKey(key);
     if (!parsed) return;
-    if (parsed.kind === 'member' && !previous && next) {
-      // A member announced before the registry's first list is not an event; show it once, as kubectl -w does.
-      return;
-    }
+    // Members come from the Registry API, which judges their expiry.
+    if (parsed.kind === 'member') return;
     if (parsed.kind === 'election' && next && !observers.has(parsed.name)) {
       const observer = registry.observe(parsed.name);
       emit(leaderEvent(parsed.name, observer.leader));
@@ -155,7 +154,7 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     }
     const r = next.record;
     if (r.holderIdentity === '') {
-      if (!previous || previous.record.holderIdentity !== '') emit({ kind: 'lock', type: 'released', lock: name, holder: null, fencingToken: r.leaseTransitions });
+      if (previous && previous.record.holderIdentity !== '') emit({ kind: 'lock', type: 'released', lock: name, holder: null, fencingToken: r.leaseTransitions });
       return;
     }
     if (!previous || previous.record.holderIdentity !== r.holderIdentity || previous.record.leaseTransitions !== r.leaseTransitions) {
@@ -168,7 +167,8 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   });
 
   const roles = new Set((await registry.recordStore.list('member/')).records.map((r) => parseKey(r.key)?.role).filter((r): r is string => !!r));
-  for (const role of [...roles].sort()) for (const m of await registry.members(role)) emit(memberEvent('added', m));
+  // A member that joined while this listed has been shown by its event already.
+  for (const role of [...roles].sort()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
   await follower.start();
   process.stderr.write(`rollcall: watching cluster ${config.resolved.cluster} on ${registry.backend}; Ctrl-C to stop\n`);
 

@@ -119,6 +119,7 @@ class Demo {
 
   /** Resolves when `done()` holds, checked on every change; rejects after `timeoutMs` naming `what`. */
   private waitFor<T>(what: string, timeoutMs: number, done: () => T | undefined): Promise<T> {
+    if (this.abort.signal.aborted) return Promise.reject(new Interrupted());
     return new Promise<T>((resolve, reject) => {
       const finish = (fn: () => void) => {
         this.waiters.delete(check);
@@ -150,6 +151,7 @@ class Demo {
 
   /** A pause for the viewer, cut short by Ctrl-C. */
   private pause(ms: number): Promise<void> {
+    if (this.abort.signal.aborted) return Promise.reject(new Interrupted());
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => (this.abort.signal.removeEventListener('abort', onAbort), resolve()), ms);
       const onAbort = () => (clearTimeout(timer), reject(new Interrupted()));

@@ -44,7 +44,8 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown());
-  process.on('SIGINT', () => void shutdown());
+  // Ctrl-C reaches the whole process group: the demo, which gets it too, stops its nodes in order.
+  process.on('SIGINT', () => {});
   process.on('disconnect', () => void shutdown());
 
   const seed = Number(flags.id.replace(/\D/g, '')) || 1;
