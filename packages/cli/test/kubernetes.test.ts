@@ -60,4 +60,12 @@ describe('on the real Kubernetes API server', () => {
     const token = (JSON.parse(readFileSync(memberKubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
     for (const out of [coordinator.stdout, coordinator.stderr, member.stdout, member.stderr]) expect(out).not.toContain(token);
   });
+
+  it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {
+    const nobody = await serviceAccountKubeconfig(namespace, 'nobody');
+    const r = await run(['doctor', '--role', 'member', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${nobody}`, '-o', `kubernetes.namespace=${namespace}`]);
+    expect(r.code, r.stdout + r.stderr).toBe(8);
+    expect(r.stdout).toMatch(/^FAIL +connection +PERMISSION_DENIED: /m);
+    expect(r.stdout).toMatch(new RegExp(`^FAIL +permissions +role member: missing in namespace ${namespace}: get leases.coordination.k8s.io, list leases.coordination.k8s.io, watch leases.coordination.k8s.io, create leases.coordination.k8s.io, patch leases.coordination.k8s.io, delete leases.coordination.k8s.io; granted by deploy/kubernetes/rollcall-member.yaml: kubectl apply -n ${namespace} -f deploy/kubernetes/rollcall-member.yaml`, 'm'));
+  });
 });
