@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { unitLogFile, unitPidFile } from './paths.js';
@@ -72,11 +72,7 @@ function isOurProcess(record: PidRecord): boolean {
   try {
     const stat = readFileSync(`/proc/${record.pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state === 'Z' || state === 'X') {
-      // a Go or Java server's main thread turns zombie first; it still holds its sockets
-      // until every other thread has exited
-      return readdirSync(`/proc/${record.pid}/task`).length > 1;
-    }
+    if (state === 'Z' || state === 'X') return false; // its sockets may linger a moment: see waitForPortsFree
     // the pid may have been reused by an unrelated process after a reboot or a crash
     const argv0 = readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
     return argv0 === record.command || argv0.endsWith(`/${record.command.split('/').pop()}`);
