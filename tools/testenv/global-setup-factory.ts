@@ -1,20 +1,48 @@
-import { up } from './orchestrate.js';
+import { down, up } from './orchestrate.js';
 import type { ServerName } from './catalog.js';
+
+/** A private instance of the environment: its own root and its own block of ports. */
+export interface PrivateInstance {
+  /** Data root, e.g. "/tmp/rollcall-testenv-etcd-faults". */
+  root: string;
+  /** First port of its block (every port is base + a fixed offset < 600), e.g. 26000. */
+  portBase: number;
+}
+
+export interface GlobalSetupOptions {
+  /**
+   * Run on a private instance instead of the shared one: for a package whose tests stop,
+   * kill or restart servers, so that other packages' tests (which nx runs at the same
+   * time against the shared instance) are not disturbed. The instance is stopped after
+   * the run unless ROLLCALL_TESTENV_KEEP=1.
+   */
+  privateInstance?: PrivateInstance;
+}
 
 /**
  * A vitest global setup that brings `servers` up before any test file runs (idempotent,
- * a second or two when they already run) and leaves them running afterwards: other
- * packages' test runs may share them, and the next run starts warm. Stop them with
- * `npm run testenv -- down`.
+ * a second or two when they already run). The shared instance is left running
+ * afterwards: other packages' test runs may share it, and the next run starts warm.
+ * Stop it with `npm run testenv -- down`.
  *
  * ```ts
  * // vitest.config.ts
  * export default defineConfig({ test: { globalSetup: ['@rollcall/tools/testenv/setup-etcd'] } });
  * ```
  */
-export function createGlobalSetup(servers: readonly ServerName[]): () => Promise<void> {
-  return async function setup(): Promise<void> {
+export function createGlobalSetup(servers: readonly ServerName[], options: GlobalSetupOptions = {}): () => Promise<(() => Promise<void>) | void> {
+  return async function setup() {
+    const instance = options.privateInstance;
+    if (instance) {
+      // the test workers are forked after this and inherit these variables
+      process.env.ROLLCALL_TESTENV_ROOT = instance.root;
+      process.env.ROLLCALL_TESTENV_PORT_BASE = String(instance.portBase);
+    }
     await up(servers);
+    if (!instance) return;
+    return async () => {
+      if (process.env.ROLLCALL_TESTENV_KEEP !== '1') await down();
+    };
   };
 }
 

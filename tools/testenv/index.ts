@@ -26,6 +26,7 @@ export type { MintTokenOptions } from './service-account-token.js';
 export { createGlobalSetup } from './global-setup-factory.js';
 export { SERVER_NAMES } from './catalog.js';
 export type { ServerName } from './catalog.js';
+export type { GlobalSetupOptions, PrivateInstance } from './global-setup-factory.js';
 export { zookeeperMode, fourLetterWord } from './four-letter-word.js';
 export { waitFor } from './wait-for.js';
 export { TestenvError } from './errors.js';
