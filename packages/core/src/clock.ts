@@ -26,19 +26,3 @@ export const systemClock: Clock = {
     return { cancel: () => clearTimeout(handle) };
   },
 };
-
-/** Resolves after `delayMs` of `clock` time, or rejects with the signal's reason when aborted. */
-export function delay(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      timer.cancel();
-      reject(signal!.reason);
-    };
-    const timer = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, delayMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -17,7 +17,7 @@ export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './re
 export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
 export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, type LeaseTiming, type MemberTiming } from './timing.js';
 export { loadPlugin, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
-export { systemClock, delay, type Clock, type Timer } from './clock.js';
+export { systemClock, type Clock, type Timer } from './clock.js';
 export { silentLogger, type Logger, type LogFn } from './logger.js';
 export { MemoryBackend, sharedMemoryBackend, type MemoryBackendOptions } from './memory/memory-backend.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory/memory-store.js';

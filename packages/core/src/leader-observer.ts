@@ -39,7 +39,7 @@ export class LeaderObserver extends Emitter<LeaderObserverEvents> {
     logger: Logger,
   ) {
     super(logger);
-    this.unsubscribe = cache.subscribe(key, () => this.evaluate());
+    this.unsubscribe = cache.watchKey(key, () => this.evaluate());
     this.evaluate();
   }
 

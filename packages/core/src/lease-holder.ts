@@ -100,7 +100,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   start(): void {
     if (this.mode !== 'idle') return;
     this.mode = 'acquiring';
-    this.unsubscribe = this.options.cache.subscribe(this.options.key, (change) => this.onRecordChanged(change));
+    this.unsubscribe = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
     this.run(() => this.acquire());
   }
 
@@ -116,7 +116,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       return false;
     }
     if (this.stopping) return true;
-    this.unsubscribe = this.options.cache.subscribe(this.options.key, (change) => this.onRecordChanged(change));
+    this.unsubscribe = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
     this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
     return true;
   }
@@ -145,8 +145,6 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
 
   private onRecordChanged(change: CacheChange): void {
     if (this.stopping) return;
-    const changedKey = change.type === 'removed' ? change.previous.key : change.entry.key;
-    if (changedKey !== this.options.key) return; // a longer key sharing the prefix
     if (change.type === 'removed') this.noteRemoval(change.previous);
     const entry = this.options.cache.get(this.options.key);
     this.noteTransitions(entry);

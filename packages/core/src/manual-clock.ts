@@ -46,11 +46,6 @@ export class ManualClock implements Clock {
     return { cancel: () => (this.timers = this.timers.filter((t) => t !== timer)) };
   }
 
-  /** Number of timers not yet fired. */
-  get pendingTimers(): number {
-    return this.timers.length;
-  }
-
   /** Advances time by `ms`, firing every timer that falls due, in order. */
   async advance(ms: number): Promise<void> {
     const target = this.monotonic + ms;

@@ -66,8 +66,7 @@ export async function loadPlugin(type: string, packages: Readonly<Record<string,
     }
     throw new ConfigurationError(`registry.type=${type}: loading ${pkg} failed: ${(err as Error).message}`, { key: 'registry.type', cause: err });
   }
-  const plugins = [mod.registryPlugin, ...(Array.isArray(mod.registryPlugins) ? mod.registryPlugins : [])] as (RegistryPlugin | undefined)[];
-  const plugin = plugins.find((p) => p?.type === type);
-  if (!plugin) throw new ConfigurationError(`registry.type=${type}: ${pkg} does not export a registry plugin for ${type}`, { key: 'registry.type' });
+  const plugin = mod.registryPlugin as RegistryPlugin | undefined;
+  if (plugin?.type !== type) throw new ConfigurationError(`registry.type=${type}: ${pkg} does not export a registry plugin for ${type}`, { key: 'registry.type' });
   return plugin;
 }

@@ -11,9 +11,6 @@ export function memberKey(role: string, id: string): RecordKey {
   return `${MEMBER_PREFIX}${role}/${id}`;
 }
 
-export function memberRolePrefix(role: string): string {
-  return `${MEMBER_PREFIX}${role}/`;
-}
 
 export function electionKey(name: string): RecordKey {
   return `${ELECTION_PREFIX}${name}`;

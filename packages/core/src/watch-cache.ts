@@ -44,6 +44,8 @@ export interface WatchCacheOptions {
 export class WatchCache {
   private readonly entries = new Map<RecordKey, CacheEntry>();
   private readonly listeners = new Set<{ prefix: string; listener: CacheListener }>();
+  /** Listeners of one exact key (every election and lock holder): found by lookup, not by scanning every listener on every change. */
+  private readonly keyListeners = new Map<RecordKey, Set<CacheListener>>();
   private revision: string | undefined;
   private subscription: WatchSubscription | undefined;
   private retryTimer: Timer | undefined;
@@ -96,6 +98,17 @@ export class WatchCache {
     if (this.isLive === live) return;
     this.isLive = live;
     if (live) for (const listener of [...this.liveListeners]) listener();
+  }
+
+  /** Calls `listener` for each change of exactly `key`; returns the unsubscribe function. */
+  watchKey(key: RecordKey, listener: CacheListener): () => void {
+    let set = this.keyListeners.get(key);
+    if (!set) this.keyListeners.set(key, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.keyListeners.get(key) === set) this.keyListeners.delete(key);
+    };
   }
 
   /** Calls `listener` for each change under `prefix`; returns the unsubscribe function. */
@@ -211,8 +224,9 @@ export class WatchCache {
   }
 
   private notify(key: RecordKey, change: CacheChange): void {
-    for (const { prefix, listener } of [...this.listeners]) {
-      if (!key.startsWith(prefix)) continue;
+    const exact = [...(this.keyListeners.get(key) ?? [])];
+    const byPrefix = [...this.listeners].filter((l) => key.startsWith(l.prefix)).map((l) => l.listener);
+    for (const listener of [...exact, ...byPrefix]) {
       try {
         listener(change);
       } catch (err) {
