@@ -21,17 +21,18 @@ export function recordToJson(record: LeaseRecord): string {
 /**
  * Decodes a value written by `recordToJson`. Never throws: a value that is not
  * UTF-8 JSON of the record's shape (edited by hand, another program's key) comes
- * back as a CorruptRecordError saying why.
+ * back as a CorruptRecordError saying why. `subject` names the value in the
+ * message (default: the key).
  */
-export function recordFromJson(key: string, value: string | Uint8Array, backend: string): LeaseRecord | CorruptRecordError {
+export function recordFromJson(key: string, value: string | Uint8Array, backend: string, subject: string = key): LeaseRecord | CorruptRecordError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(typeof value === 'string' ? value : new TextDecoder('utf-8', { fatal: true }).decode(value));
   } catch (err) {
-    return new CorruptRecordError(key, `${key} holds a value that is not UTF-8 JSON`, { backend, cause: err });
+    return new CorruptRecordError(key, `${subject} holds a value that is not UTF-8 JSON`, { backend, cause: err });
   }
   const problem = recordShapeProblem(parsed);
-  if (problem) return new CorruptRecordError(key, `${key} is not a Rollcall record: ${problem}`, { backend });
+  if (problem) return new CorruptRecordError(key, `${subject} is not a Rollcall record: ${problem}`, { backend });
   const r = parsed as Record<string, unknown>;
   const record: LeaseRecord = {
     holderIdentity: r.holderIdentity as string,

@@ -15,7 +15,7 @@ export function decodeRecord(backend: string, key: string, version: string, valu
     corrupt: { key, version, error: new CorruptRecordError(key, `${key} (version ${version}) cannot be decoded: ${why}`, { backend, cause }) },
   });
   if (typeof value !== 'string' && !(value instanceof Uint8Array)) return fail(value === null ? 'the value is NULL' : `the value is a ${typeof value}, not text`);
-  const decoded = recordFromJson(key, value, backend);
-  if (decoded instanceof CorruptRecordError) return fail(decoded.message.replace(/^\[rollcall\] \[[^\]]*\] /, ''), decoded);
+  const decoded = recordFromJson(key, value, backend, `${key} (version ${version})`);
+  if (decoded instanceof CorruptRecordError) return { ok: false, corrupt: { key, version, error: decoded } };
   return { ok: true, stored: { key, version, record: decoded } };
 }
