@@ -3,6 +3,10 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
 
+function timeoutError(ms: number): Error {
+  return Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' });
+}
+
 export interface ApiRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path and query, e.g. `/apis/coordination.k8s.io/v1/namespaces/prod/leases/x`. */
@@ -48,18 +52,13 @@ export class ApiClient {
 
   /** Sends one request; resolves with the decoded body of a 2xx answer, rejects with a mapped RegistryError otherwise. */
   async request<T>(req: ApiRequest): Promise<T> {
-    return (await this.exchange<T>(req)).body;
-  }
-
-  /** Like `request`, with the HTTP status of the success (a PUT answers 201 when it created the object). */
-  async exchange<T>(req: ApiRequest): Promise<{ status: number; body: T }> {
     const options = await this.options(req.method, req.path, req.body === undefined ? undefined : req.contentType ?? 'application/json');
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     // Without a length, Node sends a DELETE body unframed and the server reads it as the next request.
     if (payload !== undefined) (options.headers as Record<string, string>)['Content-Length'] = String(Buffer.byteLength(payload));
     return new Promise((resolve, reject) => {
       // A deadline on the whole exchange: a socket's idle timeout misses a black-holed TLS handshake.
-      const deadline = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })), this.requestTimeoutMs);
+      const deadline = setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
       const request = this.transport.request(options, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (c: Buffer) => chunks.push(c));
@@ -74,7 +73,7 @@ export class ApiClient {
             body = undefined;
           }
           const status = response.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve({ status, body: body as T });
+          if (status >= 200 && status < 300) resolve(body as T);
           else reject(statusError(status, body as KubeStatus | undefined, req.context));
         });
       });
@@ -94,7 +93,7 @@ export class ApiClient {
       let aborted = false;
       let buffered = '';
       // Until the answer's headers arrive; after that, silence is judged by the watch.
-      const deadline = setTimeout(() => request.destroy(Object.assign(new Error(`no answer within ${this.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })), this.requestTimeoutMs);
+      const deadline = setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
       const request = this.transport.request(options, (response) => {
         clearTimeout(deadline);
         const status = response.statusCode ?? 0;

@@ -1,4 +1,4 @@
-import { recordShapeProblem, type CorruptEntry, type JsonValue, type LeaseRecord, type RecordKey, type StoredRecord } from '@rollcall/core';
+import { recordShapeProblem, type CorruptEntry, type JsonValue, type LeaseRecord, type StoredRecord } from '@rollcall/core';
 import { corrupt } from './errors.js';
 
 export const CLUSTER_LABEL = 'rollcall.dev/cluster';
@@ -88,17 +88,37 @@ export interface ResourceCodec {
   decode(object: KubeObject): StoredRecord | CorruptEntry | undefined;
 }
 
-function payloadOf(key: RecordKey, annotations: Record<string, string> | undefined): { payload?: JsonValue } | { error: string } {
-  const raw = annotations?.[PAYLOAD_ANNOTATION];
-  if (raw === undefined) return {};
-  try {
-    return { payload: JSON.parse(raw) as JsonValue };
-  } catch (err) {
-    return { error: `annotation ${PAYLOAD_ANNOTATION} is not JSON (${(err as Error).message})` };
-  }
-}
+/** The record fields as an object carries them, each possibly absent. */
+type RecordFields = { [F in 'holderIdentity' | 'leaseDurationSeconds' | 'acquireTime' | 'renewTime' | 'leaseTransitions']?: LeaseRecord[F] | null };
 
-function checked(key: RecordKey, version: string, record: LeaseRecord): StoredRecord | CorruptEntry {
+/**
+ * Decodes an object that carries KEY_ANNOTATION, the fields read by `fields`
+ * (or the reason they cannot be); absent fields take the Lease defaults. A bad
+ * value gives a corrupt entry, never a throw.
+ */
+function decodeObject(object: KubeObject, fields: () => RecordFields | string): StoredRecord | CorruptEntry | undefined {
+  const key = object.metadata.annotations?.[KEY_ANNOTATION];
+  if (!key) return undefined;
+  const version = recordVersion(object.metadata);
+  const read = fields();
+  if (typeof read === 'string') return { key, version, error: corrupt(key, read) };
+  const raw = object.metadata.annotations?.[PAYLOAD_ANNOTATION];
+  let payload: { payload?: JsonValue } = {};
+  if (raw !== undefined) {
+    try {
+      payload = { payload: JSON.parse(raw) as JsonValue };
+    } catch (err) {
+      return { key, version, error: corrupt(key, `annotation ${PAYLOAD_ANNOTATION} is not JSON (${(err as Error).message})`) };
+    }
+  }
+  const record: LeaseRecord = {
+    holderIdentity: read.holderIdentity ?? '',
+    leaseDurationSeconds: read.leaseDurationSeconds ?? 0,
+    acquireTime: read.acquireTime ?? null,
+    renewTime: read.renewTime ?? null,
+    leaseTransitions: read.leaseTransitions ?? 0,
+    ...payload,
+  };
   const problem = recordShapeProblem(record);
   return problem ? { key, version, error: corrupt(key, problem) } : { key, version, record };
 }
@@ -128,19 +148,9 @@ export const leaseCodec: ResourceCodec = {
     };
   },
   decode(object) {
-    const key = object.metadata.annotations?.[KEY_ANNOTATION];
-    if (!key) return undefined;
-    const version = recordVersion(object.metadata);
-    const payload = payloadOf(key, object.metadata.annotations);
-    if ('error' in payload) return { key, version, error: corrupt(key, payload.error) };
-    const spec = (object as LeaseObject).spec ?? {};
-    return checked(key, version, {
-      holderIdentity: spec.holderIdentity ?? '',
-      leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
-      acquireTime: spec.acquireTime ?? null,
-      renewTime: spec.renewTime ?? null,
-      leaseTransitions: spec.leaseTransitions ?? 0,
-      ...payload,
+    return decodeObject(object, () => {
+      const spec = (object as LeaseObject).spec ?? {};
+      return { holderIdentity: spec.holderIdentity, leaseDurationSeconds: spec.leaseDurationSeconds, acquireTime: spec.acquireTime, renewTime: spec.renewTime, leaseTransitions: spec.leaseTransitions };
     });
   },
 };
@@ -161,27 +171,15 @@ export const configMapCodec: ResourceCodec = {
     return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta, annotations: withPayload({ ...meta.annotations, [LEADER_ANNOTATION]: JSON.stringify(leader) }, record) } };
   },
   decode(object) {
-    const key = object.metadata.annotations?.[KEY_ANNOTATION];
-    if (!key) return undefined;
-    const version = recordVersion(object.metadata);
-    const raw = object.metadata.annotations?.[LEADER_ANNOTATION];
-    let leader: LeaderElectionRecord = {};
-    if (raw !== undefined && raw !== '') {
+    return decodeObject(object, () => {
+      const raw = object.metadata.annotations?.[LEADER_ANNOTATION];
+      if (raw === undefined || raw === '') return {};
       try {
-        leader = JSON.parse(raw) as LeaderElectionRecord;
+        const leader = JSON.parse(raw) as LeaderElectionRecord;
+        return { ...leader, leaseTransitions: leader.leaderTransitions };
       } catch (err) {
-        return { key, version, error: corrupt(key, `annotation ${LEADER_ANNOTATION} is not JSON (${(err as Error).message})`) };
+        return `annotation ${LEADER_ANNOTATION} is not JSON (${(err as Error).message})`;
       }
-    }
-    const payload = payloadOf(key, object.metadata.annotations);
-    if ('error' in payload) return { key, version, error: corrupt(key, payload.error) };
-    return checked(key, version, {
-      holderIdentity: leader.holderIdentity ?? '',
-      leaseDurationSeconds: leader.leaseDurationSeconds ?? 0,
-      acquireTime: leader.acquireTime ?? null,
-      renewTime: leader.renewTime ?? null,
-      leaseTransitions: leader.leaderTransitions ?? 0,
-      ...payload,
     });
   },
 };

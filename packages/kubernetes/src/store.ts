@@ -187,16 +187,12 @@ export class KubernetesStore implements RecordStore {
     const known = this.objects.get(name);
     const meta: ObjectMeta = known && recordVersion(known.metadata) === version ? structuredClone(known.metadata) : this.metadata(key, name);
     const { resourceVersion, uid } = parseVersion(version);
+    // The uid makes the PUT a compare-and-set on this very object: without it the API server would re-create a deleted Lease.
     meta.resourceVersion = resourceVersion;
     if (uid) meta.uid = uid;
     if (meta.annotations) delete meta.annotations[PAYLOAD_ANNOTATION];
     meta.annotations = { ...meta.annotations, [WRITE_ANNOTATION]: writeId() };
-    const { status, body: replaced } = await this.config.client.exchange<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
-    if (status === 201) {
-      // The API server creates a Lease on PUT when it is gone; for compare-and-set it was NOT_FOUND.
-      await this.delete(key, recordVersion(replaced.metadata)).catch(() => {});
-      throw new StoreConflictError('NOT_FOUND', `not found: update ${codec.resource} ${name} in namespace ${this.config.namespace}`, { backend: BACKEND });
-    }
+    const replaced = await this.config.client.request<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
     return this.decoded(key, codec, replaced);
   }
 

@@ -1,5 +1,6 @@
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
 import { restartServer } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
@@ -23,14 +24,6 @@ async function open(identity: string): Promise<Registry> {
   return registry;
 }
 
-async function until(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 beforeAll(async () => {
   namespace = await admin.namespace('restart');
 });
@@ -49,20 +42,20 @@ describe('kube-apiserver restart', () => {
       leadership.on('lost', () => (terms.findLast((t) => t.who === registry.identity)!.to = performance.now()));
       return leadership;
     });
-    await until(() => leaderships.some((l) => l.isLeader), 10_000, 'a leader');
+    await waitFor(() => leaderships.some((l) => l.isLeader), 10_000, 'a leader');
     for (const [i, registry] of candidates.entries()) await registry.announce({ role: 'worker', id: `w${i}`, payload: { i } });
     const observer = await open('observer');
     const events: MemberEvent[] = [];
     observer.watchMembers('worker', (e) => (events.push(e), process.env.DEBUG_RESTART && console.log(`${(performance.now() - t0).toFixed(0)} EVENT ${e.type} ${e.member.id}`)));
-    await until(() => events.length === 3, 10_000, 'the observer to see three members');
+    await waitFor(() => events.length === 3, 10_000, 'the observer to see three members');
     events.length = 0;
 
     if (process.env.DEBUG_RESTART) console.log(`${(performance.now() - t0).toFixed(0)} RESTART`);
     await restartServer('kube-apiserver');
     if (process.env.DEBUG_RESTART) console.log(`${(performance.now() - t0).toFixed(0)} RESTARTED`);
 
-    await until(() => leaderships.filter((l) => l.isLeader).length === 1, 30_000, 'one leader after the restart');
-    await until(async () => (await observer.members('worker')).length === 3, 30_000, 'the view to converge');
+    await waitFor(() => leaderships.filter((l) => l.isLeader).length === 1, 30_000, 'one leader after the restart');
+    await waitFor(async () => (await observer.members('worker')).length === 3, 30_000, 'the view to converge');
     // Heartbeats resumed and were seen: nobody was dropped, nobody came back.
     expect(events.map((e) => `${e.type} ${e.member.id}${e.type === "removed" ? ` ${e.reason}` : ""}`)).toEqual([]);
     const sorted = [...terms].sort((x, y) => x.from - y.from);

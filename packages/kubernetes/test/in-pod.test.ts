@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createRegistry, type Registry, type RegistryEvents } from '@rollcall/core';
+import { createRegistry, type Registry } from '@rollcall/core';
+import { waitFor } from '@rollcall/conformance';
 import { mintServiceAccountToken } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
-import { kubeEnv } from './kube-env.js';
+import { kubeEnv, registryEvent } from './kube-env.js';
 
 const admin = new Admin();
 let namespace: string;
@@ -37,22 +38,11 @@ function runInPod(env: Record<string, string>, token: string): ChildProcess {
   return spawn('unshare', ['-m', 'sh', '-c', script], { env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
-function nextEvent<K extends keyof RegistryEvents>(registry: Registry, type: K, predicate: (e: RegistryEvents[K]) => boolean, timeoutMs: number): Promise<RegistryEvents[K]> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (off(), reject(new Error(`no ${String(type)} within ${timeoutMs} ms`))), timeoutMs);
-    const off = registry.on(type, (e) => predicate(e) && (clearTimeout(timer), off(), resolve(e)));
-  });
-}
-
 beforeAll(async () => {
   namespace = await admin.namespace('inpod');
   await admin.applyManifest('rollcall-member.yaml', namespace);
   // Pods need the namespace's default service account, which the controller manager creates in its own time.
-  const deadline = performance.now() + 30_000;
-  while (!(await admin.core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true, () => false))) {
-    if (performance.now() > deadline) throw new Error(`no default service account in ${namespace} after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(() => admin.core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true, () => false), 30_000, `the default service account of ${namespace}`);
 });
 
 afterAll(async () => {
@@ -64,7 +54,7 @@ describe('running in a pod', () => {
   it('connects with the in-cluster service account, owns its member Lease by its pod, and the pod deletion removes the member at once', async () => {
     const pod = await admin.core.createNamespacedPod({ namespace, body: { metadata: { name: 'worker-0' }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
     observer = await createRegistry({ type: 'kubernetes', cluster: 'inpod', identity: 'observer', kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace } }, { plugins: [registryPlugin as never] });
-    const added = nextEvent(observer, 'memberAdded', (e) => e.member.id === 'worker-0', 30_000);
+    const added = registryEvent(observer, 'memberAdded', 30_000, (e) => e.member.id === 'worker-0');
     const token = await mintServiceAccountToken(namespace, 'rollcall-member');
     child = runInPod({ POD_NAME: 'worker-0', POD_NAMESPACE: namespace, POD_UID: pod.metadata!.uid!, TEST_CLUSTER: 'inpod' }, token);
     const lines = createInterface({ input: child.stdout! });
@@ -77,7 +67,7 @@ describe('running in a pod', () => {
     expect(lease.metadata!.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'v1', kind: 'Pod', name: 'worker-0', uid: pod.metadata!.uid })]);
 
     // The member's lease is 60 s: a removal within this bound can only be the garbage collector's.
-    const removed = nextEvent(observer, 'memberRemoved', (e) => e.member.id === 'worker-0', 30_000);
+    const removed = registryEvent(observer, 'memberRemoved', 30_000, (e) => e.member.id === 'worker-0');
     const deletedAt = performance.now();
     await admin.core.deleteNamespacedPod({ name: 'worker-0', namespace, gracePeriodSeconds: 0 });
     expect((await removed).reason).toBe('deleted');

@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
+import { observeFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/api-client.js';
 import { objectName, registryPlugin } from '../src/index.js';
@@ -90,14 +91,14 @@ describe('interoperability with client-go leaderelection on one Lease', () => {
     const go = goCandidate(lease, 'client-go-a');
     await go.waitFor('STARTED', 10_000);
     // While Rollcall renews, client-go must stay a follower through several of its retry periods.
-    await new Promise((resolve) => setTimeout(resolve, 3000)); // a deliberate window in which nothing may happen
+    await observeFor(3000);
     expect(go.leading).toBe(false);
 
     await first.resign();
     await go.waitFor('ELECTED', 10_000);
     const second = registry.campaign('shared');
     const secondTerms = new Terms(second);
-    await new Promise((resolve) => setTimeout(resolve, 2000)); // client-go renews; Rollcall must not take over
+    await observeFor(2000); // client-go renews; Rollcall must not take over
     expect(second.isLeader).toBe(false);
 
     const killedAt = Date.now();

@@ -1,5 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Registry, RegistryEvents } from '@rollcall/core';
+import { nextEvent } from '@rollcall/conformance';
 import { readTestEnv, type KubernetesEnv } from '@rollcall/tools/testenv';
 import { TcpProxy } from './tcp-proxy.js';
 
@@ -31,4 +33,9 @@ export async function proxiedKubeconfig(source?: string): Promise<{ proxy: TcpPr
 
 export function readJson<T>(file: string): T {
   return JSON.parse(readFileSync(file, 'utf8')) as T;
+}
+
+/** The next `type` event of a registry matching `match`: conformance's nextEvent, typed for RegistryEvents. Subscribe before acting. */
+export function registryEvent<K extends keyof RegistryEvents>(registry: Registry, type: K, timeoutMs: number, match: (event: RegistryEvents[K]) => boolean = () => true): Promise<RegistryEvents[K]> {
+  return nextEvent<RegistryEvents, K>(registry, type, timeoutMs, match);
 }

@@ -1,11 +1,13 @@
-import { createRegistry, ErrorCode, type MemberEvent, type Registry, type RegistryEvents } from '@rollcall/core';
+import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_LABEL, KIND_LABEL, kubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
-import { kubeconfigVia, kubeEnv, proxiedKubeconfig } from './kube-env.js';
+import { kubeconfigVia, kubeEnv, proxiedKubeconfig, registryEvent } from './kube-env.js';
 import type { TcpProxy } from './tcp-proxy.js';
 
 const plugins = [registryPlugin as never];
+/** How long a change may take to reach another client through the watch, milliseconds. */
+const BOUND_MS = 10_000;
 const admin = new Admin();
 const timing = { member: { heartbeatIntervalMs: 500, leaseDurationMs: 3000 }, election: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 400 } };
 let namespace: string;
@@ -16,18 +18,6 @@ async function open(cluster: string, identity: string, extra: Record<string, unk
   const registry = await createRegistry({ type: 'kubernetes', cluster, identity, ...timing, kubernetes: { kubeconfig, namespace, ...extra } }, { plugins });
   opened.push(registry);
   return registry;
-}
-
-function nextEvent<K extends keyof RegistryEvents>(registry: Registry, type: K, predicate: (e: RegistryEvents[K]) => boolean, timeoutMs = 10_000): Promise<RegistryEvents[K]> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (off(), reject(new Error(`no ${String(type)} within ${timeoutMs} ms`))), timeoutMs);
-    const off = registry.on(type, (e) => {
-      if (!predicate(e)) return;
-      clearTimeout(timer);
-      off();
-      resolve(e);
-    });
-  });
 }
 
 beforeAll(async () => {
@@ -56,16 +46,16 @@ describe('the Kubernetes backend', () => {
   it('a Lease edited by hand into garbage is reported, and the watch goes on', async () => {
     const registry = await open('garbage', 'g1');
     const peer = await open('garbage', 'g2');
-    const added = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'victim');
+    const added = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'victim');
     await registry.announce({ role: 'worker', id: 'victim', payload: { n: 1 } });
     await added;
-    const corrupt = nextEvent(peer, 'corruptRecord', () => true);
-    const removed = nextEvent(peer, 'memberRemoved', (e) => e.member.id === 'victim');
+    const corrupt = registryEvent(peer, 'corruptRecord', BOUND_MS, () => true);
+    const removed = registryEvent(peer, 'memberRemoved', BOUND_MS, (e) => e.member.id === 'victim');
     await admin.coordination.patchNamespacedLease({ name: objectName('garbage', 'member/worker/victim'), namespace, body: [{ op: 'replace', path: `/metadata/annotations/${PAYLOAD_ANNOTATION.replace('/', '~1')}`, value: '{not json' }] });
     expect((await corrupt).error.code).toBe(ErrorCode.CORRUPT_RECORD);
     expect((await removed).reason).toBe('corrupt');
     // The watch still works: a new member shows up.
-    const after = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'after');
+    const after = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'after');
     await registry.announce({ role: 'worker', id: 'after', payload: {} });
     await after;
   });
@@ -73,13 +63,13 @@ describe('the Kubernetes backend', () => {
   it('a member Lease deleted by hand is removed for peers and announced again by its next heartbeat', async () => {
     const registry = await open('handdelete', 'h1');
     const peer = await open('handdelete', 'h2');
-    const added = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'w');
+    const added = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'w');
     await registry.announce({ role: 'worker', id: 'w', payload: { n: 1 } });
     await added;
     const events: MemberEvent['type'][] = [];
     peer.watchMembers('worker', (e) => events.push(e.type));
     events.length = 0;
-    const back = nextEvent(peer, 'memberAdded', (e) => e.member.id === 'w');
+    const back = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'w');
     await admin.coordination.deleteNamespacedLease({ name: objectName('handdelete', 'member/worker/w'), namespace });
     await back;
     expect(events).toEqual(['removed', 'added']);
@@ -142,7 +132,7 @@ describe('the Kubernetes backend', () => {
     const watcher = await open('silence', 's1', { watchSilenceTimeoutMs: 2000 }, kubeconfig);
     const writer = await open('silence', 's2');
     proxy.stallOpenConnections(); // the stream stays open but nothing more comes through
-    const late = nextEvent(watcher, 'memberAdded', (e) => e.member.id === 'late', 15_000);
+    const late = registryEvent(watcher, 'memberAdded', 15_000, (e) => e.member.id === 'late');
     await writer.announce({ role: 'worker', id: 'late', payload: {} });
     await late;
   });

@@ -1,5 +1,6 @@
 import { createRegistry, ErrorCode, type Logger, type Registry } from '@rollcall/core';
 import { serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryPlugin } from '../src/index.js';
@@ -14,14 +15,6 @@ let unboundConfig: string;
 const opened: Registry[] = [];
 const logLines: string[] = [];
 const logger: Logger = Object.fromEntries(['debug', 'info', 'warn', 'error'].map((level) => [level, (...args: unknown[]) => logLines.push(JSON.stringify(args, (_k, v) => (v instanceof Error ? { message: v.message, cause: String(v.cause) } : v)))])) as unknown as Logger;
-
-async function until(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function tokenOf(kubeconfig: string): string {
   return (JSON.parse(readFileSync(kubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
@@ -50,7 +43,7 @@ describe('shipped RBAC, with real service-account tokens', () => {
   it('the coordinator Role is enough to announce, discover, campaign and lock', async () => {
     const registry = await open(coordinatorConfig, 'coordinator-1');
     await registry.announce({ role: 'master', payload: { cpu: 0.1 } });
-    await until(async () => (await registry.members('master')).length > 0, 10_000); // through its own watch
+    await waitFor(async () => (await registry.members('master')).length > 0, 10_000, 'the member through its own watch');
     expect((await registry.members('master')).map((m) => m.id)).toEqual(['coordinator-1']);
     const leadership = registry.campaign('scheduler');
     const token = await leadership.whenElected(AbortSignal.timeout(10_000));
@@ -65,7 +58,7 @@ describe('shipped RBAC, with real service-account tokens', () => {
     const registry = await open(memberConfig, 'worker-1');
     const handle = await registry.announce({ role: 'worker', payload: { status: 'NORMAL' } });
     await handle.update({ status: 'BUSY' });
-    await until(async () => (await registry.members('worker')).some((m) => m.id === 'worker-1'), 10_000);
+    await waitFor(async () => (await registry.members('worker')).some((m) => m.id === 'worker-1'), 10_000, 'worker-1 through the watch');
     await handle.withdraw();
   });
 
