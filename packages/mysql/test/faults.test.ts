@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type Member, type Registry } from '@rollcall/core';
 import { restartServer, startServer, stopServer } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
 import { testDatabase, testOptions } from './support/mariadb.js';
 
 const db = testDatabase('faults');
@@ -23,13 +24,8 @@ async function registry(cluster: string, identity: string, poolSize: number): Pr
   return r;
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** conformance's waitFor, in this file's argument order. */
+const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<unknown> => waitFor(check, timeoutMs, what);
 
 /**
  * Every elected/lost of the candidates, in the order they happened, checked as

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
 import { killZookeeperEnsembleLeader, requireTestEnv, startServer, stopServer, waitForZookeeperEnsembleLeader } from '@rollcall/tools/testenv';
+import { observeFor, waitFor } from '@rollcall/conformance';
 import type { ZookeeperStore } from '../src/index.js';
 import { ensemble, uniqueCluster, waitPortsFree } from './helpers.js';
 import { proxyAll } from './tcp-proxy.js';
@@ -70,14 +71,8 @@ function timeline(candidates: { name: string; leadership: Leadership }[]) {
   };
 }
 
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** conformance's waitFor, typed for a boolean check. */
+const eventually = (check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<unknown> => waitFor(check, timeoutMs, what);
 
 function memberLog(registry: Registry, role: string) {
   const events: MemberEvent[] = [];
@@ -103,7 +98,7 @@ describe('zookeeper ensemble', () => {
     expect(next.id).not.toBe(killed.id);
     await eventually(() => line.leaders().length === 1, 30_000, 'one Rollcall leader');
     // Hold on a little: a second leader would show up within a retry period or two.
-    await new Promise((r) => setTimeout(r, 3 * SURVIVE.election.retryPeriodMs));
+    await observeFor(3 * SURVIVE.election.retryPeriodMs);
     expect(line.leaders()).toHaveLength(1);
     line.assertOneLeaderAtATime();
     for (const r of regs) expect((await r.members('master')).map((m) => m.id)).toEqual(names);
@@ -186,7 +181,7 @@ describe('zookeeper ensemble', () => {
     expect(log.events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added cut', 'removed cut', 'added cut']);
     expect((await other.members('worker')).map((m) => [m.id, m.payload])).toEqual([['cut', { n: 1 }]]);
     // Leadership stays with the one that took over; the returning client campaigns again as a follower.
-    await new Promise((r) => setTimeout(r, 3 * fast.election.retryPeriodMs));
+    await observeFor(3 * fast.election.retryPeriodMs);
     expect(line.leaders()).toEqual(['other']);
     line.assertOneLeaderAtATime();
   });
