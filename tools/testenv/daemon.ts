@@ -15,6 +15,17 @@ export interface DaemonCommand {
 interface PidRecord {
   pid: number;
   command: string;
+  /** The process's start time (field 22 of /proc/<pid>/stat), fixed at fork: tells our process from a reused pid without racing its exec. */
+  startTime?: string;
+}
+
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -38,7 +49,7 @@ export function startDaemon(unit: string, cmd: DaemonCommand): number {
     });
     if (child.pid === undefined) throw new TestenvError(`${unit}: could not start ${cmd.command} (see ${logFile})`);
     child.unref();
-    const record: PidRecord = { pid: child.pid, command: cmd.command };
+    const record: PidRecord = { pid: child.pid, command: cmd.command, startTime: startTimeOf(child.pid) };
     writeFileSync(unitPidFile(unit), JSON.stringify(record));
     return child.pid;
   } finally {
@@ -73,6 +84,8 @@ function isOurProcess(record: PidRecord): boolean {
     const stat = readFileSync(`/proc/${record.pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     if (state === 'Z' || state === 'X') return false; // its sockets may linger a moment: see waitForPortsFree
+    // Right after spawn the child may not have exec'd yet, so its cmdline is still node's; its start time already holds.
+    if (record.startTime !== undefined) return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] === record.startTime;
     // the pid may have been reused by an unrelated process after a reboot or a crash
     const argv0 = readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
     return argv0 === record.command || argv0.endsWith(`/${record.command.split('/').pop()}`);
