@@ -25,12 +25,19 @@ export class LockHandle {
     });
   }
 
-  /** Aborts when the lock is no longer held. */
+  /**
+   * Aborts when the lock is no longer held. Reading it past the renew deadline
+   * aborts it then, before the deadline timer has run (a process resumed from a
+   * pause must not see a live signal).
+   */
   get signal(): AbortSignal {
+    if (!this.controller.signal.aborted && !this.holder.isHolding) {
+      this.controller.abort(new LeaseLostError('renew-deadline', `lock ${this.name} (fencing token ${this.fencingToken}) is no longer held: renew-deadline`));
+    }
     return this.controller.signal;
   }
 
-  /** Whether the lock is still held. */
+  /** Whether the lock is still held, judged by the clock at the moment of reading (see `signal`). */
   get held(): boolean {
     return this.holder.isHolding;
   }

@@ -84,12 +84,19 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     super(options.logger);
   }
 
+  /**
+   * Whether this process may act as holder now: judged by the monotonic clock
+   * against the last successful renew plus the renew deadline at the moment of
+   * reading, so a process resumed from a pause reads false before its overdue
+   * deadline timer has run. The timer only announces the loss.
+   */
   get isHolding(): boolean {
-    return this.mode === 'holding';
+    return this.mode === 'holding' && this.term !== undefined && this.withinDeadline(this.term);
   }
 
+  /** The current term's fencing token while holding (by the same clock rule); undefined otherwise. */
   get fencingToken(): number | undefined {
-    return this.term?.fencingToken;
+    return this.isHolding ? this.term!.fencingToken : undefined;
   }
 
   get stopped(): boolean {
@@ -265,7 +272,15 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FOUND, ErrorCode.UNAVAILABLE)) throw err;
       return; // lost the race, or unreachable: the watch or the fallback timer brings the next attempt
     }
-    this.term = { fencingToken: written.record.leaseTransitions, own: written, renewedAt: sentAt };
+    const term: Term = { fencingToken: written.record.leaseTransitions, own: written, renewedAt: sentAt };
+    if (!this.withinDeadline(term)) {
+      // The write came back after its own renew deadline (a pause, a stalled event loop): this
+      // process may not act on it, so it is never announced; free it and campaign again.
+      this.options.logger.warn({ key, identity, fencingToken: term.fencingToken }, '[rollcall] acquired past the renew deadline; giving it back');
+      await this.free(term);
+      return;
+    }
+    this.term = term;
     this.mode = 'holding';
     this.armDeadline();
     if (this.stopping) return; // stop() frees it right after this attempt
@@ -276,6 +291,9 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private async renew(): Promise<void> {
     const term = this.term;
     if (!term) return;
+    // Past the deadline the term is over even if a write could still land: a
+    // timer overdue after a pause must not extend it.
+    if (!this.withinDeadline(term)) return this.stepDown('renew-deadline');
     const { key, store, clock, identity } = this.options;
     const sentAt = clock.now();
     try {
@@ -316,6 +334,10 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     this.options.logger.error({ err: error, key: this.options.key, identity: this.options.identity }, '[rollcall] the backend refused this lease; stopped');
     if (term) this.emit('lost', { fencingToken: term.fencingToken, reason: 'failed' });
     this.emit('failed', { error });
+  }
+
+  private withinDeadline(term: Term): boolean {
+    return this.options.clock.now() < term.renewedAt + this.options.timing.renewDeadlineMs;
   }
 
   private armDeadline(): void {

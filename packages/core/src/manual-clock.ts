@@ -62,6 +62,15 @@ export class ManualClock implements Clock {
     await settle();
   }
 
+  /**
+   * Moves monotonic time forward without firing any timer, as a process resumed
+   * from a pause (SIGSTOP, a long GC pause) finds it: overdue timers fire at the
+   * next `advance()`.
+   */
+  jump(ms: number): void {
+    this.monotonic += ms;
+  }
+
   /** Advances in steps of `stepMs` until `predicate()` holds or `maxMs` has passed; returns whether it held. */
   async advanceUntil(predicate: () => boolean, maxMs: number, stepMs = 100): Promise<boolean> {
     for (let spent = 0; spent <= maxMs; spent += stepMs) {

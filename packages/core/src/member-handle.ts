@@ -101,8 +101,12 @@ export class MemberHandle {
     }, this.options.timing.heartbeatIntervalMs);
   }
 
+  /** Queues a write after the one in flight; rejects with CLOSED when a withdraw overtook it, as its write never happens. */
   private enqueue(): Promise<void> {
-    const next = this.writing.catch(() => {}).then(() => (this.withdrawn ? undefined : this.write()));
+    const next = this.writing.catch(() => {}).then(() => {
+      if (this.withdrawn) throw new ClosedError(`member ${this.options.role}/${this.options.id} was withdrawn before this write`);
+      return this.write();
+    });
     this.writing = next;
     return next;
   }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, skewedClock } from './harness.js';
+import { GatedStore, Harness, skewedClock, until } from './harness.js';
 
 const HOUR = 3_600_000;
 
@@ -162,5 +162,47 @@ describe('elector on the injected clock', () => {
     // Whoever leads now, the old term ended before a new one began.
     expect(order[0]).toBe('b lost deleted');
     expect(order.slice(1).every((e) => e.includes('elected'))).toBe(true);
+  });
+
+  it('past its renew deadline a holder reads isLeader false before any timer runs, and its overdue renew does not revive the term', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const events: string[] = [];
+    const la = a.registry.campaign('scheduler');
+    la.on('elected', (e) => events.push(`elected ${e.fencingToken}`));
+    la.on('lost', (e) => events.push(`lost ${e.fencingToken} ${e.reason}`));
+    await h.clock.advance(4_500); // renewed at 2000 and 4000: deadline 14000
+    h.clock.jump(9_499); // 13999, as a process resumed from a pause finds it
+    expect(la.isLeader).toBe(true);
+    expect(la.fencingToken).toBe(1);
+    h.clock.jump(1); // 14000: no timer has run yet
+    expect(la.isLeader).toBe(false);
+    expect(la.fencingToken).toBeUndefined();
+    expect(events).toEqual(['elected 1']);
+    // The overdue renew timers (due at 6000 … 14000) fire first and end the term instead of
+    // renewing it; the holder frees the record and, campaigning again, takes a new term.
+    await h.clock.advanceUntil(() => la.isLeader, 5_000, 10);
+    expect(events).toEqual(['elected 1', 'lost 1 renew-deadline', 'elected 2']);
+    expect(la.fencingToken).toBe(2);
+  });
+
+  it('an acquisition whose write came back after its own renew deadline is never announced', async () => {
+    h = new Harness();
+    const gated = new GatedStore({ backend: h.backend, cluster: 'test' });
+    const a = await h.registry('a', {}, h.clock, gated);
+    const events: string[] = [];
+    gated.hold();
+    const la = a.registry.campaign('scheduler');
+    la.on('elected', (e) => events.push(`elected ${e.fencingToken} @${h.clock.now()}`));
+    la.on('lost', (e) => events.push(`lost ${e.reason}`));
+    await until(() => h.backend.rows.size === 1); // the create is applied at 0; its reply is held
+    h.clock.jump(10_000); // resumed from a pause: the reply is read before any overdue timer (the request timeout) runs
+    gated.open();
+    await until(() => h.backend.rows.values().next().value?.record.holderIdentity === ''); // given back at once
+    expect(la.isLeader).toBe(false);
+    expect(events).toEqual([]);
+    // Campaigning on, it takes a new term with a write that came back in time: term 1 was never announced.
+    await h.clock.advanceUntil(() => la.isLeader, 5_000, 10);
+    expect(events).toEqual(['elected 2 @10000']);
   });
 });

@@ -1,5 +1,5 @@
 import { MemoryBackend, MemoryStore, openRegistry, type Clock, type Registry, type RegistryConfigInput } from '../src/index.js';
-import { ManualClock } from '../src/testing.js';
+import { ManualClock, settle } from '../src/testing.js';
 
 /** A clock that shares a ManualClock's time but whose wall clock is off by `offsetMs`, like a host with a wrong clock. */
 export function skewedClock(base: ManualClock, offsetMs: number): Clock {
@@ -16,8 +16,12 @@ export class Harness {
   readonly backend = new MemoryBackend();
   private readonly opened: Registry[] = [];
 
-  async registry(identity: string, config: Omit<RegistryConfigInput, 'type'> = {}, clock: Clock = this.clock): Promise<{ registry: Registry; store: MemoryStore }> {
-    const store = new MemoryStore({ backend: this.backend, cluster: 'test' });
+  async registry(
+    identity: string,
+    config: Omit<RegistryConfigInput, 'type'> = {},
+    clock: Clock = this.clock,
+    store = new MemoryStore({ backend: this.backend, cluster: 'test' }),
+  ): Promise<{ registry: Registry; store: MemoryStore }> {
     const registry = await openRegistry(store, { identity, ...config }, { clock });
     this.opened.push(registry);
     return { registry, store };
@@ -26,4 +30,39 @@ export class Harness {
   async closeAll(): Promise<void> {
     await Promise.all(this.opened.map((r) => r.close()));
   }
+}
+
+/** A memory store whose writes wait for `open()` while `hold()` is on: a reply delayed past a deadline. */
+export class GatedStore extends MemoryStore {
+  private gate: Promise<void> | undefined;
+  private openGate: (() => void) | undefined;
+  /** Writes sent from now on are applied but their replies wait for `open()`. */
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.openGate = resolve));
+  }
+  open(): void {
+    this.openGate?.();
+    this.gate = this.openGate = undefined;
+  }
+  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
+    const gate = this.gate;
+    const written = await super.create(...args);
+    await gate;
+    return written;
+  }
+  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
+    const gate = this.gate;
+    const written = await super.update(...args);
+    await gate;
+    return written;
+  }
+}
+
+/** Lets promise continuations run, with no time passing, until `condition` holds; fails after `rounds` settles. */
+export async function until(condition: () => boolean, rounds = 100): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (condition()) return;
+    await settle(1);
+  }
+  throw new Error(`condition not reached after ${rounds} settles: ${condition.toString()}`);
 }

@@ -98,4 +98,22 @@ describe('locks on the injected clock', () => {
     await expect(a.registry.tryLock('')).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
     expect(h.backend.rows.size).toBe(0);
   });
+
+  it('past its renew deadline a lock reads not held and its signal aborted before any timer runs', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const held = await a.registry.lock('jobs');
+    await h.clock.advance(4_500); // renewed at 2000 and 4000: deadline 14000
+    h.clock.jump(9_499);
+    expect(held.held).toBe(true);
+    expect(held.signal.aborted).toBe(false);
+    h.clock.jump(1); // no timer has run
+    expect(held.held).toBe(false);
+    const signal = held.signal;
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(signal.reason).toMatchObject({ code: ErrorCode.LEASE_LOST, reason: 'renew-deadline' });
+    await h.clock.advance(0);
+    expect(held.held).toBe(false);
+  });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStore, openRegistry, type MemberEvent } from '../src/index.js';
-import { Harness } from './harness.js';
+import { ErrorCode, MemoryStore, openRegistry, type MemberEvent } from '../src/index.js';
+import { GatedStore, Harness, until } from './harness.js';
 
 const timing = { member: { heartbeatIntervalMs: 5000, leaseDurationMs: 20000 } };
 
@@ -156,5 +156,33 @@ describe('membership on the injected clock', () => {
     expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added dies']);
     await h.clock.advance(4_000);
     expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added dies', 'removed dies']);
+  });
+
+  it('an update overtaken by withdraw rejects with CLOSED, and its payload is never written', async () => {
+    h = new Harness();
+    const gated = new GatedStore({ backend: h.backend, cluster: 'test' });
+    const a = await h.registry('a', timing, h.clock, gated);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    const member = await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    gated.hold();
+    const first = member.update({ n: 2 });
+    await until(() => (h.backend.rows.values().next().value?.record?.payload as { n?: number } | undefined)?.n === 2); // applied, reply held
+    const second = member.update({ n: 3 }).then(
+      () => 'resolved',
+      (err: unknown) => err,
+    ); // queued behind it
+    const withdrawn = member.withdraw(); // overtakes the queued one
+    gated.open();
+    await expect(first).resolves.toBeUndefined();
+    expect(await second).toMatchObject({ code: ErrorCode.CLOSED });
+    await withdrawn;
+    await h.clock.advance(0);
+    expect(events.map((e) => [e.type, e.member.payload])).toEqual([
+      ['added', { n: 1 }],
+      ['updated', { n: 2 }],
+      ['removed', { n: 2 }],
+    ]);
   });
 });
