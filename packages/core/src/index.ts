@@ -2,6 +2,7 @@ export { createRegistry, openRegistry, type CreateRegistryRuntime } from './crea
 export { Registry, type AnnounceOptions, type LockOptions, type MemberSubscription, type RegistryEvents, type RegistryRuntime } from './registry.js';
 export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput } from './config/registry-config.js';
 export { envName, type OptionSchema, type OptionSpec } from './config/option-schema.js';
+export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
 export type { ConnectionEvents, ConnectionState } from './connection-monitor.js';
 export { Leadership, type LeadershipEvents } from './leadership.js';
 export { LeaderObserver, type LeaderInfo, type LeaderObserverEvents } from './leader-observer.js';
@@ -15,7 +16,8 @@ export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type Json
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
 export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
 export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
-export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, type LeaseTiming, type MemberTiming } from './timing.js';
+export { assertPayloadSize } from './payload.js';
+export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
 export { loadPlugin, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
 export { systemClock, type Clock, type Timer } from './clock.js';
 export { silentLogger, type Logger, type LogFn } from './logger.js';

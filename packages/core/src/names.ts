@@ -27,9 +27,14 @@ export function assertName(what: string, value: unknown): asserts value is strin
   }
 }
 
+/** Whether `value` is a valid member id or holder identity. */
+export function isValidIdentity(value: string): boolean {
+  return IDENTITY.test(value);
+}
+
 /** Throws INVALID_ARGUMENT unless `value` is a valid member id or holder identity. */
 export function assertIdentity(what: string, value: unknown): asserts value is string {
-  if (typeof value !== 'string' || !IDENTITY.test(value)) {
+  if (typeof value !== 'string' || !isValidIdentity(value)) {
     throw new InvalidArgumentError(`${what} ${describe(value)} is not valid: ${IDENTITY_RULE}`);
   }
 }

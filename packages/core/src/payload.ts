@@ -27,6 +27,15 @@ export function assertPayload(payload: unknown, maxBytes: number): asserts paylo
   if (payload === undefined) return;
   const problem = jsonProblem(payload, 'payload', 0);
   if (problem) throw new InvalidArgumentError(problem);
-  const size = payloadBytes(payload as JsonValue);
-  if (size > maxBytes) throw new InvalidArgumentError(`payload is ${size} bytes of JSON; the limit is ${maxBytes}`, { code: 'PAYLOAD_TOO_LARGE' });
+  assertPayloadSize(payload as JsonValue, maxBytes);
+}
+
+/**
+ * Throws PAYLOAD_TOO_LARGE when `payload`, as UTF-8 JSON, is over `maxBytes`:
+ * the one size check of the registry and of every store, so the message is the
+ * same wherever the limit is hit. `backend` names the store in the message.
+ */
+export function assertPayloadSize(payload: JsonValue | undefined, maxBytes: number, backend?: string): void {
+  const size = payloadBytes(payload);
+  if (size > maxBytes) throw new InvalidArgumentError(`payload is ${size} bytes of JSON; the limit is ${maxBytes}`, { code: 'PAYLOAD_TOO_LARGE', backend });
 }

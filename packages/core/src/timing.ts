@@ -22,6 +22,9 @@ export interface MemberTiming {
 }
 
 export const DEFAULT_LEASE_TIMING: Readonly<LeaseTiming> = Object.freeze({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+/** Default bound on each single backend call (`registry.requestTimeoutMs`), milliseconds. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
+
 export const DEFAULT_MEMBER_TIMING: Readonly<MemberTiming> = Object.freeze({ heartbeatIntervalMs: 5_000, leaseDurationMs: 20_000 });
 
 /** A broken timing rule: the key (relative, e.g. `renewDeadlineMs`) and the rule, or undefined when the timing holds. */

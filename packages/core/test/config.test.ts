@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, createRegistry, envName, ErrorCode, loadPlugin, memoryPlugin, resolveConfig, type ConfigSource, type RegistryPlugin } from '../src/index.js';
+import { configFromEnv, createRegistry, envName, ErrorCode, loadPlugin, memoryPlugin, pluginContext, resolveConfig, resolvePluginOptions, silentLogger, systemClock, type ConfigSource, type RegistryPlugin } from '../src/index.js';
 
 const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 
@@ -104,5 +104,48 @@ describe('configuration', () => {
     const plugin: RegistryPlugin = { type: 'probe', options: {}, connect: async () => ((connected = true), undefined as never) };
     await expect(createRegistry({ type: 'probe', election: { renewDeadlineMs: 99999 } }, { plugins: [plugin] })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG });
     expect(connected).toBe(false);
+  });
+});
+
+describe('options given in code, to a store factory', () => {
+  interface ProbeOptions {
+    endpoints: readonly string[];
+    dialTimeoutMs: number;
+    tls?: { caFile?: string; certFile?: string; keyFile?: string };
+  }
+  const probe: RegistryPlugin<ProbeOptions> = {
+    type: 'probe',
+    options: {
+      endpoints: { type: 'list', default: ['http://127.0.0.1:1'], doc: 'Endpoints.' },
+      dialTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Dial timeout, ms.' },
+      'tls.caFile': { type: 'string', doc: 'CA file.' },
+      'tls.certFile': { type: 'string', doc: 'Certificate file.' },
+      'tls.keyFile': { type: 'string', doc: 'Key file.' },
+    },
+    validate: (o) => (o.tls?.certFile !== undefined && o.tls.keyFile === undefined ? { key: 'tls.keyFile', rule: 'is required with tls.certFile' } : undefined),
+    connect: async () => undefined as never,
+  };
+
+  it('resolves exactly as the object form of the configuration does', () => {
+    const input = { endpoints: ['http://a:1', 'http://b:2'], tls: { caFile: '/ca.pem' } };
+    const viaConfig = resolveConfig({ type: 'probe', probe: input }, probe as unknown as RegistryPlugin).options;
+    const direct = resolvePluginOptions(probe, input);
+    expect(direct).toEqual(viaConfig);
+    expect(direct).toEqual({ endpoints: ['http://a:1', 'http://b:2'], dialTimeoutMs: 5000, tls: { caFile: '/ca.pem' } });
+    expect(Object.isFrozen(direct) && Object.isFrozen(direct.tls)).toBe(true);
+  });
+
+  it('names the flat key of an unknown key, a wrong type and a broken cross-key rule', () => {
+    expect(configError(() => resolvePluginOptions(probe, { hosts: [] } as never))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.probe.hosts' });
+    expect(configError(() => resolvePluginOptions(probe, { dialTimeoutMs: 0 }))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.probe.dialTimeoutMs' });
+    expect(configError(() => resolvePluginOptions(probe, { tls: { certFile: '/c.pem' } }))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.probe.tls.keyFile' });
+  });
+
+  it('gives connect the core defaults and checks the cluster and request timeout by the core rules', () => {
+    const context = pluginContext(probe, { endpoints: ['http://a:1'] });
+    expect(context).toMatchObject({ cluster: 'default', requestTimeoutMs: 5000, logger: silentLogger, clock: systemClock });
+    expect(context.options.endpoints).toEqual(['http://a:1']);
+    expect(configError(() => pluginContext(probe, { cluster: 'Not_A_Label' }))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.cluster' });
+    expect(configError(() => pluginContext(probe, { requestTimeoutMs: 0 }))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.requestTimeoutMs' });
   });
 });

@@ -84,6 +84,24 @@ export function resolveSection(prefix: string, schema: OptionSchema, values: Rea
   return deepFreeze(out);
 }
 
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/**
+ * Flattens the object form to dotted keys under `prefix`: nested plain objects
+ * become `a.b`, anything else (arrays included) is a value; undefined values
+ * are left out. A dotted key in the object form is an error.
+ */
+export function flattenObject(prefix: string, node: Record<string, unknown>, into = new Map<string, unknown>()): Map<string, unknown> {
+  for (const [k, v] of Object.entries(node)) {
+    if (k.includes('.')) throw new ConfigurationError(`${prefix}${k}: a dotted key in the object form; use nested objects, or the flat form with every key starting registry.`, { key: `${prefix}${k}` });
+    if (isPlainObject(v)) flattenObject(`${prefix}${k}.`, v, into);
+    else if (v !== undefined) into.set(`${prefix}${k}`, v);
+  }
+  return into;
+}
+
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     for (const child of Object.values(value)) deepFreeze(child);

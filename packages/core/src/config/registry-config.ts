@@ -1,9 +1,10 @@
 import { hostname } from 'node:os';
 import { ConfigurationError } from '../errors.js';
-import { CLUSTER_RULE, IDENTITY_RULE, isValidCluster } from '../names.js';
+import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import type { RegistryPlugin } from '../plugin.js';
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming, type MemberTiming } from '../timing.js';
-import { deepFreeze, envName, resolveSection, type OptionSchema } from './option-schema.js';
+import { deepFreeze, envName, flattenObject, resolveSection, type OptionSchema } from './option-schema.js';
+import { resolvePluginSection, STORE_RUNTIME_OPTIONS } from './plugin-options.js';
 
 /** The object form of the configuration. Every key but `type` has a default. */
 export interface RegistryConfigInput {
@@ -60,8 +61,6 @@ export interface RegistryConfig {
   readonly options: Readonly<Record<string, unknown>>;
 }
 
-const IDENTITY_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._:@-]{0,251}[A-Za-z0-9])?$/;
-
 function defaultIdentity(): string {
   const host = hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '') || 'host';
   return `${host}-${process.pid}`;
@@ -70,8 +69,8 @@ function defaultIdentity(): string {
 /** The core keys, relative to `registry.`. */
 export const CORE_OPTIONS: OptionSchema = Object.freeze({
   type: { type: 'string', required: true, doc: 'The backend plugin.' },
-  cluster: { type: 'string', default: 'default', doc: 'The cluster name.', check: (v) => (isValidCluster(v) ? undefined : CLUSTER_RULE) },
-  identity: { type: 'string', doc: 'Holder identity of this process. Default <hostname>-<pid>.', check: (v) => (IDENTITY_PATTERN.test(v) ? undefined : IDENTITY_RULE) },
+  cluster: STORE_RUNTIME_OPTIONS.cluster,
+  identity: { type: 'string', doc: 'Holder identity of this process. Default <hostname>-<pid>.', check: (v) => (isValidIdentity(v) ? undefined : IDENTITY_RULE) },
   'election.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, doc: 'Election lease, ms.' },
   'election.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, doc: 'Election renew deadline, ms.' },
   'election.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Election retry period, ms.' },
@@ -80,16 +79,12 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Lock retry period, ms.' },
   'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, doc: 'Heartbeat interval, ms.' },
   'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, doc: 'Member lease, ms.' },
-  requestTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Bound on each backend call, ms.' },
+  requestTimeoutMs: STORE_RUNTIME_OPTIONS.requestTimeoutMs,
   maxPayloadBytes: { type: 'integer', default: 65536, min: 1, doc: 'Largest member payload, bytes.' },
 });
 
 function isEnvSource(source: ConfigSource): source is EnvRegistryConfig {
   return typeof source === 'object' && source !== null && ENV_SOURCE in source;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 }
 
 /** Flattens any of the three forms to `registry.*` keys. Environment names stay as they are until the schema is known. */
@@ -107,14 +102,7 @@ function flatten(source: ConfigSource): { flat: Map<string, unknown>; env: Map<s
     for (const [k, v] of Object.entries(source)) flat.set(k, v);
     return { flat, env };
   }
-  const walk = (prefix: string, node: Record<string, unknown>) => {
-    for (const [k, v] of Object.entries(node)) {
-      if (k.includes('.')) throw new ConfigurationError(`${prefix}${k}: a dotted key in the object form; use nested objects, or the flat form with every key starting registry.`, { key: `${prefix}${k}` });
-      if (isPlainObject(v)) walk(`${prefix}${k}.`, v);
-      else if (v !== undefined) flat.set(`${prefix}${k}`, v);
-    }
-  };
-  walk('registry.', source as Record<string, unknown>);
+  flattenObject('registry.', source as Record<string, unknown>, flat);
   return { flat, env };
 }
 
@@ -156,7 +144,7 @@ export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, othe
     }
   }
   const base = resolveSection('registry.', CORE_OPTIONS, core) as unknown as Omit<RegistryConfig, 'identity' | 'options'> & { identity?: string };
-  const options = resolveSection(sectionPrefix, plugin.options, section);
+  const options = resolvePluginSection(plugin, section);
   const config = {
     type: base.type,
     cluster: base.cluster,
@@ -174,7 +162,5 @@ export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, othe
   }
   const memberProblem = memberTimingProblem(config.member);
   if (memberProblem) throw new ConfigurationError(`registry.member.${memberProblem.key}: ${memberProblem.rule}`, { key: `registry.member.${memberProblem.key}` });
-  const pluginProblem = plugin.validate?.(options);
-  if (pluginProblem) throw new ConfigurationError(`${sectionPrefix}${pluginProblem.key}: ${pluginProblem.rule}`, { key: `${sectionPrefix}${pluginProblem.key}` });
   return deepFreeze(config);
 }

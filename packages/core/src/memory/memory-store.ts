@@ -1,5 +1,6 @@
-import { RevisionTooOldError, StoreConflictError, UnavailableError, InvalidArgumentError } from '../errors.js';
-import { payloadBytes, type LeaseRecord } from '../lease-record.js';
+import { RevisionTooOldError, StoreConflictError, UnavailableError } from '../errors.js';
+import type { LeaseRecord } from '../lease-record.js';
+import { assertPayloadSize } from '../payload.js';
 import type { RecordKey, RecordList, RecordStore, StoredRecord, WatchListener, WatchSubscription } from '../store.js';
 import type { MemoryBackend, MemoryRow } from './memory-backend.js';
 
@@ -57,7 +58,7 @@ export class MemoryStore implements RecordStore {
 
   async create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
     this.reachable();
-    this.checkSize(record);
+    assertPayloadSize(record.payload, this.maxPayloadBytes, BACKEND);
     const path = this.prefix + key;
     if (this.options.backend.rows.has(path)) throw new StoreConflictError('ALREADY_EXISTS', `${key} already exists`, { backend: BACKEND });
     return this.toStored(this.options.backend.commit(path, record)!);
@@ -65,7 +66,7 @@ export class MemoryStore implements RecordStore {
 
   async update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
     this.reachable();
-    this.checkSize(record);
+    assertPayloadSize(record.payload, this.maxPayloadBytes, BACKEND);
     const path = this.prefix + key;
     this.expectVersion(key, path, version);
     return this.toStored(this.options.backend.commit(path, record)!);
@@ -135,11 +136,6 @@ export class MemoryStore implements RecordStore {
   private reachable(): void {
     if (this.closed) throw new UnavailableError('store closed', { backend: BACKEND });
     if (this.partitioned) throw new UnavailableError('partitioned', { backend: BACKEND });
-  }
-
-  private checkSize(record: LeaseRecord): void {
-    const size = payloadBytes(record.payload);
-    if (size > this.maxPayloadBytes) throw new InvalidArgumentError(`payload of ${size} bytes exceeds ${this.maxPayloadBytes}`, { backend: BACKEND, code: 'PAYLOAD_TOO_LARGE' });
   }
 
   private expectVersion(key: RecordKey, path: string, version: string): void {
