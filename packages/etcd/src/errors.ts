@@ -7,7 +7,7 @@ import {
   UnavailableError,
 } from '@rollcall/core';
 
-const BACKEND = 'etcd';
+export const BACKEND = 'etcd';
 
 /** What the failed call was, for the message: operation, key and the context a user needs to fix it. */
 export interface CallContext {

@@ -1,23 +1,17 @@
-import type { Logger, RegistryPlugin } from '@rollcall/core';
-import { ETCD_OPTION_SCHEMA, resolveEtcdOptions, validateEtcdOptions, type EtcdOptions, type EtcdOptionsInput } from './options.js';
-import { EtcdStore } from './store.js';
+import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { etcdOptions, validateEtcdOptions, type EtcdOptions } from './options.js';
+import { connectEtcdStore, type EtcdStore } from './store.js';
 
 /** `registry.type=etcd`. Core loads it lazily by type. */
 export const registryPlugin: RegistryPlugin<EtcdOptions> = {
   type: 'etcd',
-  options: ETCD_OPTION_SCHEMA,
+  options: etcdOptions,
   validate: validateEtcdOptions,
-  connect: ({ cluster, options, logger, requestTimeoutMs }) => EtcdStore.connect({ cluster, options, logger, requestTimeoutMs }),
+  connect: connectEtcdStore,
 };
 
-/** Options of {@link createEtcdStore}: the `registry.etcd.*` keys plus the cluster. */
-export interface CreateEtcdStoreOptions extends EtcdOptionsInput {
-  /** The cluster: the store keeps the keys under `<prefix>/<cluster>/`. Default `default`. */
-  cluster?: string;
-  /** Bound on each call, milliseconds. Default 5000 (core's `registry.requestTimeoutMs` default). */
-  requestTimeoutMs?: number;
-  logger?: Logger;
-}
+/** What {@link createEtcdStore} takes: the `registry.etcd.*` keys, the cluster, and the runtime. */
+export type CreateEtcdStoreOptions = StoreFactoryOptions<EtcdOptions>;
 
 /**
  * Connects an etcd record store directly, for `openRegistry(store)` or for
@@ -26,9 +20,8 @@ export interface CreateEtcdStoreOptions extends EtcdOptionsInput {
  * the key); the connection is proven within `dialTimeoutMs`.
  */
 export async function createEtcdStore(options: CreateEtcdStoreOptions = {}): Promise<EtcdStore> {
-  const { cluster = 'default', requestTimeoutMs = 5000, logger, ...rest } = options;
-  return EtcdStore.connect({ cluster, requestTimeoutMs, options: resolveEtcdOptions(rest), ...(logger ? { logger } : {}) });
+  return connectEtcdStore(pluginContext(registryPlugin, options));
 }
 
-export { EtcdStore, type EtcdStoreSettings, type EtcdClientSlice } from './store.js';
-export { ETCD_OPTION_SCHEMA, type EtcdOptions, type EtcdOptionsInput, type EtcdTlsOptions } from './options.js';
+export { EtcdStore } from './store.js';
+export { etcdOptions, type EtcdOptions, type EtcdTlsOptions } from './options.js';

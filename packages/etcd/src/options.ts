@@ -1,4 +1,4 @@
-import { ConfigurationError, type OptionSchema } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core';
 
 /** TLS files for `https://` endpoints. */
 export interface EtcdTlsOptions {
@@ -59,11 +59,8 @@ export interface EtcdOptions {
   readonly maxPayloadBytes: number;
 }
 
-export const DEFAULT_ENDPOINTS: readonly string[] = Object.freeze(['http://127.0.0.1:2379']);
-export const DEFAULT_PREFIX = '/rollcall';
-
 /** Why `endpoint` is not a usable etcd client URL, or undefined. */
-export function endpointProblem(endpoint: string): string | undefined {
+function endpointProblem(endpoint: string): string | undefined {
   let url: URL;
   try {
     url = new URL(endpoint);
@@ -86,9 +83,9 @@ function prefixProblem(prefix: string): string | undefined {
 }
 
 /** The `registry.etcd.*` keys. */
-export const ETCD_OPTION_SCHEMA: OptionSchema = {
-  endpoints: { type: 'list', default: DEFAULT_ENDPOINTS, doc: 'Client URLs of the etcd members, http:// or https:// (one scheme); comma-separated in the flat and environment forms.' },
-  prefix: { type: 'string', default: DEFAULT_PREFIX, doc: 'Key prefix: a cluster\'s records are the keys under <prefix>/<cluster>/.', check: prefixProblem },
+export const etcdOptions: OptionSchema = {
+  endpoints: { type: 'list', default: ['http://127.0.0.1:2379'], doc: 'Client URLs of the etcd members, http:// or https:// (one scheme); comma-separated in the flat and environment forms.' },
+  prefix: { type: 'string', default: '/rollcall', doc: 'Key prefix: a cluster\'s records are the keys under <prefix>/<cluster>/.', check: prefixProblem },
   username: { type: 'string', doc: 'etcd user for password authentication; needs password.', check: (v) => (v.length === 0 ? 'must not be empty' : undefined) },
   password: { type: 'string', secret: true, doc: 'Password of username; never logged.' },
   'tls.caFile': { type: 'string', doc: 'PEM file of the CA that signed the etcd servers\' certificates; default: the system CAs.' },
@@ -116,59 +113,4 @@ export function validateEtcdOptions(options: EtcdOptions): { key: string; rule: 
   if (options.tls?.certFile !== undefined && options.tls.keyFile === undefined) return { key: 'tls.keyFile', rule: 'is required with registry.etcd.tls.certFile' };
   if (options.tls?.keyFile !== undefined && options.tls.certFile === undefined) return { key: 'tls.certFile', rule: 'is required with registry.etcd.tls.keyFile' };
   return undefined;
-}
-
-/** What `createEtcdStore` accepts: the same keys as `registry.etcd.*`, each optional. */
-export type EtcdOptionsInput = Partial<Omit<EtcdOptions, 'tls'>> & { tls?: EtcdTlsOptions };
-
-function invalid(key: string, rule: string): never {
-  throw new ConfigurationError(`registry.etcd.${key}: ${rule}`, { key: `registry.etcd.${key}`, backend: 'etcd' });
-}
-
-/**
- * Applies defaults to options given in code and checks them by the same rules
- * as the configuration keys; throws INVALID_CONFIG naming the key.
- */
-export function resolveEtcdOptions(input: EtcdOptionsInput): EtcdOptions {
-  if (typeof input !== 'object' || input === null) invalid('endpoints', 'options must be an object');
-  const flat = new Map<string, unknown>();
-  for (const [key, value] of Object.entries(input)) {
-    if (key === 'tls' && value !== undefined) {
-      if (typeof value !== 'object' || value === null) invalid('tls', 'must be an object with caFile, certFile, keyFile');
-      for (const [sub, v] of Object.entries(value as object)) if (v !== undefined) flat.set(`tls.${sub}`, v);
-    } else if (value !== undefined) flat.set(key, value);
-  }
-  const out: Record<string, unknown> = {};
-  const tls: Record<string, unknown> = {};
-  for (const [key, value] of flat) {
-    const spec = ETCD_OPTION_SCHEMA[key];
-    if (!spec) invalid(key, `unknown key; known keys are ${Object.keys(ETCD_OPTION_SCHEMA).join(', ')}`);
-    const shown = spec.type === 'string' && spec.secret ? '<secret>' : JSON.stringify(value);
-    if (spec.type === 'string') {
-      if (typeof value !== 'string') invalid(key, `expected a string, got ${typeof value}`);
-      const problem = spec.check?.(value);
-      if (problem) invalid(key, `${shown} is not valid: ${problem}`);
-    } else if (spec.type === 'integer') {
-      if (typeof value !== 'number' || !Number.isInteger(value)) invalid(key, `expected an integer, got ${shown}`);
-      if (spec.min !== undefined && value < spec.min) invalid(key, `must be at least ${spec.min}, got ${value}`);
-      if (spec.max !== undefined && value > spec.max) invalid(key, `must be at most ${spec.max}, got ${value}`);
-    } else if (spec.type === 'list') {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) invalid(key, `expected a list of strings, got ${shown}`);
-    }
-    if (key.startsWith('tls.')) tls[key.slice(4)] = value;
-    else out[key] = key === 'endpoints' ? Object.freeze([...(value as string[])]) : value;
-  }
-  const options = {
-    endpoints: DEFAULT_ENDPOINTS,
-    prefix: DEFAULT_PREFIX,
-    dialTimeoutMs: ETCD_OPTION_SCHEMA.dialTimeoutMs!.default,
-    keepaliveIntervalMs: ETCD_OPTION_SCHEMA.keepaliveIntervalMs!.default,
-    maxPayloadBytes: ETCD_OPTION_SCHEMA.maxPayloadBytes!.default,
-    memberLeaseSeconds: ETCD_OPTION_SCHEMA.memberLeaseSeconds!.default,
-    ...out,
-    ...(Object.keys(tls).length ? { tls: Object.freeze(tls) } : {}),
-  } as EtcdOptions;
-  const problem = validateEtcdOptions(options);
-  if (problem) invalid(problem.key, problem.rule);
-  return Object.freeze(options);
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, envName, type Registry } from '@rollcall/core';
-import { createEtcdStore, ETCD_OPTION_SCHEMA, registryPlugin } from '../src/index.js';
+import { createEtcdStore, etcdOptions, registryPlugin } from '../src/index.js';
 import { etcdEndpoints, rawClient, uniqueCluster } from './support/etcd.js';
 import { silentServer } from './support/tcp-proxy.js';
 import { rejectionOf } from './support/wait.js';
@@ -51,11 +51,11 @@ describe('configuration', () => {
   });
 
   it('every key has a doc and an environment name', () => {
-    for (const [key, spec] of Object.entries(ETCD_OPTION_SCHEMA)) {
+    for (const [key, spec] of Object.entries(etcdOptions)) {
       expect(spec.doc.length, key).toBeGreaterThan(10);
       expect(envName(`registry.etcd.${key}`)).toMatch(/^REGISTRY_ETCD_[A-Z_]+$/);
     }
-    expect(ETCD_OPTION_SCHEMA.password).toMatchObject({ secret: true });
+    expect(etcdOptions.password).toMatchObject({ secret: true });
   });
 
   const cases: [string, Record<string, unknown>, string][] = [
