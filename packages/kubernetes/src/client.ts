@@ -1,7 +1,41 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigurationError } from '@rollcall/core';
+import { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
+import type { KubernetesOptions } from './options.js';
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The kubeconfig to use: `kubeconfig` and `context` from the options, else kubectl's defaults (KUBECONFIG, ~/.kube/config, the in-cluster service account). */
+export function loadKubeConfig(options: Pick<KubernetesOptions, 'kubeconfig' | 'context'>): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new ConfigurationError(`registry.kubernetes.kubeconfig: cannot load ${options.kubeconfig ?? 'the default kubeconfig'}: ${(err as Error).message}`, { key: 'registry.kubernetes.kubeconfig', backend: BACKEND, cause: err });
+  }
+  if (options.context) {
+    if (!kc.getContextObject(options.context)) throw new ConfigurationError(`registry.kubernetes.context: no context ${JSON.stringify(options.context)} in the kubeconfig`, { key: 'registry.kubernetes.context', backend: BACKEND });
+    kc.setCurrentContext(options.context);
+  }
+  if (!kc.getCurrentCluster()) throw new ConfigurationError('registry.kubernetes.kubeconfig: the kubeconfig has no current cluster', { key: 'registry.kubernetes.kubeconfig', backend: BACKEND });
+  return kc;
+}
+
+/** The records' namespace: the option, else `POD_NAMESPACE`, else the service account's, else the kubeconfig context's, else `default`. */
+export function resolveNamespace(namespace: string | undefined, kc: KubeConfig): string {
+  if (namespace) return namespace;
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
+  } catch {
+    // not in a pod
+  }
+  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+}
 
 function timeoutError(ms: number): Error {
   return Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' });

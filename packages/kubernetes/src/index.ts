@@ -1,5 +1,31 @@
-export { kubernetesStore, registryPlugin, type KubernetesConnectOptions } from './plugin.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { kubernetesOptions, type KubernetesOptions } from './options.js';
+import { connectKubernetesStore, type KubernetesStore } from './store.js';
+
+/** `registry.type=kubernetes`. Core loads it lazily by type. */
+export const registryPlugin: RegistryPlugin<KubernetesOptions> = {
+  type: 'kubernetes',
+  options: kubernetesOptions,
+  connect: (context) => connectKubernetesStore(context),
+};
+
+/** What {@link createKubernetesStore} takes: the `registry.kubernetes.*` keys, the cluster, and the runtime. */
+export type CreateKubernetesStoreOptions = StoreFactoryOptions<KubernetesOptions> & {
+  /** A KubeConfig you loaded yourself; takes the place of `kubeconfig` and `context`. */
+  kubeConfig?: KubeConfig;
+};
+
+/**
+ * Connects a Kubernetes record store directly, for `openRegistry(store)` or for
+ * tools; `createRegistry({ type: 'kubernetes', kubernetes: {...} })` is the usual way.
+ */
+export async function createKubernetesStore(options: CreateKubernetesStoreOptions = {}): Promise<KubernetesStore> {
+  const { kubeConfig, ...rest } = options;
+  return connectKubernetesStore(pluginContext(registryPlugin, rest), kubeConfig);
+}
+
 export { KubernetesStore } from './store.js';
-export type { KubernetesStoreOptions } from './options.js';
+export { kubernetesOptions, type KubernetesOptions } from './options.js';
 export { objectName } from './object-names.js';
 export { CLUSTER_LABEL, KIND_LABEL, ROLE_LABEL, KEY_ANNOTATION, PAYLOAD_ANNOTATION, LEADER_ANNOTATION } from './codec.js';

@@ -1,7 +1,7 @@
 import type { OptionSchema } from '@rollcall/core';
 
 /** `registry.kubernetes.*`: where the records live and how to reach the API server. */
-export interface KubernetesStoreOptions {
+export interface KubernetesOptions {
   /** Namespace of every record. Default: `POD_NAMESPACE`, else the in-cluster service account's namespace, else the kubeconfig context's, else `default`. */
   readonly namespace?: string;
   /** Path of a kubeconfig file. Default: `KUBECONFIG`, `~/.kube/config`, or the in-cluster service account, as kubectl finds them. */
@@ -16,7 +16,8 @@ export interface KubernetesStoreOptions {
   readonly watchTimeoutSeconds: number;
 }
 
-export const KUBERNETES_OPTIONS: OptionSchema = Object.freeze({
+/** The `registry.kubernetes.*` keys. */
+export const kubernetesOptions: OptionSchema = Object.freeze({
   namespace: { type: 'string', doc: 'Namespace of every record.', check: (v: string) => (/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(v) ? undefined : 'a DNS-1123 label') },
   kubeconfig: { type: 'string', doc: 'Path of a kubeconfig file.' },
   context: { type: 'string', doc: 'Kubeconfig context.' },

@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
 import {
+  assertPayloadSize,
+  ConfigurationError,
   PermissionError,
   StoreConflictError,
   RevisionTooOldError,
   hasCode,
   parseKey,
-  payloadBytes,
   InvalidArgumentError,
   type CorruptEntry,
   type LeaseRecord,
   type Logger,
+  type PluginContext,
   type RecordKey,
   type RecordList,
   type RecordStore,
@@ -18,11 +21,13 @@ import {
   type WatchListener,
   type WatchSubscription,
 } from '@rollcall/core';
-import type { ApiClient } from './api-client.js';
+import { ApiClient, loadKubeConfig, resolveNamespace } from './client.js';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
-import { ResourceWatch } from './resource-watch.js';
+import type { KubernetesOptions } from './options.js';
+import { podOwner } from './pod-owner.js';
+import { ResourceWatch } from './watch.js';
 
 /** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
 const MAX_PAYLOAD_BYTES = 200 * 1024;
@@ -42,6 +47,48 @@ export interface KubernetesStoreConfig {
   watchTimeoutSeconds: number;
   /** Owner of member Leases, when running in a pod. */
   podOwner: OwnerReference | undefined;
+}
+
+/**
+ * Connects a KubernetesStore: loads the kubeconfig (or the in-cluster service
+ * account), unless `kubeConfig` is given, and proves the namespace exists with
+ * a dry-run create, so a wrong namespace fails here with a clear error rather
+ * than at the first write.
+ */
+export async function connectKubernetesStore(context: PluginContext<KubernetesOptions>, kubeConfig?: KubeConfig): Promise<KubernetesStore> {
+  const { cluster, options, logger } = context;
+  const kc = kubeConfig ?? loadKubeConfig(options);
+  const namespace = resolveNamespace(options.namespace, kc);
+  const client = new ApiClient(kc, context.requestTimeoutMs);
+  const store = new KubernetesStore({
+    client,
+    logger,
+    cluster,
+    namespace,
+    lock: options.lock,
+    watchSilenceTimeoutMs: options.watchSilenceTimeoutMs,
+    watchTimeoutSeconds: options.watchTimeoutSeconds,
+    podOwner: podOwner(namespace),
+  });
+  try {
+    await client.request({
+      method: 'POST',
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases?dryRun=All`,
+      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { generateName: `${cluster}-probe-`, labels: { [CLUSTER_LABEL]: cluster }, annotations: { [KEY_ANNOTATION]: 'probe/connect' } }, spec: {} },
+      context: { verb: 'create', resource: 'leases.coordination.k8s.io', namespace },
+    });
+  } catch (err) {
+    if (hasCode(err, 'NOT_FOUND')) {
+      client.close();
+      throw new ConfigurationError(`registry.kubernetes.namespace: namespace ${namespace} does not exist on ${client.server}`, { key: 'registry.kubernetes.namespace', backend: BACKEND, cause: err });
+    }
+    // A read-only identity may not create even in a dry run; the first list tells whether it may read.
+    if (!hasCode(err, 'PERMISSION_DENIED')) {
+      client.close();
+      throw err;
+    }
+  }
+  return store;
 }
 
 interface KubeList {
@@ -112,7 +159,7 @@ export class KubernetesStore implements RecordStore {
   }
 
   async create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
-    this.checkSize(record);
+    assertPayloadSize(record.payload, MAX_PAYLOAD_BYTES, BACKEND);
     const codec = this.codecFor(key);
     const name = this.objectName(key);
     if (!key.startsWith('member/')) await this.assertMayUpdate(codec);
@@ -150,7 +197,7 @@ export class KubernetesStore implements RecordStore {
   }
 
   async update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
-    this.checkSize(record);
+    assertPayloadSize(record.payload, MAX_PAYLOAD_BYTES, BACKEND);
     const codec = this.codecFor(key);
     const name = this.objectName(key);
     try {
@@ -314,11 +361,6 @@ export class KubernetesStore implements RecordStore {
     const decoded = codec.decode(object);
     if (!decoded || 'error' in decoded) throw decoded?.error ?? new InvalidArgumentError(`the API server returned ${key} without its key annotation`, { backend: BACKEND });
     return decoded;
-  }
-
-  private checkSize(record: LeaseRecord): void {
-    const size = payloadBytes(record.payload);
-    if (size > MAX_PAYLOAD_BYTES) throw new InvalidArgumentError(`payload of ${size} bytes exceeds ${MAX_PAYLOAD_BYTES}`, { backend: BACKEND, code: 'PAYLOAD_TOO_LARGE' });
   }
 
   /**

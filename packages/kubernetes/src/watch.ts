@@ -1,5 +1,5 @@
 import type { Logger, RegistryError } from '@rollcall/core';
-import type { ApiClient } from './api-client.js';
+import type { ApiClient } from './client.js';
 import type { KubeObject } from './codec.js';
 import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
 

@@ -2,7 +2,7 @@ import { createRegistry, type RecordStore, type Registry } from '@rollcall/core'
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { restartServer } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
-import { kubernetesStore, registryPlugin } from '../src/index.js';
+import { createKubernetesStore, registryPlugin } from '../src/index.js';
 import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
 import type { TcpProxy } from './tcp-proxy.js';
 
@@ -18,7 +18,7 @@ storeConformance({
   openStore: async (cluster) => {
     const { proxy, kubeconfig } = await proxiedKubeconfig();
     opened.push(proxy);
-    const store = await kubernetesStore({ cluster, kubeconfig, namespace: env.namespace, requestTimeoutMs: 2000 });
+    const store = await createKubernetesStore({ cluster, kubeconfig, namespace: env.namespace, requestTimeoutMs: 2000 });
     storeProxies.set(store, proxy);
     return store;
   },

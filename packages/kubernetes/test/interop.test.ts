@@ -2,7 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
 import { observeFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient } from '../src/api-client.js';
+import { ApiClient } from '../src/client.js';
 import { objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { buildClientGoElector, ClientGoCandidate } from './client-go-elector.js';

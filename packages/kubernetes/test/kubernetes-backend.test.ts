@@ -1,6 +1,6 @@
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLUSTER_LABEL, KIND_LABEL, kubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
+import { CLUSTER_LABEL, KIND_LABEL, createKubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeconfigVia, kubeEnv, proxiedKubeconfig, registryEvent } from './kube-env.js';
 import type { TcpProxy } from './tcp-proxy.js';
@@ -100,7 +100,7 @@ describe('the Kubernetes backend', () => {
   });
 
   it('fails at connect with a clear error when the namespace does not exist', async () => {
-    const err = await kubernetesStore({ cluster: 'x', kubeconfig: kubeEnv().kubeconfig, namespace: 'no-such-namespace' }).catch((e: unknown) => e);
+    const err = await createKubernetesStore({ cluster: 'x', kubeconfig: kubeEnv().kubeconfig, namespace: 'no-such-namespace' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.namespace' });
     expect((err as Error).message).toContain('no-such-namespace does not exist');
   });
@@ -120,7 +120,7 @@ describe('the Kubernetes backend', () => {
   });
 
   it('a watch from a resourceVersion the server no longer keeps gets REVISION_TOO_OLD (410 Gone)', async () => {
-    const store = await kubernetesStore({ cluster: 'gone', kubeconfig: kubeEnv().kubeconfig, namespace });
+    const store = await createKubernetesStore({ cluster: 'gone', kubeconfig: kubeEnv().kubeconfig, namespace });
     const error = await new Promise<{ code: string }>((resolve) => store.watch('', '1', { event: () => {}, error: (e) => resolve(e) }));
     expect(error.code).toBe(ErrorCode.REVISION_TOO_OLD);
     await store.close();
