@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createRegistry, type ConfigSource, type Leadership, type Registry } from '@rollcall/core';
-import type { SqlRecordStore } from './sql-store.js';
+import type { SqlRecordStore } from './store.js';
 
 /** What the SQL benchmark needs from a backend. */
 export interface SqlBenchmarkOptions {

@@ -19,3 +19,11 @@ export function decodeRecord(backend: string, key: string, version: string, valu
   if (decoded instanceof CorruptRecordError) return { ok: false, corrupt: { key, version, error: decoded } };
   return { ok: true, stored: { key, version, record: decoded } };
 }
+
+/** An integer column as a number (drivers hand BIGINTs back as numbers, bigints or strings). */
+export function toInt(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return Number(value);
+  return Number.NaN;
+}

@@ -2,7 +2,7 @@ import type { OptionSchema } from '@rollcall/core';
 import { tablePrefixProblem } from './schema.js';
 
 /** The keys every SQL backend has, relative to `registry.<type>.`. */
-export interface SqlStoreOptions {
+export interface SqlOptions {
   /** Prefix of the three table names (`<prefix>state`, `<prefix>records`, `<prefix>changes`). Default `rollcall_`. */
   readonly tablePrefix: string;
   /** Creates the tables on first use when they are missing. Turn off when a DBA applies schema.sql. Default true. */
@@ -15,8 +15,8 @@ export interface SqlStoreOptions {
   readonly changeRetentionMs: number;
 }
 
-/** The option specs of {@link SqlStoreOptions}; `pollIntervalMs`'s default is the backend's. */
-export function sqlOptionSchema(defaults: { pollIntervalMs: number }): OptionSchema {
+/** The option specs of {@link SqlOptions}, for a backend's schema; `pollIntervalMs`'s default is the backend's. */
+export function sqlOptions(defaults: { pollIntervalMs: number }): OptionSchema {
   return {
     tablePrefix: {
       type: 'string',

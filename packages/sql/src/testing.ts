@@ -1,18 +1,18 @@
 import { createRegistry, formatMicroTime, type ConfigSource, type LeaseRecord, type RecordStore, type Registry, type WatchEvent } from '@rollcall/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqlRow, SqlValue } from './dialect.js';
-import type { SqlStoreOptions } from './options.js';
+import type { SqlOptions } from './options.js';
 import { SCHEMA_VERSION, tableNames } from './schema.js';
-import type { SqlRecordStore } from './sql-store.js';
+import type { SqlRecordStore } from './store.js';
 
 /** What the SQL design's own cases need from a backend. */
 export interface SqlBackendCaseOptions {
   /** `mysql`, `sqlite`. */
   name: string;
   /** Opens a store on the test database with these SQL options over the defaults. */
-  openStore(cluster: string, options: Partial<SqlStoreOptions> & { tablePrefix: string }): Promise<SqlRecordStore>;
+  openStore(cluster: string, options: Partial<SqlOptions> & { tablePrefix: string }): Promise<SqlRecordStore>;
   /** The object-form configuration of a registry on the test database, for `createRegistry`. */
-  registryConfig(cluster: string, options: Partial<SqlStoreOptions> & { tablePrefix: string }): ConfigSource;
+  registryConfig(cluster: string, options: Partial<SqlOptions> & { tablePrefix: string }): ConfigSource;
   /** Runs SQL as an administrator on a connection of its own, as a person editing rows by hand would. */
   exec(sql: string, params?: readonly SqlValue[]): Promise<SqlRow[]>;
 }
@@ -60,12 +60,12 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
   const { name } = options;
   const stores: RecordStore[] = [];
   const registries: Registry[] = [];
-  const open = async (cluster: string, opts: Partial<SqlStoreOptions> & { tablePrefix: string }) => {
+  const open = async (cluster: string, opts: Partial<SqlOptions> & { tablePrefix: string }) => {
     const store = await options.openStore(cluster, opts);
     stores.push(store);
     return store;
   };
-  const registry = async (cluster: string, identity: string, opts: Partial<SqlStoreOptions> & { tablePrefix: string }) => {
+  const registry = async (cluster: string, identity: string, opts: Partial<SqlOptions> & { tablePrefix: string }) => {
     const r = await createRegistry({ ...(options.registryConfig(cluster, opts) as object), identity } as ConfigSource);
     registries.push(r);
     return r;

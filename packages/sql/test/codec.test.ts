@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, encodeRecord, schemaScript, tableNames, tablePrefixProblem } from '../src/index.js';
+import { decodeRecord, encodeRecord } from '../src/codec.js';
+import { schemaScript, tableNames, tablePrefixProblem } from '../src/schema.js';
 
 const record = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-01-02T03:04:05.678000Z', renewTime: null, leaseTransitions: 3, payload: { cpu: 0.5, tags: ['ü'] } };
 

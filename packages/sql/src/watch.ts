@@ -1,11 +1,21 @@
-import { RegistryError, RevisionTooOldError, type Timer, type WatchEvent, type WatchListener } from '@rollcall/core';
-import { decodeRecord } from './codec.js';
-import type { SqlRow } from './dialect.js';
-import type { SqlDatabase } from './sql-database.js';
-import { toInt } from './sql-database.js';
+import { RegistryError, RevisionTooOldError, type Clock, type Logger, type Timer, type WatchEvent, type WatchListener } from '@rollcall/core';
+import { decodeRecord, toInt } from './codec.js';
+import type { SqlExecutor, SqlRow } from './dialect.js';
+import type { TableNames } from './schema.js';
 
 /** Changes read per query; a full batch is followed by the next query at once. */
 export const POLL_BATCH = 500;
+
+/** What the poller needs of its database: the change table and a way to read it. */
+export interface ChangeFeed {
+  /** The backend name in error messages. */
+  readonly backend: string;
+  readonly tables: Pick<TableNames, 'changes'>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Runs one read outside a transaction; rejects with a RegistryError. */
+  read<T>(operation: string, work: (reader: SqlExecutor) => Promise<T>): Promise<T>;
+}
 
 interface Watcher {
   cluster: string;
@@ -34,7 +44,7 @@ export class ChangePoller {
   queries = 0;
 
   constructor(
-    private readonly db: SqlDatabase,
+    private readonly db: ChangeFeed,
     private readonly intervalMs: number,
   ) {}
 
@@ -123,7 +133,7 @@ export class ChangePoller {
       );
     } catch (err) {
       this.polling = false;
-      const error = err instanceof RegistryError ? err : this.db.dialect.toRegistryError(err, 'watch');
+      const error = err instanceof RegistryError ? err : new RegistryError('INTERNAL', `watch: ${String(err)}`, { backend: this.db.backend, cause: err });
       this.db.logger.debug({ backend: this.db.backend, err: error }, '[rollcall] change poll failed; ending the watches');
       this.failAll(error);
       return;

@@ -1,10 +1,11 @@
 import { PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Clock, type Logger, type Timer } from '@rollcall/core';
-import { ChangePoller } from './change-poller.js';
+import { toInt } from './codec.js';
 import type { SqlDialect, SqlExecutor } from './dialect.js';
-import type { SqlStoreOptions } from './options.js';
+import type { SqlOptions } from './options.js';
 import { SCHEMA_VERSION, tableNames, type TableNames } from './schema.js';
+import { ChangePoller, type ChangeFeed } from './watch.js';
 
-export interface SqlDatabaseOptions extends SqlStoreOptions {
+export interface SqlDatabaseOptions extends SqlOptions {
   dialect: SqlDialect;
   /** Written into the state row when this process creates the schema, e.g. `@rollcall/mysql 0.1.0`. */
   createdBy: string;
@@ -14,21 +15,13 @@ export interface SqlDatabaseOptions extends SqlStoreOptions {
   requestTimeoutMs: number;
 }
 
-/** An integer column as a number (drivers hand BIGINTs back as numbers, bigints or strings). */
-export function toInt(value: unknown): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return Number(value);
-  return Number.NaN;
-}
-
 /**
  * One database as the stores of a process share it: the dialect's connections,
  * the schema check, the change poller and the purge. Stores of every cluster on
  * it use the same poller, so the database sees one query per poll interval
  * however many watches the process has.
  */
-export class SqlDatabase {
+export class SqlDatabase implements ChangeFeed {
   readonly dialect: SqlDialect;
   readonly tables: TableNames;
   readonly poller: ChangePoller;

@@ -1,6 +1,6 @@
 import {
+  assertPayloadSize,
   InvalidArgumentError,
-  payloadBytes,
   recordShapeProblem,
   StoreConflictError,
   UnavailableError,
@@ -12,10 +12,10 @@ import {
   type WatchListener,
   type WatchSubscription,
 } from '@rollcall/core';
-import { decodeRecord, encodeRecord } from './codec.js';
+import { decodeRecord, encodeRecord, toInt } from './codec.js';
+import type { SqlDatabase } from './database.js';
 import type { SqlExecutor } from './dialect.js';
 import { MAX_CLUSTER_LENGTH, MAX_KEY_LENGTH } from './schema.js';
-import { toInt, type SqlDatabase } from './sql-database.js';
 
 /** Largest payload a SQL store keeps, bytes of UTF-8 JSON. */
 export const SQL_MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -184,10 +184,7 @@ export class SqlRecordStore implements RecordStore {
   private encode(record: LeaseRecord): string {
     const problem = recordShapeProblem(record);
     if (problem) throw new InvalidArgumentError(`the record is not valid: ${problem}`, { backend: this.backend });
-    const size = payloadBytes(record.payload);
-    if (size > this.maxPayloadBytes) {
-      throw new InvalidArgumentError(`payload of ${size} bytes exceeds ${this.maxPayloadBytes}`, { backend: this.backend, code: 'PAYLOAD_TOO_LARGE' });
-    }
+    assertPayloadSize(record.payload, this.maxPayloadBytes, this.backend);
     return encodeRecord(record);
   }
 
