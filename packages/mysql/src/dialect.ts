@@ -1,50 +1,6 @@
-import { createRequire } from 'node:module';
 import type { SqlDialect, SqlExecutor, SqlRow, SqlValue, TableNames } from '@rollcall/sql';
+import { createPool, type MysqlPoolConfig, type Pool, type Queryable, type ResultHeader } from './client.js';
 import { BACKEND, isDuplicateKey, isMissingColumn, isMissingTable, isPermissionDenied, isRetryable, toRegistryError } from './errors.js';
-
-/** What a data-changing statement answers (mysql2's ResultSetHeader). */
-interface ResultHeader {
-  affectedRows: number;
-  insertId: number;
-}
-
-type QueryResult = [SqlRow[] | ResultHeader, unknown];
-type QueryOptions = { sql: string; timeout?: number };
-
-/** The slice of mysql2's promise API this backend uses. */
-interface Queryable {
-  /** A prepared statement: parameters travel in the binary protocol, never escaped into the text. */
-  execute(options: QueryOptions, params?: readonly SqlValue[]): Promise<QueryResult>;
-  /** Statements without parameters (transaction control, DDL). */
-  query(options: QueryOptions): Promise<QueryResult>;
-}
-
-interface PoolConnection extends Queryable {
-  release(): void;
-  destroy(): void;
-}
-
-interface Pool extends Queryable {
-  getConnection(): Promise<PoolConnection>;
-  end(): Promise<void>;
-}
-
-/** The mysql2 pool settings we pass. */
-export interface MysqlPoolConfig {
-  host?: string;
-  port?: number;
-  socketPath?: string;
-  user: string;
-  password: string;
-  database: string;
-  connectionLimit: number;
-  connectTimeout: number;
-  ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
-}
-
-const mysql = createRequire(import.meta.url)('mysql2/promise') as {
-  createPool(config: Record<string, unknown>): Pool;
-};
 
 /**
  * MySQL 8 and MariaDB through a mysql2 pool. Every call borrows a connection
@@ -65,7 +21,7 @@ export class MysqlDialect implements SqlDialect {
     private readonly requestTimeoutMs: number,
   ) {
     this.database = config.database;
-    this.pool = mysql.createPool({
+    this.pool = createPool({
       ...config,
       waitForConnections: true,
       queueLimit: 0,

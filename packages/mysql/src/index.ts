@@ -1,15 +1,47 @@
-import type { RegistryPlugin } from '@rollcall/core';
-import { mysqlOptionSchema, mysqlOptionsProblem, type MysqlOptions } from './options.js';
-import { createMysqlStore } from './store.js';
+import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { acquireDatabase, SqlRecordStore } from '@rollcall/sql';
+import { poolConfig, serverName } from './client.js';
+import { MysqlDialect } from './dialect.js';
+import { mysqlOptions, validateMysqlOptions, type MysqlOptions } from './options.js';
 
-export { mysqlOptionSchema, mysqlOptionsProblem, MYSQL_POLL_INTERVAL_MS, type MysqlOptions, type MysqlTlsOptions } from './options.js';
-export { createMysqlStore, MysqlStore, CREATED_BY, serverName, type MysqlStoreContext } from './store.js';
-export { MysqlDialect, schemaStatements, type MysqlPoolConfig } from './dialect.js';
+/** Written into the state row of a schema this package creates. */
+export const CREATED_BY = '@rollcall/mysql 0.1.0';
+
+/**
+ * Connects a store for the context's cluster. Stores of one process with the
+ * same settings share one pool and one change poller; the first checks (or
+ * creates) the schema and the user's rights.
+ */
+async function connectMysqlStore(context: PluginContext<MysqlOptions>): Promise<SqlRecordStore> {
+  const { options, requestTimeoutMs } = context;
+  const config = poolConfig(options);
+  const { database, release } = await acquireDatabase(context, {
+    // Held in memory only (it has the password).
+    identity: JSON.stringify({ options, requestTimeoutMs }),
+    createdBy: CREATED_BY,
+    dialect: () => new MysqlDialect(config, serverName(options), requestTimeoutMs),
+  });
+  return new SqlRecordStore(database, context.cluster, release);
+}
 
 /** `registry.type=mysql`: a registry in MySQL 8 or MariaDB tables, over a mysql2 pool. */
 export const registryPlugin: RegistryPlugin<MysqlOptions> = {
   type: 'mysql',
-  options: mysqlOptionSchema,
-  validate: mysqlOptionsProblem,
-  connect: ({ cluster, options, requestTimeoutMs, clock, logger }) => createMysqlStore({ cluster, options, requestTimeoutMs, clock, logger }),
+  options: mysqlOptions,
+  validate: validateMysqlOptions,
+  connect: connectMysqlStore,
 };
+
+/** What {@link createMysqlStore} takes: the `registry.mysql.*` keys, the cluster, and the runtime. */
+export type CreateMysqlStoreOptions = StoreFactoryOptions<MysqlOptions>;
+
+/**
+ * Connects a MySQL or MariaDB record store directly, for `openRegistry(store)`
+ * or for tools; `createRegistry({ type: 'mysql', mysql: {...} })` is the usual way.
+ */
+export async function createMysqlStore(options: CreateMysqlStoreOptions): Promise<SqlRecordStore> {
+  return connectMysqlStore(pluginContext(registryPlugin, options));
+}
+
+export { mysqlOptions, type MysqlOptions, type MysqlTlsOptions } from './options.js';
+export { schemaStatements } from './dialect.js';

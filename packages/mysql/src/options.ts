@@ -1,5 +1,5 @@
 import type { OptionSchema } from '@rollcall/core';
-import { sqlOptionSchema, type SqlStoreOptions } from '@rollcall/sql';
+import { sqlOptions, type SqlOptions } from '@rollcall/sql';
 
 /** TLS to the server. */
 export interface MysqlTlsOptions {
@@ -16,7 +16,7 @@ export interface MysqlTlsOptions {
 }
 
 /** `registry.mysql.*`: where the database is, who connects, and the keys every SQL backend has. */
-export interface MysqlOptions extends SqlStoreOptions {
+export interface MysqlOptions extends SqlOptions {
   /** Server host name or address. Default `localhost`. */
   readonly host: string;
   /** Server TCP port. Default 3306. */
@@ -42,8 +42,8 @@ export const MYSQL_POLL_INTERVAL_MS = 200;
 
 const nonEmpty = (v: string) => (v === '' ? 'must not be empty' : undefined);
 
-/** The option schema of `registry.mysql.*`. */
-export const mysqlOptionSchema: OptionSchema = {
+/** The `registry.mysql.*` keys. */
+export const mysqlOptions: OptionSchema = {
   host: { type: 'string', default: 'localhost', doc: 'Server host name or address.', check: nonEmpty },
   port: { type: 'integer', default: 3306, min: 1, max: 65535, doc: 'Server TCP port.' },
   socketPath: { type: 'string', doc: 'A unix socket of the server; replaces host and port.', check: nonEmpty },
@@ -62,11 +62,11 @@ export const mysqlOptionSchema: OptionSchema = {
   'tls.certFile': { type: 'string', doc: 'PEM file of a client certificate.', check: nonEmpty },
   'tls.keyFile': { type: 'string', doc: "PEM file of the client certificate's key.", check: nonEmpty },
   'tls.rejectUnauthorized': { type: 'boolean', default: true, doc: 'Refuse a server certificate that does not verify.' },
-  ...sqlOptionSchema({ pollIntervalMs: MYSQL_POLL_INTERVAL_MS }),
+  ...sqlOptions({ pollIntervalMs: MYSQL_POLL_INTERVAL_MS }),
 };
 
 /** Cross-key rules: TLS files only with TLS on, a certificate and its key together. */
-export function mysqlOptionsProblem(options: MysqlOptions): { key: string; rule: string } | undefined {
+export function validateMysqlOptions(options: MysqlOptions): { key: string; rule: string } | undefined {
   const tls = options.tls;
   for (const file of ['caFile', 'certFile', 'keyFile'] as const) {
     if (tls[file] !== undefined && !tls.enabled) return { key: `tls.${file}`, rule: 'is set but tls.enabled is false' };

@@ -2,7 +2,8 @@ import { afterAll } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { restartServer } from '@rollcall/tools/testenv';
-import { createMysqlStore, type MysqlStore } from '../src/index.js';
+import type { SqlRecordStore } from '@rollcall/sql';
+import { createMysqlStore } from '../src/index.js';
 import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
@@ -23,9 +24,9 @@ const mysqlSection = (overrides: { host?: string; port?: number } = {}) => {
   return section;
 };
 
-let compactor: MysqlStore | undefined;
+let compactor: SqlRecordStore | undefined;
 const compact = async () => {
-  compactor ??= await createMysqlStore({ cluster: 'compactor', options: testOptions(db.name), requestTimeoutMs: 5000 });
+  compactor ??= await createMysqlStore({ cluster: 'compactor', ...testOptions(db.name), requestTimeoutMs: 5000 });
   await compactor.database.purgeChanges({ all: true });
 };
 afterAll(async () => compactor?.close());
@@ -34,7 +35,7 @@ storeConformance({
   name: 'mysql',
   async openStore(cluster) {
     const proxy = await viaProxy();
-    const store = await createMysqlStore({ cluster, options: testOptions(db.name, { host: '127.0.0.1', port: proxy.port }), requestTimeoutMs: 2000 });
+    const store = await createMysqlStore({ cluster, ...testOptions(db.name, { host: '127.0.0.1', port: proxy.port }), requestTimeoutMs: 2000 });
     proxies.set(store, proxy);
     return store;
   },

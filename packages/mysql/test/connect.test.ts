@@ -3,12 +3,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Logger, type Registry } from '@rollcall/core';
-import { schemaScript, tableNames } from '@rollcall/sql';
-import { CREATED_BY, createMysqlStore, schemaStatements, type MysqlOptions, type MysqlStore } from '../src/index.js';
+import { schemaScript, tableNames, type SqlRecordStore } from '@rollcall/sql';
+import { CREATED_BY, createMysqlStore, schemaStatements, type MysqlOptions } from '../src/index.js';
 import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
 
 const db = testDatabase('connect');
-const stores: MysqlStore[] = [];
+const stores: SqlRecordStore[] = [];
 const registries: Registry[] = [];
 afterEach(async () => {
   await Promise.allSettled(registries.splice(0).map((r) => r.close()));
@@ -20,7 +20,7 @@ const prefix = () => `c${process.pid}_${prefixes++}_`;
 
 /** Connects and returns the error, or fails the test if it connected. */
 async function connectError(options: MysqlOptions, requestTimeoutMs = 2000): Promise<Error & { code: string; key?: string }> {
-  const result = await createMysqlStore({ cluster: 'c1', options, requestTimeoutMs }).then(
+  const result = await createMysqlStore({ cluster: 'c1', ...options, requestTimeoutMs }).then(
     (store) => (stores.push(store), undefined),
     (err: Error & { code: string }) => err,
   );
@@ -37,7 +37,7 @@ function recordingLogger(lines: string[]): Logger {
 describe('mysql: permissions', () => {
   it('a user without write rights gets PERMISSION_DENIED at connect, naming the privilege and the table, and writes nothing', async () => {
     const p = prefix();
-    const writer = await createMysqlStore({ cluster: 'c1', options: testOptions(db.name, { tablePrefix: p }), requestTimeoutMs: 2000 });
+    const writer = await createMysqlStore({ cluster: 'c1', ...testOptions(db.name, { tablePrefix: p }), requestTimeoutMs: 2000 });
     stores.push(writer);
     await writer.create('lock/x', { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions: 1 });
     const before = await db.exec(`SELECT revision FROM ${p}state`);
@@ -111,7 +111,7 @@ describe('mysql: unreachable servers fail at connect within the timeout', () => 
   });
 
   it('the server unix socket works as well as TCP', async () => {
-    const store = await createMysqlStore({ cluster: 'c1', options: testOptions(db.name, { socketPath: mariadb().socket, tablePrefix: prefix() }), requestTimeoutMs: 2000 });
+    const store = await createMysqlStore({ cluster: 'c1', ...testOptions(db.name, { socketPath: mariadb().socket, tablePrefix: prefix() }), requestTimeoutMs: 2000 });
     stores.push(store);
     expect((await store.list('')).records).toEqual([]);
   });
@@ -204,7 +204,7 @@ describe('mysql: schema.sql, for users without DDL rights', () => {
 
   it('applied by hand, it is a schema a store with createSchema false uses as it is', async () => {
     for (const statement of file.split(';\n').map((s) => s.replace(/^--.*$/gm, '').trim()).filter(Boolean)) await db.exec(statement);
-    const store = await createMysqlStore({ cluster: 'c1', options: testOptions(db.name, { tablePrefix: 'rollcall_', createSchema: false }), requestTimeoutMs: 2000 });
+    const store = await createMysqlStore({ cluster: 'c1', ...testOptions(db.name, { tablePrefix: 'rollcall_', createSchema: false }), requestTimeoutMs: 2000 });
     stores.push(store);
     const created = await store.create('lock/x', { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions: 1 });
     expect(created.version).toBe('1');

@@ -6,7 +6,7 @@ const db = testDatabase('design');
 
 sqlBackendCases({
   name: 'mysql',
-  openStore: (cluster, options) => createMysqlStore({ cluster, options: testOptions(db.name, options), requestTimeoutMs: 5000 }),
+  openStore: (cluster, options) => createMysqlStore({ cluster, ...testOptions(db.name, options), requestTimeoutMs: 5000 }),
   registryConfig: (cluster, options) => {
     const { tls: _tls, ...rest } = testOptions(db.name, options);
     return { type: 'mysql', cluster, mysql: rest };

@@ -1,26 +1,6 @@
-import { createRequire } from 'node:module';
-import type { SqlDialect, SqlExecutor, SqlRow, SqlValue, TableNames } from '@rollcall/sql';
+import type { SqlDialect, SqlExecutor, SqlRow, TableNames } from '@rollcall/sql';
+import { openDatabase, type Database, type Statement } from './client.js';
 import { BACKEND, isBusy, isDuplicateKey, isMissingColumn, isMissingTable, isPermissionDenied, toRegistryError } from './errors.js';
-
-/** The slice of better-sqlite3 12.x this backend uses. */
-interface Statement {
-  readonly reader: boolean;
-  all(...params: SqlValue[]): unknown[];
-  run(...params: SqlValue[]): { changes: number };
-}
-
-interface Database {
-  prepare(sql: string): Statement;
-  exec(sql: string): void;
-  pragma(source: string, options?: { simple?: boolean }): unknown;
-  close(): void;
-  readonly inTransaction: boolean;
-}
-
-type DatabaseConstructor = new (path: string, options?: { timeout?: number }) => Database;
-
-// better-sqlite3 is CommonJS with a native addon.
-const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
 
 export interface SqliteDialectOptions {
   /** Absolute path of the file, or `:memory:`. */
@@ -45,22 +25,7 @@ export class SqliteDialect implements SqlDialect {
   statementCount = 0;
 
   constructor(private readonly options: SqliteDialectOptions) {
-    try {
-      this.db = new BetterSqlite3(options.path, { timeout: options.busyTimeoutMs });
-      // WAL: one writer and many readers across processes; NORMAL is durable across a process crash.
-      // Switching a new file to WAL needs a moment alone with it: retry while another process has it.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          if (this.db.pragma('journal_mode', { simple: true }) !== 'wal') this.db.pragma('journal_mode = WAL');
-          break;
-        } catch (err) {
-          if (!isBusy(err) || attempt >= 40) throw err;
-        }
-      }
-      this.db.pragma('synchronous = NORMAL');
-    } catch (err) {
-      throw toRegistryError(err, 'open', options.path);
-    }
+    this.db = openDatabase(options.path, options.busyTimeoutMs);
     const direct = this.executor();
     this.reader = {
       all: (sql, params) => this.serialized(() => direct.all(sql, params)),

@@ -1,8 +1,8 @@
 import type { OptionSchema } from '@rollcall/core';
-import { sqlOptionSchema, type SqlStoreOptions } from '@rollcall/sql';
+import { sqlOptions, type SqlOptions } from '@rollcall/sql';
 
 /** `registry.sqlite.*`: the database file, and the keys every SQL backend has. */
-export interface SqliteOptions extends SqlStoreOptions {
+export interface SqliteOptions extends SqlOptions {
   /**
    * The database file, created when missing (its directory must exist). A
    * relative path is resolved against the working directory. Every process
@@ -25,8 +25,8 @@ export interface SqliteOptions extends SqlStoreOptions {
 /** The default poll interval: a local file is cheap to read. */
 export const SQLITE_POLL_INTERVAL_MS = 100;
 
-/** The option schema of `registry.sqlite.*`. */
-export const sqliteOptionSchema: OptionSchema = {
+/** The `registry.sqlite.*` keys. */
+export const sqliteOptions: OptionSchema = {
   path: {
     type: 'string',
     default: 'rollcall.db',
@@ -34,5 +34,5 @@ export const sqliteOptionSchema: OptionSchema = {
     check: (v) => (v.trim() === '' ? 'must not be empty' : v.includes('\0') ? 'must not contain NUL' : undefined),
   },
   busyTimeoutMs: { type: 'integer', default: 50, min: 0, max: 10_000, doc: 'Wait for another process\'s write lock per attempt, ms, before backing off and retrying. Default 50.' },
-  ...sqlOptionSchema({ pollIntervalMs: SQLITE_POLL_INTERVAL_MS }),
+  ...sqlOptions({ pollIntervalMs: SQLITE_POLL_INTERVAL_MS }),
 };

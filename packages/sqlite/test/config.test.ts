@@ -4,11 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
 import { schemaScript, tableNames } from '@rollcall/sql';
-import { CREATED_BY, createSqliteStore, schemaStatements, sqliteOptionSchema, type SqliteOptions, type SqliteStore } from '../src/index.js';
+import { CREATED_BY, createSqliteStore, schemaStatements, type SqliteStore } from '../src/index.js';
 import { rawConnection, tempDir } from './support/sqlite.js';
 
 const dir = tempDir();
-const defaults = Object.fromEntries(Object.entries(sqliteOptionSchema).map(([k, spec]) => [k, spec.default])) as unknown as SqliteOptions;
 const registries: Registry[] = [];
 const stores: SqliteStore[] = [];
 afterEach(async () => {
@@ -46,7 +45,7 @@ describe('sqlite: registry.sqlite.path', () => {
 
   it('is in WAL mode, so readers in other processes never block the writer', async () => {
     const path = join(dir, 'wal.db');
-    stores.push(await createSqliteStore({ cluster: 'c', options: { ...defaults, path }, requestTimeoutMs: 2000 }));
+    stores.push(await createSqliteStore({ cluster: 'c', path, requestTimeoutMs: 2000 }));
     const raw = rawConnection(path);
     expect(await raw.exec('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
     raw.close();
@@ -99,7 +98,7 @@ describe('sqlite: registry.sqlite.path', () => {
 describe('sqlite: another process holding the write lock', () => {
   it('a write waits and retries while the lock is held briefly, then succeeds', async () => {
     const path = join(dir, 'busy.db');
-    const store = await createSqliteStore({ cluster: 'c', options: { ...defaults, path }, requestTimeoutMs: 5000 });
+    const store = await createSqliteStore({ cluster: 'c', path, requestTimeoutMs: 5000 });
     stores.push(store);
     const raw = rawConnection(path);
     await raw.exec('BEGIN IMMEDIATE');
@@ -117,7 +116,7 @@ describe('sqlite: another process holding the write lock', () => {
 
   it('a lock held past the request timeout fails the write UNAVAILABLE and writes nothing', async () => {
     const path = join(dir, 'busy2.db');
-    const store = await createSqliteStore({ cluster: 'c', options: { ...defaults, path }, requestTimeoutMs: 400 });
+    const store = await createSqliteStore({ cluster: 'c', path, requestTimeoutMs: 400 });
     stores.push(store);
     const raw = rawConnection(path);
     await raw.exec('BEGIN IMMEDIATE');
@@ -147,7 +146,7 @@ describe('sqlite: schema.sql', () => {
     const raw = rawConnection(path);
     for (const statement of file.split(';\n').map((s) => s.replace(/^--.*$/gm, '').trim()).filter(Boolean)) await raw.exec(statement);
     raw.close();
-    const store = await createSqliteStore({ cluster: 'c', options: { ...defaults, path, createSchema: false }, requestTimeoutMs: 2000 });
+    const store = await createSqliteStore({ cluster: 'c', path, createSchema: false, requestTimeoutMs: 2000 });
     stores.push(store);
     expect((await store.create('lock/x', lease)).version).toBe('1');
   });

@@ -1,19 +1,18 @@
 import { join } from 'node:path';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { createSqliteStore, sqliteOptionSchema, type SqliteOptions, type SqliteStore } from '../src/index.js';
+import { createSqliteStore, type SqliteStore } from '../src/index.js';
 import { tempDir } from './support/sqlite.js';
 
 // One file for the run; every case has its own cluster in it. The crash child opens the same file from its own process.
 const path = join(tempDir(), 'conformance.db');
-const defaults = Object.fromEntries(Object.entries(sqliteOptionSchema).map(([k, spec]) => [k, spec.default])) as unknown as SqliteOptions;
 const compact = async (store: SqliteStore) => void (await store.database.purgeChanges({ all: true }));
 let any: SqliteStore | undefined;
-const anyStore = async () => (any ??= await createSqliteStore({ cluster: 'compactor', options: { ...defaults, path }, requestTimeoutMs: 5000 }));
+const anyStore = async () => (any ??= await createSqliteStore({ cluster: 'compactor', path, requestTimeoutMs: 5000 }));
 
 storeConformance({
   name: 'sqlite',
-  openStore: async (cluster) => createSqliteStore({ cluster, options: { ...defaults, path }, requestTimeoutMs: 2000 }),
+  openStore: async (cluster) => createSqliteStore({ cluster, path, requestTimeoutMs: 2000 }),
   capabilities: {
     compact: async () => compact(await anyStore()),
     // No partition: a local file has no connection to cut.

@@ -3,12 +3,11 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createSqliteStore, sqliteOptionSchema, type SqliteOptions } from '../src/index.js';
+import { createSqliteStore } from '../src/index.js';
 import { tempDir } from './support/sqlite.js';
 
 const dir = tempDir();
 const child = fileURLToPath(new URL('./support/child.mjs', import.meta.url));
-const defaults = Object.fromEntries(Object.entries(sqliteOptionSchema).map(([k, spec]) => [k, spec.default])) as unknown as SqliteOptions;
 
 /** Runs the child script in a process of its own; resolves with its JSON line, rejects on a non-zero exit. */
 function run(args: string[]): Promise<Record<string, unknown>> {
@@ -25,7 +24,7 @@ function run(args: string[]): Promise<Record<string, unknown>> {
 describe('sqlite: several processes on one file', () => {
   it('three processes incrementing one record by compare-and-set lose no update, and no SQLITE_BUSY escapes', async () => {
     const path = join(dir, 'cas.db');
-    const store = await createSqliteStore({ cluster: 'mp', options: { ...defaults, path }, requestTimeoutMs: 10_000 });
+    const store = await createSqliteStore({ cluster: 'mp', path, requestTimeoutMs: 10_000 });
     await store.create('lock/counter', { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: null, renewTime: null, leaseTransitions: 0, payload: 0 });
     const perProcess = 150;
     const results = await Promise.all([run(['cas', path, String(perProcess)]), run(['cas', path, String(perProcess)]), run(['cas', path, String(perProcess)])]);

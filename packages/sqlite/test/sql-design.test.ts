@@ -1,18 +1,17 @@
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { sqlBackendCases } from '@rollcall/sql/testing';
-import { createSqliteStore, sqliteOptionSchema, type SqliteOptions } from '../src/index.js';
+import { createSqliteStore } from '../src/index.js';
 import { rawConnection, tempDir } from './support/sqlite.js';
 
 const path = join(tempDir(), 'design.db');
-const defaults = Object.fromEntries(Object.entries(sqliteOptionSchema).map(([k, spec]) => [k, spec.default])) as unknown as SqliteOptions;
 // Created once the first store made the file.
 let raw: ReturnType<typeof rawConnection> | undefined;
 afterAll(() => raw?.close());
 
 sqlBackendCases({
   name: 'sqlite',
-  openStore: (cluster, options) => createSqliteStore({ cluster, options: { ...defaults, path, ...options }, requestTimeoutMs: 5000 }),
+  openStore: (cluster, options) => createSqliteStore({ cluster, path, ...options, requestTimeoutMs: 5000 }),
   registryConfig: (cluster, options) => ({ type: 'sqlite', cluster, sqlite: { path, ...options } }),
   exec: (sql, params) => (raw ??= rawConnection(path)).exec(sql, params),
 });

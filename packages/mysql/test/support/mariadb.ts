@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll } from 'vitest';
 import { readTestEnv, type MariadbEnv } from '@rollcall/tools/testenv';
 import type { SqlRow, SqlValue } from '@rollcall/sql';
-import { mysqlOptionSchema, type MysqlOptions } from '../../src/index.js';
+import { mysqlOptions, type MysqlOptions } from '../../src/index.js';
 
 interface AdminConnection {
   execute(sql: string, params?: readonly SqlValue[]): Promise<[unknown, unknown]>;
@@ -18,7 +18,7 @@ export function mariadb(): MariadbEnv {
 }
 
 /** Every `registry.mysql.*` default, as the plugin would resolve them. */
-export const DEFAULTS = Object.fromEntries(Object.entries(mysqlOptionSchema).filter(([k]) => !k.startsWith('tls.')).map(([k, spec]) => [k, spec.default])) as unknown as MysqlOptions;
+export const DEFAULTS = Object.fromEntries(Object.entries(mysqlOptions).filter(([k]) => !k.startsWith('tls.')).map(([k, spec]) => [k, spec.default])) as unknown as MysqlOptions;
 
 /** Options for the test user on `database`, with `overrides` on top. */
 export function testOptions(database: string, overrides: Partial<MysqlOptions> = {}): MysqlOptions {

@@ -2,15 +2,14 @@
 // `node child.mjs <mode> <db path> <count> [file]`; prints one JSON line when done.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRegistry } from '@rollcall/core';
-import { createSqliteStore, sqliteOptionSchema } from '../../dist/index.js';
+import { createSqliteStore } from '../../dist/index.js';
 
 const [mode, path, countText, file] = process.argv.slice(2);
 const count = Number(countText);
-const defaults = Object.fromEntries(Object.entries(sqliteOptionSchema).map(([k, spec]) => [k, spec.default]));
 
 if (mode === 'cas') {
   // Read-modify-write by compare-and-set: a lost update would show as a short count.
-  const store = await createSqliteStore({ cluster: 'mp', options: { ...defaults, path }, requestTimeoutMs: 10_000 });
+  const store = await createSqliteStore({ cluster: 'mp', path, requestTimeoutMs: 10_000 });
   let conflicts = 0;
   for (let done = 0; done < count; ) {
     const current = await store.get('lock/counter');

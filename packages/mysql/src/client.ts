@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { ConfigurationError } from '@rollcall/core';
+import type { SqlRow, SqlValue } from '@rollcall/sql';
+import { BACKEND } from './errors.js';
+import type { MysqlOptions } from './options.js';
+
+/** What a data-changing statement answers (mysql2's ResultSetHeader). */
+export interface ResultHeader {
+  affectedRows: number;
+  insertId: number;
+}
+
+type QueryResult = [SqlRow[] | ResultHeader, unknown];
+type QueryOptions = { sql: string; timeout?: number };
+
+/** The slice of mysql2's promise API this backend uses. */
+export interface Queryable {
+  /** A prepared statement: parameters travel in the binary protocol, never escaped into the text. */
+  execute(options: QueryOptions, params?: readonly SqlValue[]): Promise<QueryResult>;
+  /** Statements without parameters (transaction control, DDL). */
+  query(options: QueryOptions): Promise<QueryResult>;
+}
+
+interface PoolConnection extends Queryable {
+  release(): void;
+  destroy(): void;
+}
+
+export interface Pool extends Queryable {
+  getConnection(): Promise<PoolConnection>;
+  end(): Promise<void>;
+}
+
+/** The mysql2 pool settings we pass. */
+export interface MysqlPoolConfig {
+  host?: string;
+  port?: number;
+  socketPath?: string;
+  user: string;
+  password: string;
+  database: string;
+  connectionLimit: number;
+  connectTimeout: number;
+  ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+}
+
+const mysql = createRequire(import.meta.url)('mysql2/promise') as {
+  createPool(config: Record<string, unknown>): Pool;
+};
+
+/** A mysql2 promise pool; the dialect adds the settings every call relies on to `config`. */
+export function createPool(config: Record<string, unknown>): Pool {
+  return mysql.createPool(config);
+}
+
+function readPem(key: string, file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigurationError(`registry.mysql.${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      backend: BACKEND,
+      key: `registry.mysql.${key}`,
+      cause: err,
+    });
+  }
+}
+
+/** `host:port` or the socket: how errors name the server. */
+export function serverName(options: Pick<MysqlOptions, 'host' | 'port' | 'socketPath'>): string {
+  return options.socketPath ?? `${options.host}:${options.port}`;
+}
+
+/** The pool settings of the options: where the server is, who connects, TLS. */
+export function poolConfig(options: MysqlOptions): MysqlPoolConfig {
+  const ssl = options.tls.enabled
+    ? {
+        ca: readPem('tls.caFile', options.tls.caFile),
+        cert: readPem('tls.certFile', options.tls.certFile),
+        key: readPem('tls.keyFile', options.tls.keyFile),
+        rejectUnauthorized: options.tls.rejectUnauthorized,
+      }
+    : undefined;
+  return {
+    ...(options.socketPath ? { socketPath: options.socketPath } : { host: options.host, port: options.port }),
+    user: options.user,
+    password: options.password,
+    database: options.database,
+    connectionLimit: options.poolSize,
+    connectTimeout: options.connectTimeoutMs,
+    ...(ssl ? { ssl } : {}),
+  };
+}
