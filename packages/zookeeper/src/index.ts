@@ -1,21 +1,26 @@
-import type { RegistryPlugin } from '@rollcall/core';
-import { validateZookeeperOptions, zookeeperOptionSchema, type ZookeeperOptions } from './options.js';
-import { ZookeeperStore, type ZookeeperStoreOptions } from './store.js';
+import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { validateZookeeperOptions, zookeeperOptions, type ZookeeperOptions } from './options.js';
+import { connectZookeeperStore, type ZookeeperStore } from './store.js';
 
-export { ZookeeperStore, ZOOKEEPER_MAX_PAYLOAD_BYTES, type ZookeeperStoreOptions } from './store.js';
-export { zookeeperOptionSchema, parseConnectString, type ZookeeperOptions } from './options.js';
-export { encodeKey, decodeKey } from './codec.js';
-
-/** Connects a ZooKeeper record store for one cluster (what the plugin does for `registry.type=zookeeper`). */
-export function createZookeeperStore(options: ZookeeperStoreOptions): Promise<ZookeeperStore> {
-  return ZookeeperStore.connect(options);
-}
-
-/** `registry.type=zookeeper`. */
+/** `registry.type=zookeeper`. Core loads it lazily by type. */
 export const registryPlugin: RegistryPlugin<ZookeeperOptions> = {
   type: 'zookeeper',
-  options: zookeeperOptionSchema,
+  options: zookeeperOptions,
   validate: validateZookeeperOptions,
-  connect: ({ cluster, options, logger, clock, requestTimeoutMs }) =>
-    ZookeeperStore.connect({ ...options, cluster, logger, clock, requestTimeoutMs }),
+  connect: connectZookeeperStore,
 };
+
+/** What {@link createZookeeperStore} takes: the `registry.zookeeper.*` keys, the cluster, and the runtime. */
+export type CreateZookeeperStoreOptions = StoreFactoryOptions<ZookeeperOptions>;
+
+/**
+ * Connects a ZooKeeper record store directly, for `openRegistry(store)` or for
+ * tools; `createRegistry({ type: 'zookeeper', zookeeper: {...} })` is the usual way.
+ */
+export async function createZookeeperStore(options: CreateZookeeperStoreOptions): Promise<ZookeeperStore> {
+  return connectZookeeperStore(pluginContext(registryPlugin, options));
+}
+
+export { ZookeeperStore, ZOOKEEPER_MAX_PAYLOAD_BYTES } from './store.js';
+export { zookeeperOptions, parseConnectString, type ZookeeperOptions } from './options.js';
+export { encodeKey, decodeKey } from './codec.js';

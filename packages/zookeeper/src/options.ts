@@ -79,7 +79,7 @@ export function parseConnectString(value: string): { problem: string } | { hosts
 }
 
 /** The option schema core validates `registry.zookeeper.*` against. */
-export const zookeeperOptionSchema: OptionSchema = {
+export const zookeeperOptions: OptionSchema = {
   connectString: {
     type: 'string',
     required: true,

@@ -1,19 +1,16 @@
-import { createHash } from 'node:crypto';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event, Stat } from 'node-zookeeper-client';
 import {
+  assertPayloadSize,
   ConfigurationError,
   InvalidArgumentError,
-  payloadBytes,
   RegistryError,
   RevisionTooOldError,
   SchemaMismatchError,
   StoreConflictError,
-  systemClock,
-  silentLogger,
-  type Clock,
   type LeaseRecord,
   type Logger,
+  type PluginContext,
   type RecordKey,
   type RecordList,
   type RecordStore,
@@ -23,37 +20,48 @@ import {
   type WatchSubscription,
 } from '@rollcall/core';
 import { decodeKey, decodeRecord, encodeKey, encodeRecord } from './codec.js';
-import { BACKEND, ZK, zkCode } from './errors.js';
+import { ancestorAcls, recordAcls } from './acls.js';
+import { BACKEND } from './errors.js';
 import { parseConnectString, type ZookeeperOptions } from './options.js';
 import { RevisionJournal, versionOf, zxidOf } from './revisions.js';
 import { ZkSession } from './session.js';
 import { PrefixWatch, type NodeRead, type WatchHost } from './watch.js';
 
-/** What `ZookeeperStore.connect` takes: the plugin options plus the cluster and the runtime. */
-export interface ZookeeperStoreOptions extends Omit<ZookeeperOptions, 'root' | 'sessionTimeoutMs' | 'connectTimeoutMs' | 'worldReadable'> {
-  /** The cluster whose records this store keeps. */
-  cluster: string;
-  /** Default `/rollcall`. */
-  root?: string;
-  /** Milliseconds; default 10000. */
-  sessionTimeoutMs?: number;
-  /** Milliseconds; default 10000. */
-  connectTimeoutMs?: number;
-  /** Default false. */
-  worldReadable?: boolean;
-  /** Bound on each request, milliseconds. Default 5000. */
-  requestTimeoutMs?: number;
-  logger?: Logger;
-  clock?: Clock;
-}
-
 /** Largest payload kept in one record: below ZooKeeper's default 1 MiB znode limit (jute.maxbuffer), with room for the record's fields. */
 export const ZOOKEEPER_MAX_PAYLOAD_BYTES = 1_000_000;
 
+/**
+ * Connects a session, checks the chroot, and creates `<root>/<cluster>` if
+ * missing. Rejects UNAVAILABLE when no server answers within
+ * `connectTimeoutMs`, INVALID_CONFIG for a chroot that does not exist,
+ * PERMISSION_DENIED when the ACLs refuse this identity.
+ */
+export async function connectZookeeperStore({ cluster, options, logger, clock, requestTimeoutMs }: PluginContext<ZookeeperOptions>): Promise<ZookeeperStore> {
+  const parsed = parseConnectString(options.connectString);
+  if ('problem' in parsed) throw new ConfigurationError(`registry.zookeeper.connectString: ${parsed.problem}`, { key: 'registry.zookeeper.connectString', backend: BACKEND });
+  const session = new ZkSession({
+    connectString: options.connectString,
+    sessionTimeoutMs: options.sessionTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs,
+    requestTimeoutMs,
+    auth: options.auth,
+    clock,
+    logger,
+    hostCount: parsed.hosts.length,
+  });
+  await session.start();
+  const store = new ZookeeperStore(session, cluster, options.root, options, logger);
+  try {
+    await store.prepare(parsed.chroot);
+  } catch (err) {
+    await session.close();
+    throw err;
+  }
+  return store;
+}
+
 /** Data of the cluster znode: the layout of its children, so another layout is refused rather than misread. */
 const LAYOUT = { rollcallLayout: 1 };
-
-const { Permission } = zookeeper;
 
 /**
  * The record store on ZooKeeper: each record is one persistent znode, a child
@@ -83,11 +91,12 @@ export class ZookeeperStore implements RecordStore, WatchHost {
     for (const w of [...this.watches]) w.nodeChanged(key, deleted);
   };
 
-  private constructor(
+  /** @internal Use {@link connectZookeeperStore}. */
+  constructor(
     readonly session: ZkSession,
     readonly cluster: string,
     readonly root: string,
-    private readonly options: ZookeeperStoreOptions,
+    private readonly options: ZookeeperOptions,
     logger: Logger,
   ) {
     this.logger = logger;
@@ -98,39 +107,8 @@ export class ZookeeperStore implements RecordStore, WatchHost {
     });
   }
 
-  /**
-   * Connects a session, checks the chroot, and creates `<root>/<cluster>` if
-   * missing. Rejects UNAVAILABLE when no server answers within
-   * `connectTimeoutMs`, INVALID_CONFIG for a chroot that does not exist,
-   * PERMISSION_DENIED when the ACLs refuse this identity.
-   */
-  static async connect(options: ZookeeperStoreOptions): Promise<ZookeeperStore> {
-    const parsed = parseConnectString(options.connectString);
-    if ('problem' in parsed) throw new ConfigurationError(`registry.zookeeper.connectString: ${parsed.problem}`, { key: 'registry.zookeeper.connectString', backend: BACKEND });
-    const clock = options.clock ?? systemClock;
-    const logger = options.logger ?? silentLogger;
-    const session = new ZkSession({
-      connectString: options.connectString,
-      sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
-      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
-      requestTimeoutMs: options.requestTimeoutMs ?? 5000,
-      auth: options.auth,
-      clock,
-      logger,
-      hostCount: parsed.hosts.length,
-    });
-    await session.start();
-    const store = new ZookeeperStore(session, options.cluster, options.root ?? '/rollcall', options, logger);
-    try {
-      await store.prepare(parsed.chroot);
-    } catch (err) {
-      await session.close();
-      throw err;
-    }
-    return store;
-  }
-
-  private async prepare(chroot: string | undefined): Promise<void> {
+  /** @internal Checks the chroot, creates `<root>/<cluster>` if missing, and checks its layout. */
+  async prepare(chroot: string | undefined): Promise<void> {
     if (chroot !== undefined) {
       const stat = await this.exists('/', 'check the chroot');
       if (!stat) {
@@ -179,11 +157,8 @@ export class ZookeeperStore implements RecordStore, WatchHost {
     return name.includes('/') ? undefined : decodeKey(name);
   }
 
-  private checkSize(record: LeaseRecord): Buffer {
-    const size = payloadBytes(record.payload);
-    if (size > this.maxPayloadBytes) {
-      throw new InvalidArgumentError(`payload of ${size} bytes exceeds ${this.maxPayloadBytes}, the most a ZooKeeper record keeps`, { backend: BACKEND, code: 'PAYLOAD_TOO_LARGE' });
-    }
+  private encode(record: LeaseRecord): Buffer {
+    assertPayloadSize(record.payload, this.maxPayloadBytes, BACKEND);
     return encodeRecord(record);
   }
 
@@ -220,7 +195,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
 
   async create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
     const path = this.pathOf(key);
-    const data = this.checkSize(record);
+    const data = this.encode(record);
     const zxid = await this.session.call<Buffer | undefined>('create', key, (c, done) =>
       c.create(path, data, this.acls, zookeeper.CreateMode.PERSISTENT, (e) => {
         // The reply header's zxid is the create's own transaction: the new znode's czxid and mzxid.
@@ -248,7 +223,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
 
   async update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
     const path = this.pathOf(key);
-    const data = this.checkSize(record);
+    const data = this.encode(record);
     const dataVersion = await this.expect(path, key, version, 'update');
     const stat = await this.session.call<Stat>('update', key, (c, done) => c.setData(path, data, dataVersion, done));
     return { key, version: versionOf(stat.mzxid), record: decodeRecord(key, data) as LeaseRecord };
@@ -341,27 +316,6 @@ export class ZookeeperStore implements RecordStore, WatchHost {
   }
 }
 
-function digestId(username: string, password: string): string {
-  return `${username}:${createHash('sha1').update(`${username}:${password}`, 'utf8').digest('base64')}`;
-}
-
-/** ACLs of records and the cluster znode: this digest identity only (plus world READ if asked); open without auth. */
-function recordAcls(options: { auth?: ZookeeperOptions['auth']; worldReadable?: boolean }): ACL[] {
-  if (!options.auth) return [new zookeeper.ACL(Permission.ALL, new zookeeper.Id('world', 'anyone'))];
-  const acls = [new zookeeper.ACL(Permission.ALL, new zookeeper.Id('digest', digestId(options.auth.username, options.auth.password)))];
-  if (options.worldReadable) acls.push(new zookeeper.ACL(Permission.READ, new zookeeper.Id('world', 'anyone')));
-  return acls;
-}
-
-/** ACLs of the root's ancestors: anyone may read them and add a cluster; only this identity may change or delete them. */
-function ancestorAcls(options: Pick<ZookeeperOptions, 'auth'>): ACL[] {
-  if (!options.auth) return [new zookeeper.ACL(Permission.ALL, new zookeeper.Id('world', 'anyone'))];
-  return [
-    new zookeeper.ACL(Permission.ALL, new zookeeper.Id('digest', digestId(options.auth.username, options.auth.password))),
-    new zookeeper.ACL(Permission.READ | Permission.CREATE, new zookeeper.Id('world', 'anyone')),
-  ];
-}
-
 /** The layout a cluster znode declares; undefined when it declares none (created by hand, or empty). */
 function parseLayout(data: Buffer | undefined): unknown {
   if (!data || data.length === 0) return undefined;
@@ -373,4 +327,3 @@ function parseLayout(data: Buffer | undefined): unknown {
   }
 }
 
-export { ZK, zkCode };

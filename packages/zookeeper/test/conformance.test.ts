@@ -2,7 +2,7 @@ import { afterAll } from 'vitest';
 import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { requireTestEnv, startServer, stopServer } from '@rollcall/tools/testenv';
-import { ZookeeperStore } from '../src/index.js';
+import { createZookeeperStore } from '../src/index.js';
 import { standalone, waitPortsFree } from './helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
 
@@ -26,7 +26,7 @@ storeConformance({
   name: 'zookeeper',
   async openStore(cluster): Promise<RecordStore> {
     const proxy = await viaProxy();
-    const store = await ZookeeperStore.connect({ cluster, connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 1000 });
+    const store = await createZookeeperStore({ cluster, connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 1000 });
     proxies.set(store, proxy);
     return store;
   },

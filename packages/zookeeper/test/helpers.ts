@@ -4,7 +4,7 @@ import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Stat } from 'node-zookeeper-client';
 import { formatMicroTime, type JsonValue, type LeaseRecord, type WatchEvent, type WatchSubscription, type RegistryError } from '@rollcall/core';
 import { requireTestEnv } from '@rollcall/tools/testenv';
-import { ZookeeperStore, type ZookeeperStoreOptions } from '../src/index.js';
+import { createZookeeperStore, type CreateZookeeperStoreOptions, type ZookeeperStore } from '../src/index.js';
 
 export const standalone = () => requireTestEnv('zookeeper').connectString;
 export const ensemble = () => requireTestEnv('zookeeperEnsemble').connectString;
@@ -23,8 +23,8 @@ export function record(holderIdentity: string, payload?: JsonValue, leaseTransit
 export function storeFactory() {
   const opened: ZookeeperStore[] = [];
   return {
-    async open(options: Partial<ZookeeperStoreOptions> & { cluster: string }): Promise<ZookeeperStore> {
-      const store = await ZookeeperStore.connect({ connectString: standalone(), sessionTimeoutMs: 4000, connectTimeoutMs: 5000, requestTimeoutMs: 2000, ...options });
+    async open(options: CreateZookeeperStoreOptions & { cluster: string }): Promise<ZookeeperStore> {
+      const store = await createZookeeperStore({ connectString: standalone(), sessionTimeoutMs: 4000, connectTimeoutMs: 5000, requestTimeoutMs: 2000, ...options });
       opened.push(store);
       return store;
     },

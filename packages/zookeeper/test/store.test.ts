@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe as group, expect, it } from 'vitest';
 import { createRegistry, type RegistryError } from '@rollcall/core';
-import { ZookeeperStore, encodeKey, decodeKey } from '../src/index.js';
+import { createZookeeperStore, encodeKey, decodeKey } from '../src/index.js';
 import { versionOf } from '../src/revisions.js';
 import { collect, describe, rawClient, record, standalone, storeFactory, uniqueCluster } from './helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -234,7 +234,7 @@ group('connecting', () => {
     try {
       for (const connectString of [refused.address, silent.address, `${refused.address},${silent.address}`]) {
         const started = performance.now();
-        const err = await rejection(ZookeeperStore.connect({ connectString, cluster: 'never', connectTimeoutMs: 1500 }));
+        const err = await rejection(createZookeeperStore({ connectString, cluster: 'never', connectTimeoutMs: 1500 }));
         const elapsed = performance.now() - started;
         expect(err.code).toBe('UNAVAILABLE');
         expect(err.message).toContain('within 1500 ms');
@@ -249,7 +249,7 @@ group('connecting', () => {
 
   it('a chroot that does not exist fails INVALID_CONFIG naming the connect string, and creates nothing', async () => {
     const chroot = `/missing-${randomBytes(4).toString('hex')}`;
-    const err = await rejection(ZookeeperStore.connect({ connectString: `${standalone()}${chroot}`, cluster: 'c', connectTimeoutMs: 5000 }));
+    const err = await rejection(createZookeeperStore({ connectString: `${standalone()}${chroot}`, cluster: 'c', connectTimeoutMs: 5000 }));
     expect(err.code).toBe('INVALID_CONFIG');
     expect((err as RegistryError & { key?: string }).key).toBe('registry.zookeeper.connectString');
     expect(err.message).toContain(`the chroot ${chroot} does not exist`);
@@ -376,7 +376,7 @@ group('digest authentication and ACLs', () => {
     }
     errors.push(await rejection(createRegistry({ type: 'zookeeper', cluster, zookeeper: { connectString: 'nope', auth: owner } }, { logger })));
     errors.push(await rejection(createRegistry({ type: 'zookeeper', cluster, zookeeper: { connectString: standalone(), auth: { username: 'u', password: 7 } } } as never, { logger })));
-    errors.push(await rejection(ZookeeperStore.connect({ connectString: '127.0.0.1:1', cluster, auth: owner, connectTimeoutMs: 300, logger })));
+    errors.push(await rejection(createZookeeperStore({ connectString: '127.0.0.1:1', cluster, auth: owner, connectTimeoutMs: 300, logger })));
     expect(lines.length).toBeGreaterThan(0);
     for (const text of [...lines, ...errors.map((e) => `${(e as Error).message} ${JSON.stringify(e)} ${(e as Error).stack}`)]) {
       expect(text).not.toContain(owner.password);
