@@ -4,7 +4,6 @@ import {
   StoreConflictError,
   UnavailableError,
   type LeaseRecord,
-  type Logger,
   type PluginContext,
   type RecordKey,
   type RecordList,
@@ -55,7 +54,6 @@ export class EtcdStore implements RecordStore {
   readonly maxPayloadBytes: number;
   /** @internal Record keys as etcd keys. */
   readonly keys: KeySpace;
-  private readonly logger: Logger;
   private readonly watches = new Set<EtcdWatch>();
   private readonly memberLease: MemberLease | undefined;
   private readonly watchHost: EtcdWatchHost;
@@ -68,7 +66,6 @@ export class EtcdStore implements RecordStore {
     const { options, cluster, logger } = context;
     this.keys = new KeySpace(options.prefix, cluster);
     this.maxPayloadBytes = options.maxPayloadBytes;
-    this.logger = logger;
     if (options.memberLeaseSeconds > 0) this.memberLease = new MemberLease(client, options.memberLeaseSeconds, logger);
     this.watchHost = {
       client,
