@@ -1,19 +1,12 @@
 import type { Clock, Timer } from './clock.js';
 import { Emitter } from './emitter.js';
-import { parseTime } from './lease-record.js';
+import { judgeLease, sameHolder, type HolderInfo } from './lease-info.js';
 import type { Logger } from './logger.js';
 import type { RecordKey } from './store.js';
 import type { WatchCache } from './watch-cache.js';
 
-/** The leader of an election as an observer sees it. */
-export interface LeaderInfo {
-  identity: string;
-  fencingToken: number;
-  /** When the holder says it acquired (its wall clock). */
-  acquireTime: Date | undefined;
-  /** When the holder says it last renewed (its wall clock). */
-  renewTime: Date | undefined;
-}
+/** The leader of an election: its holder. */
+export type LeaderInfo = HolderInfo;
 
 export interface LeaderObserverEvents {
   /** The leader changed: a new one, none (resigned or expired by this observer's clock), or a new term. */
@@ -23,13 +16,16 @@ export interface LeaderObserverEvents {
 /**
  * Watches an election without campaigning, from the shared cache: no calls to
  * the backend. A leader whose record stops changing for its lease duration, by
- * this process's clock, is reported gone.
+ * this process's clock, is reported gone; time this process spent blind (its
+ * watch down) does not count against the leader.
  */
 export class LeaderObserver extends Emitter<LeaderObserverEvents> {
   private current: LeaderInfo | undefined;
   private expiryTimer: Timer | undefined;
   private readonly unsubscribe: () => void;
+  private readonly offLive: () => void;
 
+  /** @internal */
   constructor(
     /** The election's name. */
     readonly election: string,
@@ -40,6 +36,7 @@ export class LeaderObserver extends Emitter<LeaderObserverEvents> {
   ) {
     super(logger);
     this.unsubscribe = cache.watchKey(key, () => this.evaluate());
+    this.offLive = cache.onLive(() => this.evaluate());
     this.evaluate();
   }
 
@@ -51,24 +48,20 @@ export class LeaderObserver extends Emitter<LeaderObserverEvents> {
   /** Stops observing. */
   close(): void {
     this.unsubscribe();
+    this.offLive();
     this.expiryTimer?.cancel();
   }
 
   private evaluate(): void {
     this.expiryTimer?.cancel();
     const entry = this.cache.get(this.key);
-    const record = entry?.stored?.record;
-    let next: LeaderInfo | undefined;
-    if (entry && record && record.holderIdentity !== '') {
-      const expiresIn = entry.observedAt + record.leaseDurationSeconds * 1000 - this.clock.now();
-      if (expiresIn > 0) {
-        next = { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
-        this.expiryTimer = this.clock.setTimeout(() => this.evaluate(), expiresIn + 1);
-      }
-    }
+    const judged = entry && judgeLease(this.election, entry, this.cache, this.clock.now());
+    const next = judged?.lease.holder;
+    const expiresInMs = judged?.expiresInMs;
+    if (expiresInMs !== undefined) this.expiryTimer = this.clock.setTimeout(() => this.evaluate(), expiresInMs + 1);
     const previous = this.current;
     this.current = next;
-    if (previous?.identity !== next?.identity || previous?.fencingToken !== next?.fencingToken) {
+    if (!sameHolder(previous, next)) {
       this.emit('changed', { election: this.election, leader: next, previous });
     }
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, createRegistry, envName, ErrorCode, loadPlugin, memoryPlugin, resolveConfig, type ConfigSource, type RegistryPlugin } from '../src/index.js';
+import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, type ConfigSource } from '../src/index.js';
+import { loadPlugin, type RegistryPlugin } from '../src/spi.js';
 
 const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 

@@ -1,4 +1,5 @@
-import { recordFromJson, recordToJson, type CorruptRecordError, type LeaseRecord } from '@rollcall/core';
+import type { CorruptRecordError } from '@rollcall/core';
+import { recordFromJson, recordToJson, type LeaseRecord } from '@rollcall/core/spi';
 
 const BACKEND = 'etcd';
 

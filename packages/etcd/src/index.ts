@@ -1,4 +1,5 @@
-import type { Logger, RegistryPlugin } from '@rollcall/core';
+import type { Logger } from '@rollcall/core';
+import type { RegistryPlugin } from '@rollcall/core/spi';
 import { ETCD_OPTION_SCHEMA, resolveEtcdOptions, validateEtcdOptions, type EtcdOptions, type EtcdOptionsInput } from './options.js';
 import { EtcdStore } from './store.js';
 
@@ -20,7 +21,7 @@ export interface CreateEtcdStoreOptions extends EtcdOptionsInput {
 }
 
 /**
- * Connects an etcd record store directly, for `openRegistry(store)` or for
+ * Connects an etcd record store directly, for `createRegistry(config, { store })` or for
  * tools; `createRegistry({ type: 'etcd', etcd: {...} })` is the usual way.
  * Options are validated as the configuration keys are (INVALID_CONFIG naming
  * the key); the connection is proven within `dialTimeoutMs`.

@@ -1,4 +1,5 @@
-import { ConfigurationError, type OptionSchema } from '@rollcall/core';
+import { ConfigurationError } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 
 /** TLS files for `https://` endpoints. */
 export interface EtcdTlsOptions {

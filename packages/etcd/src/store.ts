@@ -3,25 +3,27 @@ import { readFileSync } from 'node:fs';
 import etcd3 from 'etcd3';
 import { handleWhen, noop, retry, type IPolicy } from 'cockatiel';
 import {
-  CLUSTER_RULE,
   ConfigurationError,
   InvalidArgumentError,
   RevisionTooOldError,
   StoreConflictError,
   UnavailableError,
-  payloadBytes,
   silentLogger,
-  type LeaseRecord,
   type Logger,
+  type RegistryError,
+} from '@rollcall/core';
+import {
+  CLUSTER_RULE,
+  payloadBytes,
+  type LeaseRecord,
   type RecordKey,
   type RecordList,
   type RecordStore,
-  type RegistryError,
   type StoredRecord,
   type WatchEvent,
   type WatchListener,
   type WatchSubscription,
-} from '@rollcall/core';
+} from '@rollcall/core/spi';
 import { decodeRecord, encodeRecord } from './codec.js';
 import { toRegistryError, type CallContext } from './errors.js';
 import type { EtcdOptions } from './options.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError, hasCode, silentLogger, type Logger, type PluginContext, type RegistryPlugin } from '@rollcall/core';
+import { ConfigurationError, hasCode, silentLogger, type Logger } from '@rollcall/core';
+import type { PluginContext, RegistryPlugin } from '@rollcall/core/spi';
 import { ApiClient } from './api-client.js';
 import { CLUSTER_LABEL, KEY_ANNOTATION } from './codec.js';
 import { BACKEND } from './errors.js';

@@ -4,12 +4,14 @@ import {
   StoreConflictError,
   RevisionTooOldError,
   hasCode,
+  InvalidArgumentError,
+  type Logger,
+} from '@rollcall/core';
+import {
   parseKey,
   payloadBytes,
-  InvalidArgumentError,
   type CorruptEntry,
   type LeaseRecord,
-  type Logger,
   type RecordKey,
   type RecordList,
   type RecordStore,
@@ -17,7 +19,7 @@ import {
   type WatchEvent,
   type WatchListener,
   type WatchSubscription,
-} from '@rollcall/core';
+} from '@rollcall/core/spi';
 import type { ApiClient } from './api-client.js';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';

@@ -1,4 +1,4 @@
-import type { RegistryPlugin } from '@rollcall/core';
+import type { RegistryPlugin } from '@rollcall/core/spi';
 import { mysqlOptionSchema, mysqlOptionsProblem, type MysqlOptions } from './options.js';
 import { createMysqlStore } from './store.js';
 

@@ -1,4 +1,5 @@
-import { RegistryError, RevisionTooOldError, type Timer, type WatchEvent, type WatchListener } from '@rollcall/core';
+import { RegistryError, RevisionTooOldError, type Timer } from '@rollcall/core';
+import type { WatchEvent, WatchListener } from '@rollcall/core/spi';
 import { decodeRecord } from './codec.js';
 import type { SqlRow } from './dialect.js';
 import type { SqlDatabase } from './sql-database.js';

@@ -1,9 +1,7 @@
+import { InvalidArgumentError, StoreConflictError, UnavailableError } from '@rollcall/core';
 import {
-  InvalidArgumentError,
   payloadBytes,
   recordShapeProblem,
-  StoreConflictError,
-  UnavailableError,
   type LeaseRecord,
   type RecordKey,
   type RecordList,
@@ -11,7 +9,7 @@ import {
   type StoredRecord,
   type WatchListener,
   type WatchSubscription,
-} from '@rollcall/core';
+} from '@rollcall/core/spi';
 import { decodeRecord, encodeRecord } from './codec.js';
 import type { SqlExecutor } from './dialect.js';
 import { MAX_CLUSTER_LENGTH, MAX_KEY_LENGTH } from './schema.js';

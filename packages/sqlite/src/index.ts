@@ -1,4 +1,4 @@
-import type { RegistryPlugin } from '@rollcall/core';
+import type { RegistryPlugin } from '@rollcall/core/spi';
 import { sqliteOptionSchema, type SqliteOptions } from './options.js';
 import { createSqliteStore } from './store.js';
 

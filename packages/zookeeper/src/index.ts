@@ -1,4 +1,4 @@
-import type { RegistryPlugin } from '@rollcall/core';
+import type { RegistryPlugin } from '@rollcall/core/spi';
 import { validateZookeeperOptions, zookeeperOptionSchema, type ZookeeperOptions } from './options.js';
 import { ZookeeperStore, type ZookeeperStoreOptions } from './store.js';
 

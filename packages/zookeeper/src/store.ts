@@ -4,7 +4,6 @@ import type { ACL, Client, Event, Stat } from 'node-zookeeper-client';
 import {
   ConfigurationError,
   InvalidArgumentError,
-  payloadBytes,
   RegistryError,
   RevisionTooOldError,
   SchemaMismatchError,
@@ -12,8 +11,11 @@ import {
   systemClock,
   silentLogger,
   type Clock,
-  type LeaseRecord,
   type Logger,
+} from '@rollcall/core';
+import {
+  payloadBytes,
+  type LeaseRecord,
   type RecordKey,
   type RecordList,
   type RecordStore,
@@ -21,7 +23,7 @@ import {
   type StoreSessionState,
   type WatchListener,
   type WatchSubscription,
-} from '@rollcall/core';
+} from '@rollcall/core/spi';
 import { decodeKey, decodeRecord, encodeKey, encodeRecord } from './codec.js';
 import { BACKEND, ZK, zkCode } from './errors.js';
 import { parseConnectString, type ZookeeperOptions } from './options.js';

@@ -1,4 +1,5 @@
-import { assertName, electionKey, lockKey, parseKey, StoreConflictError, type Registry, type StoredRecord } from '@rollcall/core';
+import { StoreConflictError, type Registry } from '@rollcall/core';
+import { assertName, electionKey, lockKey, parseKey, type StoredRecord, registryStore } from '@rollcall/core/spi';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
@@ -10,7 +11,7 @@ export interface ListingFlags extends ConfigFlags {
 
 /** Every role that has a member record. */
 async function roles(registry: Registry): Promise<string[]> {
-  const { records } = await registry.recordStore.list('member/');
+  const { records } = await registryStore(registry).list('member/');
   return [...new Set(records.map((r) => parseKey(r.key)?.role).filter((r): r is string => !!r))].sort();
 }
 
@@ -67,14 +68,14 @@ export async function leaderCommand(election: string | undefined, flags: Listing
   await withRegistry(flags, async (registry, config) => {
     let rows: LeaseRow[];
     if (election !== undefined) {
-      const stored = await registry.recordStore.get(electionKey(election));
+      const stored = await registryStore(registry).get(electionKey(election));
       if (!stored) throw new StoreConflictError('NOT_FOUND', `no election ${election} in cluster ${config.resolved.cluster}`, { backend: registry.backend });
       const observer = registry.observe(election);
       const leader = observer.leader;
       observer.close();
       rows = [leaseRow(election, stored, leader?.identity ?? null)];
     } else {
-      const { records } = await registry.recordStore.list('election/');
+      const { records } = await registryStore(registry).list('election/');
       rows = records
         .map((s) => ({ s, name: parseKey(s.key)?.name }))
         .filter((x): x is { s: StoredRecord; name: string } => !!x.name)
@@ -97,7 +98,7 @@ export async function leaderCommand(election: string | undefined, flags: Listing
 export async function locksCommand(flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
   await withRegistry(flags, async (registry, config) => {
-    const { records } = await registry.recordStore.list('lock/');
+    const { records } = await registryStore(registry).list('lock/');
     const rows = records
       .map((s) => ({ s, name: parseKey(s.key)?.name }))
       .filter((x): x is { s: StoredRecord; name: string } => !!x.name && x.s.key === lockKey(x.name))

@@ -1,4 +1,5 @@
-import { createRegistry, hasCode, parseKey, type LeaderInfo, type Member, type RecordStore, type Registry, type RegistryError, type StoredRecord, type WatchSubscription } from '@rollcall/core';
+import { createRegistry, hasCode, type LeaderInfo, type Member, type Registry, type RegistryError } from '@rollcall/core';
+import { parseKey, type RecordStore, type StoredRecord, type WatchSubscription, registryStore } from '@rollcall/core/spi';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { compactJson, outputFormat } from '../output.js';
@@ -133,7 +134,7 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
 
   const observers = new Map<string, () => void>();
   const lockTimers = new Map<string, NodeJS.Timeout>();
-  const follower = new RecordFollower(registry.recordStore, (key, previous, next) => {
+  const follower = new RecordFollower(registryStore(registry), (key, previous, next) => {
     const parsed = parseKey(key);
     if (!parsed) return;
     // Members come from the Registry API, which judges their expiry.
@@ -166,7 +167,7 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     lockTimers.set(name, timer);
   });
 
-  const roles = new Set((await registry.recordStore.list('member/')).records.map((r) => parseKey(r.key)?.role).filter((r): r is string => !!r));
+  const roles = new Set((await registryStore(registry).list('member/')).records.map((r) => parseKey(r.key)?.role).filter((r): r is string => !!r));
   // A member that joined while this listed has been shown by its event already.
   for (const role of [...roles].sort()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
   await follower.start();
