@@ -69,7 +69,6 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   for (const role of await registry.roles()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
   const elections = registry.watchElections((e) => emitIf(electionEvent(e)));
   const locks = registry.watchLocks((e) => emitIf(lockEvent(e)));
-  process.stderr.write(`rollcall: watching cluster ${config.resolved.cluster} on ${registry.backend}; Ctrl-C to stop\n`);
 
   return new Promise<number>((resolve) => {
     const stop = () => {
@@ -81,5 +80,7 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Announced only once Ctrl-C is handled: a reader (a script, a test) may send it as soon as it reads this.
+    process.stderr.write(`rollcall: watching cluster ${config.resolved.cluster} on ${registry.backend}; Ctrl-C to stop\n`);
   });
 }
