@@ -5,6 +5,24 @@ import { parseKey, type RecordKind } from './record-key.js';
 import type { RecordKey } from './store.js';
 import type { CacheChange, CacheEntry, WatchCache } from './watch-cache.js';
 
+const byName = (a: LeaseInfo, b: LeaseInfo) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * Every election, or every lock, in the cache, sorted by name, its holder judged
+ * by the clock now (not when a timer last ran).
+ * @internal
+ */
+export function leasesNow(kind: Extract<RecordKind, 'election' | 'lock'>, cache: WatchCache, now: number): LeaseInfo[] {
+  return cache
+    .list(`${kind}/`)
+    .flatMap((entry) => {
+      const parsed = parseKey(entry.key);
+      const judged = parsed?.kind === kind ? judgeLease(parsed.name, entry, cache, now) : undefined;
+      return judged ? [judged.lease] : [];
+    })
+    .sort(byName);
+}
+
 interface Known {
   lease: LeaseInfo;
   expiryTimer: Timer | undefined;
@@ -35,9 +53,9 @@ export class LeaseDirectory {
     this.offLive = cache.onLive(() => [...this.known.keys()].forEach((key) => this.evaluate(key)));
   }
 
-  /** Every one with a record, sorted by name. */
+  /** Every one with a record, sorted by name, as the last event said. */
   list(): LeaseInfo[] {
-    return [...this.known.values()].map((k) => k.lease).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...this.known.values()].map((k) => k.lease).sort(byName);
   }
 
   /** Calls `listener` for each change; returns the unsubscribe function. */

@@ -6,7 +6,7 @@ import { LockHandle } from './distributed-lock.js';
 import { Emitter } from './emitter.js';
 import { AbortedError, ClosedError, InvalidArgumentError, LockTimeoutError } from './errors.js';
 import { LeaderObserver } from './leader-observer.js';
-import { LeaseDirectory } from './lease-directory.js';
+import { LeaseDirectory, leasesNow } from './lease-directory.js';
 import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
 import type { LeaseInfo, LeaseListener } from './lease-info.js';
 import type { JsonValue } from './lease-record.js';
@@ -89,7 +89,7 @@ export class Registry extends Emitter<RegistryEvents> {
   private closed = false;
   private lockSeq = 0;
   private readonly lockPrefix = randomBytes(3).toString('hex');
-  /** Made on first use: a registry that never asks about every election or lock keeps no view of them. */
+  /** Made by the first watch: a registry that never watches every election or lock keeps no view of them, nor timers. */
   private electionDirectory: LeaseDirectory | undefined;
   private lockDirectory: LeaseDirectory | undefined;
 
@@ -254,13 +254,13 @@ export class Registry extends Emitter<RegistryEvents> {
    */
   async elections(): Promise<LeaseInfo[]> {
     this.assertOpen();
-    return this.leases('election').list();
+    return leasesNow('election', this.cache, this.clock.now());
   }
 
   /** Every lock with a record, sorted by name: its holder now (judged by this process's clock) and its latest fencing token. */
   async locks(): Promise<LeaseInfo[]> {
     this.assertOpen();
-    return this.leases('lock').list();
+    return leasesNow('lock', this.cache, this.clock.now());
   }
 
   /**

@@ -64,6 +64,22 @@ describe('roles(), elections(), locks() and their watches on the injected clock'
     expect(await o.registry.locks()).toMatchObject([{ name: 'jobs', holder: { identity: expect.stringMatching(/^b\./), fencingToken: again!.fencingToken }, fencingToken: 2 }]);
   });
 
+  it('elections() and locks() judge a holder by the clock when read, not when a timer last ran', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const o = await h.registry('observer');
+    a.registry.campaign('scheduler');
+    await a.registry.lock('jobs');
+    await h.clock.advance(0);
+    a.store.partition(); // the last writes reached the observer at 0
+    h.clock.jump(14_999); // a paused process resumes: no timer has run
+    expect((await o.registry.elections())[0]!.holder?.identity).toBe('a');
+    expect((await o.registry.locks())[0]!.holder?.identity).toMatch(/^a\./);
+    h.clock.jump(1);
+    expect(await o.registry.elections()).toMatchObject([{ name: 'scheduler', holder: undefined, fencingToken: 1 }]);
+    expect(await o.registry.locks()).toMatchObject([{ name: 'jobs', holder: undefined, fencingToken: 1 }]);
+  });
+
   it('watchElections(): added for each, then a change of leader or term only; renewals are no events', async () => {
     h = new Harness();
     const a = await h.registry('a');
