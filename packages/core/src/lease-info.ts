@@ -47,23 +47,34 @@ export type LeaseEvent =
 export type LeaseListener = (event: LeaseEvent) => void;
 
 /**
- * What a cache entry says of its lease now, by this process's clock: the lease,
- * and in how many milliseconds its holder expires, when that is to be judged
- * later. A holder expires once its record has not changed for its lease since
- * this process saw it change — and time the cache spent blind does not count:
- * while blind nobody expires, and once live again every holder gets a whole
- * lease from then (the caller re-judges on `cache.onLive`). Undefined for a
- * record that cannot be decoded.
+ * What a cache entry says of its lease now, by this process's clock: the lease
+ * with the holder it still has by time, the holder the record names, and in how
+ * many milliseconds that holder runs out (when that is still to come). A holder
+ * runs out once its record has not changed for its lease since this process saw
+ * it change, or since `aliveSince` — and time the cache spent blind does not
+ * count: while blind nobody runs out, and once live again every holder gets a
+ * whole lease from then (the caller re-judges on `cache.onLive`). Undefined for
+ * a record that cannot be decoded.
  * @internal
  */
-export function judgeLease(name: string, entry: CacheEntry, cache: Pick<WatchCache, 'live' | 'liveSince'>, now: number): { lease: LeaseInfo; expiresInMs: number | undefined } | undefined {
+export function judgeLease(
+  name: string,
+  entry: CacheEntry,
+  cache: Pick<WatchCache, 'live' | 'liveSince'>,
+  now: number,
+  aliveSince = 0,
+): { lease: LeaseInfo; named: HolderInfo | undefined; expiresInMs: number | undefined } | undefined {
   const record = entry.stored?.record;
   if (!record) return undefined;
   const leaseDurationMs = record.leaseDurationSeconds * 1000;
-  const expiresInMs = Math.max(entry.observedAt, cache.liveSince) + leaseDurationMs - now;
-  const held = record.holderIdentity !== '' && (expiresInMs > 0 || !cache.live);
-  const holder = held ? { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) } : undefined;
-  return { lease: { name, holder, fencingToken: record.leaseTransitions, leaseDurationMs, renewTime: parseTime(record.renewTime) }, expiresInMs: held && cache.live ? expiresInMs : undefined };
+  const named = record.holderIdentity === '' ? undefined : { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
+  const expiresInMs = Math.max(entry.observedAt, cache.liveSince, aliveSince) + leaseDurationMs - now;
+  const held = named !== undefined && (expiresInMs > 0 || !cache.live);
+  return {
+    lease: { name, holder: held ? named : undefined, fencingToken: record.leaseTransitions, leaseDurationMs, renewTime: parseTime(record.renewTime) },
+    named,
+    expiresInMs: held && cache.live ? expiresInMs : undefined,
+  };
 }
 
 /** Whether two views of one lease name the same holder in the same term (renewals aside). @internal */

@@ -287,8 +287,13 @@ export class Registry extends Emitter<RegistryEvents> {
   }
 
   private leases(kind: 'election' | 'lock'): LeaseDirectory {
-    if (kind === 'election') return (this.electionDirectory ??= new LeaseDirectory('election', this.cache, this.clock, this.logger));
-    return (this.lockDirectory ??= new LeaseDirectory('lock', this.cache, this.clock, this.logger));
+    if (kind === 'election') return (this.electionDirectory ??= new LeaseDirectory({ kind, ...this.trackerOptions() }));
+    return (this.lockDirectory ??= new LeaseDirectory({ kind, ...this.trackerOptions() }));
+  }
+
+  /** What every view of elections and locks shares: the cache, a read to confirm an expiry, and its retry delay. */
+  private trackerOptions() {
+    return { cache: this.cache, store: this.store, clock: this.clock, logger: this.logger, retryMs: Math.min(this.config.election.retryPeriodMs, this.config.lock.retryPeriodMs) };
   }
 
   private subscription(off: () => void): Subscription {
@@ -325,7 +330,7 @@ export class Registry extends Emitter<RegistryEvents> {
   observe(election: string): LeaderObserver {
     this.assertOpen();
     assertName('election', election);
-    const observer = new LeaderObserver(election, electionKey(election), this.cache, this.clock, this.logger);
+    const observer = new LeaderObserver(election, { key: electionKey(election), ...this.trackerOptions() });
     this.observers.add(observer);
     return observer;
   }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseEvent } from '../src/index.js';
 import { electionKey, registryStore } from '../src/spi.js';
+import { MemoryStore } from '../src/testing.js';
 import { Harness } from './harness.js';
 
 /** `<event> <name> <holder> <token>`, a lock hold's identity cut to its registry's (`a.1f3c9a1` → `a`). */
@@ -182,6 +183,40 @@ describe('roles(), elections(), locks() and their watches on the injected clock'
     o.store.heal();
     await h.clock.advance(3_000);
     expect(events.slice(2).sort()).toEqual(['added reports b 1', 'released jobs - 1']);
+  });
+
+  it('a watch silently behind reports no phantom expiry: a read must find the record unchanged first', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    let muted = false;
+    // The observer's watch drops puts while muted, as a watch silently behind would; the cache stays "live".
+    const stale = new MemoryStore({ backend: h.backend, cluster: 'test' });
+    const watch = stale.watch.bind(stale);
+    stale.watch = (prefix, from, listener) => watch(prefix, from, { event: (e) => (muted && e.type === 'put' ? undefined : listener.event(e)), error: (e) => listener.error(e) });
+    const o = await h.registry('observer', {}, h.clock, stale);
+    a.registry.campaign('scheduler');
+    await h.clock.advance(0);
+    const events: string[] = [];
+    const times: number[] = [];
+    o.registry.watchElections((e) => {
+      events.push(describeEvent(e));
+      times.push(h.clock.now());
+    });
+    const observer = o.registry.observe('scheduler');
+    muted = true;
+    await h.clock.advance(60_000); // a renews thirty times, unseen
+    expect(events).toEqual(['added scheduler a 1']);
+    expect(observer.leader?.identity).toBe('a');
+    muted = false;
+    await h.clock.advance(2_500); // the renewal at 62000 comes through
+    a.store.partition(); // and is a's last
+    await h.clock.advance(14_499);
+    expect(events).toEqual(['added scheduler a 1']);
+    await h.clock.advance(2);
+    expect(events).toEqual(['added scheduler a 1', 'expired scheduler - 1']);
+    expect(times[1]).toBeGreaterThanOrEqual(77_000);
+    expect(times[1]).toBeLessThanOrEqual(77_001);
+    expect(observer.leader).toBeUndefined();
   });
 
   it('a leader that died while the observer was cut off expires a whole lease after the observer sees again', async () => {
