@@ -249,15 +249,16 @@ export class Registry extends Emitter<RegistryEvents> {
   }
 
   /**
-   * Every election with a record, sorted by name: its leader now (judged by this
-   * process's clock, as `observe()` judges it) and its latest fencing token.
+   * Every election with a record, sorted by name: its leader now and its latest
+   * fencing token. A snapshot, judged by this process's clock when called; unlike
+   * `observe()` and the watches, it does not confirm an expiry with the backend.
    */
   async elections(): Promise<LeaseInfo[]> {
     this.assertOpen();
     return leasesNow('election', this.cache, this.clock.now());
   }
 
-  /** Every lock with a record, sorted by name: its holder now (judged by this process's clock) and its latest fencing token. */
+  /** Every lock with a record, sorted by name: its holder now and its latest fencing token; a snapshot, as {@link elections}. */
   async locks(): Promise<LeaseInfo[]> {
     this.assertOpen();
     return leasesNow('lock', this.cache, this.clock.now());
@@ -266,8 +267,9 @@ export class Registry extends Emitter<RegistryEvents> {
   /**
    * Calls `listener` with `added` for every current election, then with each
    * change: `changed` when the leader changes (a new leader or term, a
-   * resignation, an expiry by this process's clock), `removed` when a record
-   * is deleted. Renewals are not events.
+   * resignation, or an expiry by this process's clock once a read confirms the
+   * record unchanged), `removed` when a record is deleted. Renewals are not
+   * events. Served by the shared watch cache.
    */
   watchElections(listener: LeaseListener): Subscription {
     return this.watchLeases('election', listener);
