@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ConfigurationError, CORE_OPTIONS, envName, loadPlugin, memoryPlugin, PLUGIN_PACKAGES, resolveConfig, type OptionSchema, type RegistryConfig, type RegistryPlugin } from '@rollcall/core';
+import { ConfigurationError, CORE_OPTIONS, envName, memoryPlugin, type RegistryConfig, resolveConfig } from '@rollcall/core';
+import { loadPlugin, type OptionSchema, PLUGIN_PACKAGES, type RegistryPlugin } from '@rollcall/core/spi';
 import { usageError } from './errors.js';
 
 /** The configuration flags every command takes. */

@@ -1,4 +1,4 @@
-import { RegistryError, type ErrorCode } from '@rollcall/core';
+import { type ErrorCode, RegistryError } from '@rollcall/core';
 
 /** The exit codes of `rollcall`; the README lists them. A code never changes meaning. */
 export const ExitCode = {

@@ -1,4 +1,5 @@
-import type { ConfigSource, RecordStore, Registry, RegistryConfigInput } from '@rollcall/core';
+import type { ConfigSource, Registry, RegistryConfigInput } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
 
 /**
  * What a backend can do beyond the SPI, declared by the backend. A case that

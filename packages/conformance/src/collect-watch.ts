@@ -1,4 +1,5 @@
-import type { RecordStore, RegistryError, WatchEvent } from '@rollcall/core';
+import type { RegistryError } from '@rollcall/core';
+import type { RecordStore, WatchEvent } from '@rollcall/core/spi';
 import { waitFor } from './wait-for.js';
 
 /** A store watch whose events and error are kept for assertions. Bookmarks (`progress`) are kept apart. */

@@ -1,4 +1,5 @@
-import { RegistryError, type ErrorCode, type LeaseRecord, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core';
+import { type ErrorCode, RegistryError } from '@rollcall/core';
+import type { LeaseRecord, RecordKey, RecordList, RecordStore, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 
 /**
  * A RecordStore carried over a process's IPC channel: the parent serves a real

@@ -7,6 +7,7 @@ import { crashCases } from './registry/crash-cases.js';
 import { electionCases } from './registry/election-cases.js';
 import { createHarness } from './registry/harness.js';
 import { lifecycleCases } from './registry/lifecycle-cases.js';
+import { listingCases } from './registry/listing-cases.js';
 import { lockCases } from './registry/lock-cases.js';
 import { membershipCases } from './registry/membership-cases.js';
 import { restartCases } from './registry/restart-cases.js';
@@ -33,7 +34,8 @@ export interface RegistryConformanceOptions {
 
 /**
  * Registers the Registry API cases against registries from the backend's
- * factory: membership, elections, locks, close(), bad input, disconnects, a
+ * factory: membership, elections, locks, the cluster-wide views (roles(),
+ * elections(), locks() and their watches), close(), bad input, disconnects, a
  * crashed client and a server restart. Call it at the top level of a vitest file.
  */
 export function registryConformance(options: RegistryConformanceOptions): void {
@@ -44,6 +46,7 @@ export function registryConformance(options: RegistryConformanceOptions): void {
     membershipCases(harness);
     electionCases(harness);
     lockCases(harness);
+    listingCases(harness);
     lifecycleCases(harness);
     badInputCases(harness);
     connectionCases(harness);

@@ -1,4 +1,5 @@
-import { formatMicroTime, hasCode, type JsonValue, type LeaseRecord, type RecordStore } from '@rollcall/core';
+import { hasCode, type JsonValue } from '@rollcall/core';
+import { formatMicroTime, type LeaseRecord, type RecordStore } from '@rollcall/core/spi';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipReason, type StoreCapabilities } from './capabilities.js';
 import { collectWatch, describeEvent } from './collect-watch.js';

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { MemoryStore, sharedMemoryBackend, type RecordStore } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
+import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
 import { IpcRecordStore, serveStore, storeConformance, type IpcChannel } from '../src/index.js';
 
 /**

@@ -1,10 +1,12 @@
-import { createRegistry, MemoryStore, sharedMemoryBackend, type Registry } from '@rollcall/core';
+import { createRegistry, type Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
+import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
 import { registryConformance, storeConformance } from '../src/index.js';
 
 // One named in-process backend for the whole file; every case uses its own cluster on it.
 const BACKEND = 'conformance';
 const backend = sharedMemoryBackend(BACKEND);
-const memoryStoreOf = (registry: Registry) => registry.recordStore as MemoryStore;
+const memoryStoreOf = (registry: Registry) => registryStore(registry) as MemoryStore;
 
 storeConformance({
   name: 'memory',

@@ -1,4 +1,5 @@
-import { createRegistry, MemoryStore, sharedMemoryBackend } from '@rollcall/core';
+import { createRegistry } from '@rollcall/core';
+import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
 import { registryConformance, storeConformance } from '../src/index.js';
 
 /**

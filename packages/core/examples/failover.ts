@@ -4,7 +4,8 @@
  * to the others) and a follower takes over after the lease; then the new
  * leader resigns and the handover comes through the watch.
  */
-import { MemoryBackend, MemoryStore, openRegistry, type Leadership, type Registry } from '@rollcall/core';
+import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
+import { MemoryBackend, MemoryStore } from '@rollcall/core/testing';
 
 const timing = {
   election: { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 },
@@ -23,7 +24,7 @@ interface Master {
 
 async function master(name: string): Promise<Master> {
   const store = new MemoryStore({ backend, cluster: 'demo' });
-  const registry = await openRegistry(store, { identity: name, ...timing });
+  const registry = await createRegistry({ type: 'memory', identity: name, ...timing }, { store });
   const leadership = registry.campaign('scheduler');
   leadership.on('elected', ({ fencingToken }) => console.log(`${at()}  ${name} elected leader, fencing token ${fencingToken}`));
   leadership.on('lost', ({ reason }) => console.log(`${at()}  ${name} is no longer leader (${reason})`));
@@ -44,12 +45,12 @@ function until(predicate: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 const masters = await Promise.all(['master-1', 'master-2', 'master-3'].map(master));
-const observer = await openRegistry(new MemoryStore({ backend, cluster: 'demo' }), { identity: 'console', ...timing });
+const observer = await createRegistry({ type: 'memory', identity: 'console', ...timing }, { store: new MemoryStore({ backend, cluster: 'demo' }) });
 observer.watchMembers('worker', (e) => console.log(`${at()}  worker ${e.type}: ${e.member.id} ${JSON.stringify(e.member.payload)}`));
 const workers = await Promise.all(
   ['worker-1', 'worker-2'].map(async (id, i) => {
     const store = new MemoryStore({ backend, cluster: 'demo' });
-    const registry = await openRegistry(store, { identity: id, ...timing });
+    const registry = await createRegistry({ type: 'memory', identity: id, ...timing }, { store });
     await registry.announce({ role: 'worker', id, payload: { cpu: 0.1 * (i + 1), status: 'NORMAL' } });
     return registry;
   }),

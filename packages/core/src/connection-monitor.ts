@@ -19,6 +19,7 @@ export interface ConnectionEvents {
   reconnected: { state: 'connected'; after: 'suspended' | 'lost' };
 }
 
+/** @internal */
 export interface ConnectionMonitorOptions {
   clock: Clock;
   logger: Logger;
@@ -35,6 +36,7 @@ export interface ConnectionMonitorOptions {
  * Derives the connection state from the outcome of every store call (and from
  * a backend's own session signal, where it has one). While suspended it probes,
  * so a process that only observes still learns it is back.
+ * @internal
  */
 export class ConnectionMonitor extends Emitter<ConnectionEvents> {
   private current: ConnectionState = 'connected';

@@ -1,40 +1,54 @@
-import { systemClock } from './clock.js';
-import { configType, resolveConfig, type ConfigSource, type RegistryConfigInput } from './config/registry-config.js';
-import { silentLogger } from './logger.js';
+import { systemClock, type Clock } from './clock.js';
+import { configType, resolveConfig, type ConfigSource } from './config/registry-config.js';
+import { ConfigurationError } from './errors.js';
+import { silentLogger, type Logger } from './logger.js';
 import { memoryPlugin } from './memory/memory-plugin.js';
 import { loadPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from './plugin.js';
-import { Registry, type RegistryRuntime } from './registry.js';
+import { Registry } from './registry.js';
 import type { RecordStore } from './store.js';
 
-export interface CreateRegistryRuntime extends RegistryRuntime {
-  /** Plugins to use instead of loading a package, e.g. a third-party backend. */
+/** What the process provides beyond the configuration. */
+export interface RegistryRuntime {
+  /** Where Rollcall logs; pino's shape. Default: nothing is logged. */
+  logger?: Logger;
+  /** Time source; tests inject a ManualClock (`@rollcall/core/testing`). Default: the system clock. */
+  clock?: Clock;
+  /** Plugins to use instead of loading a package, e.g. a third-party backend. Default: none. */
   plugins?: readonly RegistryPlugin<never>[];
+  /**
+   * A store connected already (a backend's `create…Store()`, or a MemoryStore in
+   * tests), used instead of connecting one with the `registry.type` plugin;
+   * `registry.type` must name the store's backend, and the configuration has no
+   * backend section. The registry closes the store when it closes. Default: the
+   * plugin connects one.
+   */
+  store?: RecordStore;
 }
 
 /**
- * Validates the configuration (object, flat or environment form), loads the
- * `registry.type` plugin lazily, connects, and resolves once the first list is
- * in. Everything is checked before anything is contacted.
+ * The one way to open a registry. Validates the configuration (object, flat or
+ * environment form), loads the `registry.type` plugin lazily, connects, and
+ * resolves once the first list is in. Everything is checked before anything is
+ * contacted.
  *
  * @example
  * const registry = await createRegistry({ type: 'kubernetes', cluster: 'orders', kubernetes: { namespace: 'prod' } });
+ * @example
+ * // On a store connected yourself:
+ * const registry = await createRegistry({ type: 'etcd', cluster: 'orders' }, { store: await createEtcdStore(options) });
  */
-export async function createRegistry(source: ConfigSource, runtime: CreateRegistryRuntime = {}): Promise<Registry> {
+export async function createRegistry(source: ConfigSource, runtime: RegistryRuntime = {}): Promise<Registry> {
+  const logger = runtime.logger ?? silentLogger;
+  const clock = runtime.clock ?? systemClock;
   const type = configType(source);
+  const given = runtime.store;
+  if (given) {
+    if (type !== given.backend) throw new ConfigurationError(`registry.type: ${type}, but the store given is a ${given.backend} store`, { key: 'registry.type' });
+    const config = resolveConfig(source, { type, options: {}, connect: async () => given }, Object.keys(PLUGIN_PACKAGES));
+    return Registry.open(given, config, { clock, logger });
+  }
   const plugin = await loadPlugin(type, PLUGIN_PACKAGES, [memoryPlugin, ...(runtime.plugins ?? [])]);
   const config = resolveConfig(source, plugin, Object.keys(PLUGIN_PACKAGES));
-  const store = await plugin.connect({
-    cluster: config.cluster,
-    options: config.options,
-    logger: runtime.logger ?? silentLogger,
-    clock: runtime.clock ?? systemClock,
-    requestTimeoutMs: config.requestTimeoutMs,
-  });
-  return Registry.open(store, config, runtime);
-}
-
-/** Opens a registry on a store you connected yourself; `config` is the object form without `type` or a backend section. */
-export async function openRegistry(store: RecordStore, config: Omit<RegistryConfigInput, 'type'> = {}, runtime: RegistryRuntime = {}): Promise<Registry> {
-  const resolved = resolveConfig({ ...config, type: store.backend }, { type: store.backend, options: {}, connect: async () => store });
-  return Registry.open(store, resolved, runtime);
+  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs });
+  return Registry.open(store, config, { clock, logger });
 }

@@ -11,6 +11,7 @@ import type { LeaseHolder } from './lease-holder.js';
 export class LockHandle {
   private readonly controller = new AbortController();
 
+  /** @internal */
   constructor(
     /** The lock's name. */
     readonly name: string,

@@ -1,28 +1,25 @@
-export { createRegistry, openRegistry, type CreateRegistryRuntime } from './create-registry.js';
-export { Registry, type AnnounceOptions, type LockOptions, type MemberSubscription, type RegistryEvents, type RegistryRuntime } from './registry.js';
+/**
+ * `@rollcall/core`: what applications call. Backend authors find the record-store
+ * SPI, codecs, keys and option schemas in `@rollcall/core/spi`; tests find a
+ * manual clock and a memory store that can be cut off in `@rollcall/core/testing`.
+ */
+export { createRegistry, type RegistryRuntime } from './create-registry.js';
+export { Registry, type AnnounceOptions, type LockOptions, type RegistryEvents, type Subscription } from './registry.js';
 export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput } from './config/registry-config.js';
-export { envName, type OptionSchema, type OptionSpec } from './config/option-schema.js';
-export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
+export { envName } from './config/option-schema.js';
+export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
 export type { ConnectionEvents, ConnectionState } from './connection-monitor.js';
-export { Leadership, type LeadershipEvents } from './leadership.js';
-export { LeaderObserver, type LeaderInfo, type LeaderObserverEvents } from './leader-observer.js';
-export { LockHandle } from './distributed-lock.js';
-export { MemberHandle } from './member-handle.js';
+export type { Leadership, LeadershipEvents } from './leadership.js';
+export type { LeaderObserver, LeaderInfo, LeaderObserverEvents } from './leader-observer.js';
+export type { HolderInfo, LeaseEvent, LeaseInfo, LeaseListener } from './lease-info.js';
+export type { LockHandle } from './distributed-lock.js';
+export type { MemberHandle } from './member-handle.js';
 export type { Member, MemberEvent, MemberListener } from './member.js';
 export type { LeaseLossReason } from './lease-holder.js';
+export type { JsonValue } from './lease-record.js';
 export * from './errors.js';
-export { recordFromJson, recordToJson } from './record-json.js';
-export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
-export type { CorruptEntry, RecordKey, RecordList, RecordStore, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
-export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
-export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
-export { assertPayloadSize } from './payload.js';
-export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
-export { loadPlugin, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
 export { systemClock, type Clock, type Timer } from './clock.js';
 export { silentLogger, type Logger, type LogFn } from './logger.js';
-export { MemoryBackend, sharedMemoryBackend, type MemoryBackendOptions } from './memory/memory-backend.js';
-export { MemoryStore, type MemoryStoreOptions } from './memory/memory-store.js';
 export { memoryPlugin, type MemoryPluginOptions } from './memory/memory-plugin.js';
 /** The memory plugin under the name core's loader looks for. */
 export { memoryPlugin as registryPlugin } from './memory/memory-plugin.js';

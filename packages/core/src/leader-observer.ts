@@ -1,19 +1,9 @@
-import type { Clock, Timer } from './clock.js';
 import { Emitter } from './emitter.js';
-import { parseTime } from './lease-record.js';
-import type { Logger } from './logger.js';
-import type { RecordKey } from './store.js';
-import type { WatchCache } from './watch-cache.js';
+import { sameHolder, type HolderInfo } from './lease-info.js';
+import { LeaseTracker, type LeaseTrackerOptions } from './lease-tracker.js';
 
-/** The leader of an election as an observer sees it. */
-export interface LeaderInfo {
-  identity: string;
-  fencingToken: number;
-  /** When the holder says it acquired (its wall clock). */
-  acquireTime: Date | undefined;
-  /** When the holder says it last renewed (its wall clock). */
-  renewTime: Date | undefined;
-}
+/** The leader of an election: its holder. */
+export type LeaderInfo = HolderInfo;
 
 export interface LeaderObserverEvents {
   /** The leader changed: a new one, none (resigned or expired by this observer's clock), or a new term. */
@@ -21,55 +11,44 @@ export interface LeaderObserverEvents {
 }
 
 /**
- * Watches an election without campaigning, from the shared cache: no calls to
- * the backend. A leader whose record stops changing for its lease duration, by
- * this process's clock, is reported gone.
+ * Watches an election without campaigning, from the shared cache. A leader
+ * whose record stops changing for its lease duration, by this process's clock,
+ * is reported gone once a read confirms the record unchanged; time this process
+ * spent blind (its watch down) does not count against the leader.
  */
 export class LeaderObserver extends Emitter<LeaderObserverEvents> {
-  private current: LeaderInfo | undefined;
-  private expiryTimer: Timer | undefined;
+  private readonly tracker: LeaseTracker;
   private readonly unsubscribe: () => void;
+  private readonly offLive: () => void;
 
+  /** @internal */
   constructor(
     /** The election's name. */
     readonly election: string,
-    private readonly key: RecordKey,
-    private readonly cache: WatchCache,
-    private readonly clock: Clock,
-    logger: Logger,
+    options: Omit<LeaseTrackerOptions, 'name' | 'onChange'>,
   ) {
-    super(logger);
-    this.unsubscribe = cache.watchKey(key, () => this.evaluate());
-    this.evaluate();
+    super(options.logger);
+    this.tracker = new LeaseTracker({
+      ...options,
+      name: election,
+      onChange: (lease, previous) => {
+        if (!sameHolder(lease?.holder, previous?.holder)) this.emit('changed', { election, leader: lease?.holder, previous: previous?.holder });
+      },
+    });
+    this.unsubscribe = options.cache.watchKey(options.key, () => this.tracker.evaluate());
+    this.offLive = options.cache.onLive(() => this.tracker.evaluate());
+    this.tracker.evaluate();
   }
 
   /** The current leader, or undefined when there is none. */
   get leader(): LeaderInfo | undefined {
-    return this.current;
+    return this.tracker.lease?.holder;
   }
 
   /** Stops observing. */
   close(): void {
     this.unsubscribe();
-    this.expiryTimer?.cancel();
-  }
-
-  private evaluate(): void {
-    this.expiryTimer?.cancel();
-    const entry = this.cache.get(this.key);
-    const record = entry?.stored?.record;
-    let next: LeaderInfo | undefined;
-    if (entry && record && record.holderIdentity !== '') {
-      const expiresIn = entry.observedAt + record.leaseDurationSeconds * 1000 - this.clock.now();
-      if (expiresIn > 0) {
-        next = { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
-        this.expiryTimer = this.clock.setTimeout(() => this.evaluate(), expiresIn + 1);
-      }
-    }
-    const previous = this.current;
-    this.current = next;
-    if (previous?.identity !== next?.identity || previous?.fencingToken !== next?.fencingToken) {
-      this.emit('changed', { election: this.election, leader: next, previous });
-    }
+    this.offLive();
+    this.tracker.close();
   }
 }

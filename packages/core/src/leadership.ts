@@ -17,6 +17,7 @@ export interface LeadershipEvents {
  * after every loss; `isLeader` is true only while this process may act as leader.
  */
 export class Leadership extends Emitter<LeadershipEvents> {
+  /** @internal */
   constructor(
     /** The election's name. */
     readonly election: string,

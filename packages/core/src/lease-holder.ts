@@ -25,6 +25,7 @@ export type LeaseLossReason =
   /** The backend refused this identity (PERMISSION_DENIED, UNAUTHENTICATED): the campaign ended; see the `failed` event. */
   | 'failed';
 
+/** @internal */
 export interface LeaseHolderEvents {
   acquired: { fencingToken: number; record: LeaseRecord };
   lost: { fencingToken: number; reason: LeaseLossReason };
@@ -37,6 +38,7 @@ function isFatal(err: unknown): err is RegistryError {
   return hasCode(err, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAUTHENTICATED, ErrorCode.INVALID_ARGUMENT, ErrorCode.PAYLOAD_TOO_LARGE);
 }
 
+/** @internal */
 export interface LeaseHolderOptions {
   key: RecordKey;
   identity: string;
@@ -64,6 +66,7 @@ interface Term {
  * change; a holder renews every retryPeriod and steps down when renewDeadline
  * passes without a successful renew, which is before leaseDuration lets anyone
  * else in. Every new term increments leaseTransitions: the fencing token.
+ * @internal
  */
 export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private mode = 'idle' as 'idle' | 'acquiring' | 'holding' | 'stopped';
@@ -282,6 +285,11 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     }
     this.term = term;
     this.mode = 'holding';
+    // The watch may have shown our own write while this attempt ran: that asked for another acquisition, not for a
+    // renew at once, which would repeat renewTime within the millisecond. The first renew is a retry period away.
+    this.attemptTimer?.cancel();
+    this.attemptTimer = undefined;
+    this.again = false;
     this.armDeadline();
     if (this.stopping) return; // stop() frees it right after this attempt
     this.options.logger.info({ key, identity, fencingToken: written.record.leaseTransitions }, '[rollcall] acquired');

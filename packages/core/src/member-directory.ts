@@ -22,6 +22,7 @@ interface Present {
  * this process's clock. An expired record is reported removed at once and
  * then deleted with a compare-and-set, so a member that renewed meanwhile
  * keeps its record (and comes back as added).
+ * @internal
  */
 export class MemberDirectory {
   private readonly present = new Map<RecordKey, Present>();
@@ -50,6 +51,11 @@ export class MemberDirectory {
   /** Present members of `role`, sorted by id. */
   members(role: string): Member[] {
     return [...this.present.values()].map((p) => p.member).filter((m) => m.role === role).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Roles with at least one present member, sorted. */
+  roles(): string[] {
+    return [...new Set([...this.present.values()].map((p) => p.member.role))].sort();
   }
 
   /** Calls `listener` for each change of `role` (every role when undefined); returns the unsubscribe function. */

@@ -6,6 +6,7 @@ import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
 import { toLeaseSeconds, type MemberTiming } from './timing.js';
 
+/** @internal */
 export interface MemberHandleOptions {
   role: string;
   id: string;
@@ -33,6 +34,7 @@ export class MemberHandle {
   private withdrawn = false;
   private readonly acquireTime: string;
 
+  /** @internal */
   constructor(private readonly options: MemberHandleOptions) {
     this.current = options.payload;
     this.acquireTime = formatMicroTime(options.clock.wallNow());

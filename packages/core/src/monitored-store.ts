@@ -8,6 +8,7 @@ import type { RecordKey, RecordList, RecordStore, StoredRecord, WatchListener, W
  * The store as the algorithms use it: every call bounded by a timeout, and its
  * outcome reported to the connection monitor. A timed-out write may still land;
  * compare-and-set keeps that safe.
+ * @internal
  */
 export class MonitoredStore {
   constructor(

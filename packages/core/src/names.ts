@@ -39,6 +39,7 @@ export function assertIdentity(what: string, value: unknown): asserts value is s
   }
 }
 
+/** @internal */
 export function isValidCluster(value: string): boolean {
   return CLUSTER.test(value);
 }

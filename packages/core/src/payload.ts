@@ -22,7 +22,7 @@ function jsonProblem(value: unknown, path: string, depth: number): string | unde
   return `${path} is ${value === undefined ? 'undefined' : typeof value === 'object' ? `a ${value.constructor?.name ?? 'non-plain object'}` : `a ${typeof value}`}, which is not JSON`;
 }
 
-/** Throws INVALID_ARGUMENT unless `payload` is plain JSON, and PAYLOAD_TOO_LARGE beyond `maxBytes`. */
+/** Throws INVALID_ARGUMENT unless `payload` is plain JSON, and PAYLOAD_TOO_LARGE beyond `maxBytes`. @internal */
 export function assertPayload(payload: unknown, maxBytes: number): asserts payload is JsonValue | undefined {
   if (payload === undefined) return;
   const problem = jsonProblem(payload, 'payload', 0);

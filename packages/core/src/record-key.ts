@@ -3,8 +3,11 @@ import type { RecordKey } from './store.js';
 /** What a record is for; also a label on Kubernetes objects. */
 export type RecordKind = 'member' | 'election' | 'lock';
 
+/** @internal */
 export const MEMBER_PREFIX = 'member/';
+/** @internal */
 export const ELECTION_PREFIX = 'election/';
+/** @internal */
 export const LOCK_PREFIX = 'lock/';
 
 export function memberKey(role: string, id: string): RecordKey {

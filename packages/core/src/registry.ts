@@ -6,7 +6,9 @@ import { LockHandle } from './distributed-lock.js';
 import { Emitter } from './emitter.js';
 import { AbortedError, ClosedError, InvalidArgumentError, LockTimeoutError } from './errors.js';
 import { LeaderObserver } from './leader-observer.js';
+import { LeaseDirectory, leasesNow } from './lease-directory.js';
 import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
+import type { LeaseInfo, LeaseListener } from './lease-info.js';
 import type { JsonValue } from './lease-record.js';
 import { Leadership, type LeadershipEvents } from './leadership.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -19,14 +21,6 @@ import { assertPayload } from './payload.js';
 import { electionKey, lockKey, memberKey } from './record-key.js';
 import type { CorruptEntry, RecordStore } from './store.js';
 import { WatchCache } from './watch-cache.js';
-
-/** What the process provides beyond the configuration. */
-export interface RegistryRuntime {
-  /** Where Rollcall logs; pino's shape. Default: nothing is logged. */
-  logger?: Logger;
-  /** Time source; tests inject a ManualClock. Default: the system clock. */
-  clock?: Clock;
-}
 
 /** Every state change of a registry, for applications and metrics. */
 export interface RegistryEvents extends ConnectionEvents {
@@ -59,9 +53,24 @@ export interface LockOptions {
   signal?: AbortSignal;
 }
 
-/** A `watchMembers` subscription. */
-export interface MemberSubscription {
+/** A subscription of `watchMembers`, `watchElections` or `watchLocks`. */
+export interface Subscription {
+  /** Stops the calls to the listener. Idempotent. */
   close(): void;
+}
+
+/** The store each registry runs on, for {@link registryStore}; not a property, so it is not part of the Registry API. */
+const stores = new WeakMap<Registry, RecordStore>();
+
+/**
+ * The store `registry` runs on. For backend tests, the conformance suite and
+ * operator tools (`rollcall release`): a write through it bypasses every
+ * algorithm of the registry. Applications never need it.
+ */
+export function registryStore(registry: Registry): RecordStore {
+  const store = stores.get(registry);
+  if (!store) throw new InvalidArgumentError('registryStore() takes a registry made by createRegistry()');
+  return store;
 }
 
 /**
@@ -80,6 +89,9 @@ export class Registry extends Emitter<RegistryEvents> {
   private closed = false;
   private lockSeq = 0;
   private readonly lockPrefix = randomBytes(3).toString('hex');
+  /** Made by the first watch: a registry that never watches every election or lock keeps no view of them, nor timers. */
+  private electionDirectory: LeaseDirectory | undefined;
+  private lockDirectory: LeaseDirectory | undefined;
 
   private constructor(
     /** The validated, frozen configuration. */
@@ -98,9 +110,10 @@ export class Registry extends Emitter<RegistryEvents> {
   /**
    * Opens a registry on an already connected store: lists, starts the watch,
    * and resolves once the first list is in. Rejects (and closes the store) if
-   * that fails. `createRegistry` is the usual way in.
+   * that fails. `createRegistry` is the way in.
+   * @internal
    */
-  static async open(store: RecordStore, resolved: RegistryConfig, runtime: RegistryRuntime = {}): Promise<Registry> {
+  static async open(store: RecordStore, resolved: RegistryConfig, runtime: { clock?: Clock; logger?: Logger } = {}): Promise<Registry> {
     const clock = runtime.clock ?? systemClock;
     const logger = runtime.logger ?? silentLogger;
     let registry: Registry | undefined;
@@ -133,6 +146,7 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     const directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs);
     registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
+    stores.set(registry, store);
     registry.wire(store);
     return registry;
   }
@@ -168,11 +182,6 @@ export class Registry extends Emitter<RegistryEvents> {
   /** The connection state now. */
   get state(): ConnectionState {
     return this.monitor.state;
-  }
-
-  /** The store this registry runs on, for backend-specific tests and tools. */
-  get recordStore(): RecordStore {
-    return this.rawStore;
   }
 
   private assertOpen(): void {
@@ -225,12 +234,71 @@ export class Registry extends Emitter<RegistryEvents> {
    * Calls `listener` with `added` for every current member of `role`, then with
    * each change. `removed` carries the member's last known data.
    */
-  watchMembers(role: string, listener: MemberListener): MemberSubscription {
+  watchMembers(role: string, listener: MemberListener): Subscription {
     this.assertOpen();
     assertName('role', role);
     if (typeof listener !== 'function') throw new InvalidArgumentError('watchMembers() needs a listener function');
     for (const member of this.directory.members(role)) listener({ type: 'added', member });
-    const off = this.directory.subscribe(role, listener);
+    return this.subscription(this.directory.subscribe(role, listener));
+  }
+
+  /** The roles that have at least one member this process sees now, sorted. */
+  async roles(): Promise<string[]> {
+    this.assertOpen();
+    return this.directory.roles();
+  }
+
+  /**
+   * Every election with a record, sorted by name: its leader now and its latest
+   * fencing token. A snapshot, judged by this process's clock when called; unlike
+   * `observe()` and the watches, it does not confirm an expiry with the backend.
+   */
+  async elections(): Promise<LeaseInfo[]> {
+    this.assertOpen();
+    return leasesNow('election', this.cache, this.clock.now());
+  }
+
+  /** Every lock with a record, sorted by name: its holder now and its latest fencing token; a snapshot, as {@link elections}. */
+  async locks(): Promise<LeaseInfo[]> {
+    this.assertOpen();
+    return leasesNow('lock', this.cache, this.clock.now());
+  }
+
+  /**
+   * Calls `listener` with `added` for every current election, then with each
+   * change: `changed` when the leader changes (a new leader or term, a
+   * resignation, or an expiry by this process's clock once a read confirms the
+   * record unchanged), `removed` when a record is deleted. Renewals are not
+   * events. Served by the shared watch cache.
+   */
+  watchElections(listener: LeaseListener): Subscription {
+    return this.watchLeases('election', listener);
+  }
+
+  /** As {@link watchElections}, for every lock: `changed` when a lock is acquired, released or expires. */
+  watchLocks(listener: LeaseListener): Subscription {
+    return this.watchLeases('lock', listener);
+  }
+
+  private watchLeases(kind: 'election' | 'lock', listener: LeaseListener): Subscription {
+    this.assertOpen();
+    if (typeof listener !== 'function') throw new InvalidArgumentError(`watch${kind === 'election' ? 'Elections' : 'Locks'}() needs a listener function`);
+    const directory = this.leases(kind);
+    for (const lease of directory.list()) listener({ type: 'added', lease });
+    return this.subscription(directory.subscribe(listener));
+  }
+
+  private leases(kind: 'election' | 'lock'): LeaseDirectory {
+    if (kind === 'election') return (this.electionDirectory ??= new LeaseDirectory({ kind, ...this.trackerOptions() }));
+    return (this.lockDirectory ??= new LeaseDirectory({ kind, ...this.trackerOptions() }));
+  }
+
+  /** What every view of elections and locks shares: the cache, a read to confirm an expiry, and its retry delay. */
+  private trackerOptions() {
+    return { cache: this.cache, store: this.store, clock: this.clock, logger: this.logger, retryMs: Math.min(this.config.election.retryPeriodMs, this.config.lock.retryPeriodMs) };
+  }
+
+  private subscription(off: () => void): Subscription {
     this.subscriptions.add(off);
     return {
       close: () => {
@@ -264,7 +332,7 @@ export class Registry extends Emitter<RegistryEvents> {
   observe(election: string): LeaderObserver {
     this.assertOpen();
     assertName('election', election);
-    const observer = new LeaderObserver(election, electionKey(election), this.cache, this.clock, this.logger);
+    const observer = new LeaderObserver(election, { key: electionKey(election), ...this.trackerOptions() });
     this.observers.add(observer);
     return observer;
   }
@@ -336,6 +404,8 @@ export class Registry extends Emitter<RegistryEvents> {
     await Promise.allSettled([...[...this.members_].map((m) => m.withdraw()), ...[...this.holders].map((h) => h.stop('closed'))]);
     this.observers.forEach((o) => o.close());
     this.subscriptions.forEach((off) => off());
+    this.electionDirectory?.close();
+    this.lockDirectory?.close();
     this.directory.close();
     this.cache.close();
     this.monitor.close();

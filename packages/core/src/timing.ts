@@ -27,7 +27,7 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 
 export const DEFAULT_MEMBER_TIMING: Readonly<MemberTiming> = Object.freeze({ heartbeatIntervalMs: 5_000, leaseDurationMs: 20_000 });
 
-/** A broken timing rule: the key (relative, e.g. `renewDeadlineMs`) and the rule, or undefined when the timing holds. */
+/** A broken timing rule: the key (relative, e.g. `renewDeadlineMs`) and the rule, or undefined when the timing holds. @internal */
 export function leaseTimingProblem(t: LeaseTiming): { key: keyof LeaseTiming; rule: string } | undefined {
   if (!(t.retryPeriodMs > 0)) return { key: 'retryPeriodMs', rule: 'retryPeriodMs must be greater than 0' };
   if (!(t.leaseDurationMs >= 1000)) return { key: 'leaseDurationMs', rule: 'leaseDurationMs must be at least 1000' };
@@ -36,6 +36,7 @@ export function leaseTimingProblem(t: LeaseTiming): { key: keyof LeaseTiming; ru
   return undefined;
 }
 
+/** @internal */
 export function memberTimingProblem(t: MemberTiming): { key: keyof MemberTiming; rule: string } | undefined {
   if (!(t.heartbeatIntervalMs > 0)) return { key: 'heartbeatIntervalMs', rule: 'heartbeatIntervalMs must be greater than 0' };
   if (!(t.leaseDurationMs >= 1000)) return { key: 'leaseDurationMs', rule: 'leaseDurationMs must be at least 1000' };
@@ -43,7 +44,7 @@ export function memberTimingProblem(t: MemberTiming): { key: keyof MemberTiming;
   return undefined;
 }
 
-/** The whole seconds a record stores for a duration: rounded up, so observers never wait less than the holder assumes. */
+/** The whole seconds a record stores for a duration: rounded up, so observers never wait less than the holder assumes. @internal */
 export function toLeaseSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }

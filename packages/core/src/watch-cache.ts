@@ -4,7 +4,7 @@ import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { CorruptEntry, RecordKey, RecordList, StoredRecord, WatchEvent, WatchSubscription } from './store.js';
 
-/** What the cache knows of one key. */
+/** What the cache knows of one key. @internal */
 export interface CacheEntry {
   key: RecordKey;
   version: string;
@@ -15,13 +15,16 @@ export interface CacheEntry {
   observedAt: number;
 }
 
+/** @internal */
 export type CacheChange =
   | { type: 'added'; entry: CacheEntry }
   | { type: 'updated'; entry: CacheEntry; previous: CacheEntry }
   | { type: 'removed'; previous: CacheEntry };
 
+/** @internal */
 export type CacheListener = (change: CacheChange) => void;
 
+/** @internal */
 export interface WatchCacheOptions {
   store: MonitoredStore;
   clock: Clock;
@@ -40,6 +43,7 @@ export interface WatchCacheOptions {
  * and lock of the process. It resumes from its revision after a broken watch,
  * relists when that revision is too old, and then emits only the difference,
  * so subscribers see no lost and no phantom changes.
+ * @internal
  */
 export class WatchCache {
   private readonly entries = new Map<RecordKey, CacheEntry>();
@@ -54,6 +58,7 @@ export class WatchCache {
   private closed = false;
   private readyPromise: Promise<void> | undefined;
   private isLive = true;
+  private liveAt = 0;
   private liveTimer: Timer | undefined;
   private readonly liveListeners = new Set<() => void>();
 
@@ -88,6 +93,11 @@ export class WatchCache {
     return this.isLive;
   }
 
+  /** This process's monotonic time when the cache last went from blind to live; 0 if it never was blind. */
+  get liveSince(): number {
+    return this.liveAt;
+  }
+
   /** Calls `listener` whenever the cache goes from blind to live; returns the unsubscribe function. */
   onLive(listener: () => void): () => void {
     this.liveListeners.add(listener);
@@ -97,6 +107,7 @@ export class WatchCache {
   private setLive(live: boolean): void {
     if (this.isLive === live) return;
     this.isLive = live;
+    if (live) this.liveAt = this.options.clock.now();
     if (live) for (const listener of [...this.liveListeners]) listener();
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, createRegistry, envName, ErrorCode, loadPlugin, memoryPlugin, pluginContext, resolveConfig, resolvePluginOptions, silentLogger, systemClock, type ConfigSource, type RegistryPlugin } from '../src/index.js';
+import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
+import { loadPlugin, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
 
 const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 

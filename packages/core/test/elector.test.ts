@@ -205,4 +205,17 @@ describe('elector on the injected clock', () => {
     await h.clock.advanceUntil(() => la.isLeader, 5_000, 10);
     expect(events).toEqual(['elected 2 @10000']);
   });
+
+  it('the first renew comes a retry period after the acquisition, and every write has a new renewTime', async () => {
+    h = new Harness();
+    const writes: { at: number; renewTime: string | null }[] = [];
+    h.backend.subscribe((c) => c.row && writes.push({ at: h.clock.now(), renewTime: c.row.record.renewTime }));
+    const a = await h.registry('a');
+    a.registry.campaign('scheduler');
+    await h.clock.advance(0);
+    await h.clock.advance(6_000);
+    // The watch shows the holder its own acquisition; that is no reason to write again at once.
+    expect(writes.map((w) => w.at)).toEqual([0, 2_000, 4_000, 6_000]);
+    expect(new Set(writes.map((w) => w.renewTime)).size).toBe(writes.length);
+  });
 });

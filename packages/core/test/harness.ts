@@ -1,5 +1,5 @@
-import { MemoryBackend, MemoryStore, openRegistry, type Clock, type Registry, type RegistryConfigInput } from '../src/index.js';
-import { ManualClock, settle } from '../src/testing.js';
+import { createRegistry, type Clock, type Registry, type RegistryConfigInput } from '../src/index.js';
+import { ManualClock, MemoryBackend, MemoryStore, settle } from '../src/testing.js';
 
 /** A clock that shares a ManualClock's time but whose wall clock is off by `offsetMs`, like a host with a wrong clock. */
 export function skewedClock(base: ManualClock, offsetMs: number): Clock {
@@ -22,7 +22,7 @@ export class Harness {
     clock: Clock = this.clock,
     store = new MemoryStore({ backend: this.backend, cluster: 'test' }),
   ): Promise<{ registry: Registry; store: MemoryStore }> {
-    const registry = await openRegistry(store, { identity, ...config }, { clock });
+    const registry = await createRegistry({ type: 'memory', identity, ...config }, { store, clock });
     this.opened.push(registry);
     return { registry, store };
   }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCode, MemoryStore, openRegistry, type MemberEvent } from '../src/index.js';
+import { createRegistry, ErrorCode, type MemberEvent } from '../src/index.js';
+import { MemoryStore } from '../src/testing.js';
 import { GatedStore, Harness, until } from './harness.js';
 
 const timing = { member: { heartbeatIntervalMs: 5000, leaseDurationMs: 20000 } };
@@ -53,7 +54,7 @@ describe('membership on the injected clock', () => {
     const stale = new MemoryStore({ backend: h.backend, cluster: 'test' });
     const watch = stale.watch.bind(stale);
     stale.watch = (prefix, from, listener) => watch(prefix, from, { event: (e) => (muted && e.type === 'put' ? undefined : listener.event(e)), error: (e) => listener.error(e) });
-    const staleRegistry = await openRegistry(stale, { identity: 'stale', ...timing }, { clock: h.clock });
+    const staleRegistry = await createRegistry({ type: 'memory', identity: 'stale', ...timing }, { store: stale, clock: h.clock });
     const events: MemberEvent[] = [];
     staleRegistry.watchMembers('worker', collect(events));
     await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });

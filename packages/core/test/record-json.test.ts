@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, recordFromJson, recordToJson, type LeaseRecord } from '../src/index.js';
+import { ErrorCode } from '../src/index.js';
+import { recordFromJson, recordToJson, type LeaseRecord } from '../src/spi.js';
 
 const record: LeaseRecord = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000000Z', renewTime: null, leaseTransitions: 3, payload: { cpu: 1 } };
 

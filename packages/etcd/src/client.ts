@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import etcd3 from 'etcd3';
 import { handleWhen, noop, retry, type IPolicy } from 'cockatiel';
-import { ConfigurationError, UnavailableError, type RegistryError } from '@rollcall/core';
+import { ConfigurationError, type RegistryError, UnavailableError } from '@rollcall/core';
 import { prefixEnd } from './codec.js';
 import type { EtcdOptions } from './options.js';
 import { BACKEND } from './errors.js';

@@ -1,4 +1,5 @@
-import { recordFromJson, recordToJson, type CorruptRecordError, type LeaseRecord, type RecordKey } from '@rollcall/core';
+import type { CorruptRecordError } from '@rollcall/core';
+import { type LeaseRecord, recordFromJson, type RecordKey, recordToJson } from '@rollcall/core/spi';
 import { BACKEND } from './errors.js';
 
 /**

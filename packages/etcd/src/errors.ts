@@ -1,11 +1,5 @@
 import etcd3 from 'etcd3';
-import {
-  InvalidArgumentError,
-  PermissionError,
-  RegistryError,
-  RevisionTooOldError,
-  UnavailableError,
-} from '@rollcall/core';
+import { InvalidArgumentError, PermissionError, RegistryError, RevisionTooOldError, UnavailableError } from '@rollcall/core';
 
 export const BACKEND = 'etcd';
 

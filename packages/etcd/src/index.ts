@@ -1,4 +1,4 @@
-import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
 import { etcdOptions, validateEtcdOptions, type EtcdOptions } from './options.js';
 import { connectEtcdStore, type EtcdStore } from './store.js';
 
@@ -14,7 +14,7 @@ export const registryPlugin: RegistryPlugin<EtcdOptions> = {
 export type CreateEtcdStoreOptions = StoreFactoryOptions<EtcdOptions>;
 
 /**
- * Connects an etcd record store directly, for `openRegistry(store)` or for
+ * Connects an etcd record store directly, for `createRegistry(config, { store })` or for
  * tools; `createRegistry({ type: 'etcd', etcd: {...} })` is the usual way.
  * Options are validated as the configuration keys are (INVALID_CONFIG naming
  * the key); the connection is proven within `dialTimeoutMs`.

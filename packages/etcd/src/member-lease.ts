@@ -1,4 +1,4 @@
-import { UnavailableError, type Logger } from '@rollcall/core';
+import { type Logger, UnavailableError } from '@rollcall/core';
 import { stopStream, type EtcdClientSlice, type KeepAliveStream } from './client.js';
 import { BACKEND } from './errors.js';
 

@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 
 /** TLS files for `https://` endpoints. */
 export interface EtcdTlsOptions {

@@ -1,5 +1,6 @@
 import etcd3 from 'etcd3';
-import { RevisionTooOldError, UnavailableError, type Logger, type RegistryError, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core';
+import { type Logger, type RegistryError, RevisionTooOldError, UnavailableError } from '@rollcall/core';
+import type { WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 import { stopStream, type EtcdClientSlice, type WatchResponse, type WatchStream } from './client.js';
 import { decodeRecord, prefixEnd, type KeySpace } from './codec.js';
 import { BACKEND } from './errors.js';

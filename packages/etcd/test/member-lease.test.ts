@@ -1,5 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createRegistry, type LeaseRecord } from '@rollcall/core';
+import { createRegistry } from '@rollcall/core';
+import type { LeaseRecord } from '@rollcall/core/spi';
 import { createEtcdStore, type EtcdStore } from '../src/index.js';
 import { etcdEndpoints, rawClient, uniqueCluster } from './support/etcd.js';
 import { TcpProxy } from './support/tcp-proxy.js';

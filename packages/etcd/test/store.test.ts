@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { formatMicroTime, type LeaseRecord } from '@rollcall/core';
+import { formatMicroTime, type LeaseRecord } from '@rollcall/core/spi';
 import { Collected } from './support/collect.js';
 import { compactNow, etcdEndpoints, rawClient, Stores, uniqueCluster } from './support/etcd.js';
 import { TcpProxy } from './support/tcp-proxy.js';

@@ -2,6 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import { createEtcdStore } from '../src/index.js';
 import { makeTestPki, type TestPki } from './support/certs.js';
 import { etcdEndpoints, uniqueCluster } from './support/etcd.js';
@@ -36,7 +37,7 @@ describe('TLS', () => {
     try {
       await registry.announce({ role: 'worker', id: 'w1', payload: { tls: true } });
       expect(await registry.campaign('scheduler').whenElected()).toBeGreaterThan(0);
-      expect((await registry.recordStore.get('member/worker/w1'))?.record.payload).toEqual({ tls: true });
+      expect((await registryStore(registry).get('member/worker/w1'))?.record.payload).toEqual({ tls: true });
     } finally {
       await registry.close();
     }

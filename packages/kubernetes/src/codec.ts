@@ -1,4 +1,5 @@
-import { recordShapeProblem, type CorruptEntry, type JsonValue, type LeaseRecord, type StoredRecord } from '@rollcall/core';
+import type { JsonValue } from '@rollcall/core';
+import { type CorruptEntry, type LeaseRecord, recordShapeProblem, type StoredRecord } from '@rollcall/core/spi';
 import { corrupt } from './errors.js';
 
 export const CLUSTER_LABEL = 'rollcall.dev/cluster';

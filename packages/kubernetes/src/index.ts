@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
 import { kubernetesOptions, type KubernetesOptions } from './options.js';
 import { connectKubernetesStore, type KubernetesStore } from './store.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RecordKey } from '@rollcall/core';
+import type { RecordKey } from '@rollcall/core/spi';
 
 const MAX_NAME = 63;
 const SAFE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

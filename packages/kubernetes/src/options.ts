@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 
 /** `registry.kubernetes.*`: where the records live and how to reach the API server. */
 export interface KubernetesOptions {

@@ -1,26 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  assertPayloadSize,
-  ConfigurationError,
-  PermissionError,
-  StoreConflictError,
-  RevisionTooOldError,
-  hasCode,
-  parseKey,
-  InvalidArgumentError,
-  type CorruptEntry,
-  type LeaseRecord,
-  type Logger,
-  type PluginContext,
-  type RecordKey,
-  type RecordList,
-  type RecordStore,
-  type StoredRecord,
-  type WatchEvent,
-  type WatchListener,
-  type WatchSubscription,
-} from '@rollcall/core';
+import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
+import { assertPayloadSize, type CorruptEntry, type LeaseRecord, parseKey, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, loadKubeConfig, resolveNamespace } from './client.js';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';

@@ -1,4 +1,5 @@
-import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
+import { createRegistry, type Registry } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { restartServer } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';

@@ -1,4 +1,4 @@
-import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
 import { acquireDatabase, SqlRecordStore } from '@rollcall/sql';
 import { poolConfig, serverName } from './client.js';
 import { MysqlDialect } from './dialect.js';

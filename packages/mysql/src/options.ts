@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 import { sqlOptions, type SqlOptions } from '@rollcall/sql';
 
 /** TLS to the server. */

@@ -1,5 +1,5 @@
 // The crash-failover benchmark's leader: connects with the configuration sent over IPC, campaigns, and waits to be killed.
-import { createRegistry, type ConfigSource } from '@rollcall/core';
+import { type ConfigSource, createRegistry } from '@rollcall/core';
 
 process.once('message', (message: { config: ConfigSource }) => {
   createRegistry(message.config).then(

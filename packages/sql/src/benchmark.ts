@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createRegistry, type ConfigSource, type Leadership, type Registry } from '@rollcall/core';
+import { type ConfigSource, createRegistry, type Leadership, type Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import type { SqlRecordStore } from './store.js';
 
 /** What the SQL benchmark needs from a backend. */
@@ -69,7 +70,7 @@ export async function runSqlBenchmark(options: SqlBenchmarkOptions): Promise<voi
     open.push(r);
     return r;
   };
-  const statements = (r: Registry) => (r.recordStore as SqlRecordStore).database.dialect.statementCount;
+  const statements = (r: Registry) => (registryStore(r) as SqlRecordStore).database.dialect.statementCount;
   print(`# ${options.name}: ${new Date().toISOString()}, node ${process.version}, election/lock lease ${election.leaseDurationMs} ms, renew deadline ${election.renewDeadlineMs} ms, retry ${election.retryPeriodMs} ms`);
 
   try {

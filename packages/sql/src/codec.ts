@@ -1,4 +1,5 @@
-import { CorruptRecordError, recordFromJson, recordToJson, type CorruptEntry, type LeaseRecord, type StoredRecord } from '@rollcall/core';
+import { CorruptRecordError } from '@rollcall/core';
+import { type CorruptEntry, type LeaseRecord, recordFromJson, recordToJson, type StoredRecord } from '@rollcall/core/spi';
 
 /** A record's stored form: core's record JSON, fields in a fixed order so rows are readable by hand. */
 export function encodeRecord(record: LeaseRecord): string {

@@ -1,4 +1,4 @@
-import { PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Clock, type Logger, type Timer } from '@rollcall/core';
+import { type Clock, type Logger, PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Timer } from '@rollcall/core';
 import { toInt } from './codec.js';
 import type { SqlDialect, SqlExecutor } from './dialect.js';
 import type { SqlOptions } from './options.js';

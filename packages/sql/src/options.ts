@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 import { tablePrefixProblem } from './schema.js';
 
 /** The keys every SQL backend has, relative to `registry.<type>.`. */

@@ -1,4 +1,4 @@
-import type { PluginContext } from '@rollcall/core';
+import type { PluginContext } from '@rollcall/core/spi';
 import { SqlDatabase } from './database.js';
 import type { SqlDialect } from './dialect.js';
 import type { SqlOptions } from './options.js';

@@ -1,17 +1,5 @@
-import {
-  assertPayloadSize,
-  InvalidArgumentError,
-  recordShapeProblem,
-  StoreConflictError,
-  UnavailableError,
-  type LeaseRecord,
-  type RecordKey,
-  type RecordList,
-  type RecordStore,
-  type StoredRecord,
-  type WatchListener,
-  type WatchSubscription,
-} from '@rollcall/core';
+import { InvalidArgumentError, StoreConflictError, UnavailableError } from '@rollcall/core';
+import { assertPayloadSize, type LeaseRecord, type RecordKey, type RecordList, recordShapeProblem, type RecordStore, type StoredRecord, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { decodeRecord, encodeRecord, toInt } from './codec.js';
 import type { SqlDatabase } from './database.js';
 import type { SqlExecutor } from './dialect.js';

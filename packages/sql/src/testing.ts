@@ -1,4 +1,5 @@
-import { createRegistry, formatMicroTime, type ConfigSource, type LeaseRecord, type RecordStore, type Registry, type WatchEvent } from '@rollcall/core';
+import { type ConfigSource, createRegistry, type Registry } from '@rollcall/core';
+import { formatMicroTime, type LeaseRecord, type RecordStore, type WatchEvent } from '@rollcall/core/spi';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqlRow, SqlValue } from './dialect.js';
 import type { SqlOptions } from './options.js';

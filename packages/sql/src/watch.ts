@@ -1,4 +1,5 @@
-import { RegistryError, RevisionTooOldError, type Clock, type Logger, type Timer, type WatchEvent, type WatchListener } from '@rollcall/core';
+import { type Clock, type Logger, RegistryError, RevisionTooOldError, type Timer } from '@rollcall/core';
+import type { WatchEvent, WatchListener } from '@rollcall/core/spi';
 import { decodeRecord, toInt } from './codec.js';
 import type { SqlExecutor, SqlRow } from './dialect.js';
 import type { TableNames } from './schema.js';

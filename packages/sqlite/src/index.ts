@@ -1,4 +1,4 @@
-import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
 import { acquireDatabase } from '@rollcall/sql';
 import { resolveDatabasePath } from './client.js';
 import { SqliteDialect } from './dialect.js';

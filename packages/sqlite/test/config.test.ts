@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import { schemaScript, tableNames } from '@rollcall/sql';
 import { CREATED_BY, createSqliteStore, schemaStatements, type SqliteStore } from '../src/index.js';
 import { rawConnection, tempDir } from './support/sqlite.js';
@@ -36,7 +37,7 @@ describe('sqlite: registry.sqlite.path', () => {
     try {
       const registry = await createRegistry({ type: 'sqlite' });
       registries.push(registry);
-      expect((registry.recordStore as SqliteStore).path).toBe(join(here, 'rollcall.db'));
+      expect((registryStore(registry) as SqliteStore).path).toBe(join(here, 'rollcall.db'));
       expect(existsSync(join(here, 'rollcall.db'))).toBe(true);
     } finally {
       process.chdir(cwd);
@@ -55,7 +56,7 @@ describe('sqlite: registry.sqlite.path', () => {
     const path = join(dir, 'env.db');
     const registry = await createRegistry(configFromEnv({ REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PATH: path, REGISTRY_SQLITE_POLL_INTERVAL_MS: '50' }));
     registries.push(registry);
-    expect((registry.recordStore as SqliteStore).path).toBe(path);
+    expect((registryStore(registry) as SqliteStore).path).toBe(path);
   });
 
   it('a directory that does not exist is INVALID_CONFIG naming the key, and nothing is created', async () => {

@@ -1,4 +1,5 @@
-import { CorruptRecordError, recordShapeProblem, type LeaseRecord, type RecordKey } from '@rollcall/core';
+import { CorruptRecordError } from '@rollcall/core';
+import { type LeaseRecord, type RecordKey, recordShapeProblem } from '@rollcall/core/spi';
 import { BACKEND } from './errors.js';
 
 /**

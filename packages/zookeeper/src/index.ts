@@ -1,4 +1,4 @@
-import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core';
+import { pluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
 import { validateZookeeperOptions, zookeeperOptions, type ZookeeperOptions } from './options.js';
 import { connectZookeeperStore, type ZookeeperStore } from './store.js';
 

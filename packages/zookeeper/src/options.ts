@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 
 /** The `registry.zookeeper.*` keys, validated and frozen. */
 export interface ZookeeperOptions {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { RecordKey } from '@rollcall/core';
+import type { RecordKey } from '@rollcall/core/spi';
 
 /** What a consumer at some revision has been told: the version of every key under `prefix`. */
 export interface Snapshot {

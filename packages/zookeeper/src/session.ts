@@ -1,6 +1,7 @@
 import zookeeper from 'node-zookeeper-client';
 import type { Client, State } from 'node-zookeeper-client';
-import { UnavailableError, type Clock, type Logger, type RegistryError, type StoreSessionState, type Timer } from '@rollcall/core';
+import { type Clock, type Logger, type RegistryError, type Timer, UnavailableError } from '@rollcall/core';
+import type { StoreSessionState } from '@rollcall/core/spi';
 import { BACKEND, mapError, ZK, zkCode } from './errors.js';
 
 /** The internals of node-zookeeper-client this backend reaches into, narrowed to what it reads. */

@@ -1,24 +1,7 @@
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event, Stat } from 'node-zookeeper-client';
-import {
-  assertPayloadSize,
-  ConfigurationError,
-  InvalidArgumentError,
-  RegistryError,
-  RevisionTooOldError,
-  SchemaMismatchError,
-  StoreConflictError,
-  type LeaseRecord,
-  type Logger,
-  type PluginContext,
-  type RecordKey,
-  type RecordList,
-  type RecordStore,
-  type StoredRecord,
-  type StoreSessionState,
-  type WatchListener,
-  type WatchSubscription,
-} from '@rollcall/core';
+import { ConfigurationError, InvalidArgumentError, type Logger, RegistryError, RevisionTooOldError, SchemaMismatchError, StoreConflictError } from '@rollcall/core';
+import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type StoreSessionState, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { decodeKey, decodeRecord, encodeKey, encodeRecord } from './codec.js';
 import { ancestorAcls, recordAcls } from './acls.js';
 import { BACKEND } from './errors.js';

@@ -1,4 +1,5 @@
-import type { CorruptEntry, Logger, RecordKey, RegistryError, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core';
+import type { Logger, RegistryError } from '@rollcall/core';
+import type { CorruptEntry, RecordKey, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 import type { JournalPosition, RevisionJournal } from './revisions.js';
 
 /** One znode as read: a record, a corrupt value (both with their version and mzxid), or gone. */

@@ -1,5 +1,6 @@
 import { afterAll } from 'vitest';
-import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
+import { createRegistry, type Registry } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { requireTestEnv, startServer, stopServer } from '@rollcall/tools/testenv';
 import { createZookeeperStore } from '../src/index.js';

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import { killZookeeperEnsembleLeader, requireTestEnv, startServer, stopServer, waitForZookeeperEnsembleLeader } from '@rollcall/tools/testenv';
 import { observeFor, waitFor } from '@rollcall/conformance';
 import type { ZookeeperStore } from '../src/index.js';
@@ -145,7 +146,7 @@ describe('zookeeper ensemble', () => {
     const proxy = await proxyAll(ensemble());
     cleanups.push(() => proxy.close());
     const cut = await open(cluster, 'cut', proxy.connectString, fast, 3000);
-    const store = cut.recordStore as ZookeeperStore;
+    const store = registryStore(cut) as ZookeeperStore;
     const firstSession = store.session.sessionId;
     await cut.announce({ role: 'worker', id: 'cut', payload: { n: 1 } });
     const cutLeadership = cut.campaign('scheduler');

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Stat } from 'node-zookeeper-client';
-import { formatMicroTime, type JsonValue, type LeaseRecord, type WatchEvent, type WatchSubscription, type RegistryError } from '@rollcall/core';
+import type { JsonValue, RegistryError } from '@rollcall/core';
+import { formatMicroTime, type LeaseRecord, type WatchEvent, type WatchSubscription } from '@rollcall/core/spi';
 import { requireTestEnv } from '@rollcall/tools/testenv';
 import { createZookeeperStore, type CreateZookeeperStoreOptions, type ZookeeperStore } from '../src/index.js';
 

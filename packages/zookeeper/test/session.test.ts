@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
-import type { RegistryError, StoreSessionState } from '@rollcall/core';
+import type { RegistryError } from '@rollcall/core';
+import type { StoreSessionState } from '@rollcall/core/spi';
 import type { ZookeeperStore } from '../src/index.js';
 import { rawClient, record, standalone, storeFactory, uniqueCluster } from './helpers.js';
 import { TcpProxy } from './tcp-proxy.js';

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { systemClock, silentLogger, type RecordStore } from '@rollcall/core';
+import { silentLogger, systemClock } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
 import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, toCliError, usageError } from '../errors.js';
 import { outputFormat, printJson } from '../output.js';

@@ -1,4 +1,5 @@
-import { assertName, electionKey, lockKey, parseKey, StoreConflictError, type Registry, type StoredRecord } from '@rollcall/core';
+import { type LeaseInfo, StoreConflictError } from '@rollcall/core';
+import { assertName } from '@rollcall/core/spi';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
@@ -8,18 +9,12 @@ export interface ListingFlags extends ConfigFlags {
   json?: boolean;
 }
 
-/** Every role that has a member record. */
-async function roles(registry: Registry): Promise<string[]> {
-  const { records } = await registry.recordStore.list('member/');
-  return [...new Set(records.map((r) => parseKey(r.key)?.role).filter((r): r is string => !!r))].sort();
-}
-
 /** `rollcall members [role]`: the members the registry sees, through `members(role)`. */
 export async function membersCommand(role: string | undefined, flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
   if (role !== undefined) assertName('role', role);
   await withRegistry(flags, async (registry, config) => {
-    const names = role !== undefined ? [role] : await roles(registry);
+    const names = role !== undefined ? [role] : await registry.roles();
     const members = (await Promise.all(names.map((r) => registry.members(r)))).flat();
     if (format === 'json') {
       printJson(
@@ -51,36 +46,28 @@ interface LeaseRow {
   leaseDurationSeconds: number;
 }
 
-function leaseRow(name: string, stored: StoredRecord, holder: string | null): LeaseRow {
-  const r = stored.record;
-  return { name, holder, fencingToken: r.leaseTransitions, acquireTime: r.acquireTime, renewTime: r.renewTime, leaseDurationSeconds: r.leaseDurationSeconds };
+function leaseRow(lease: LeaseInfo): LeaseRow {
+  return {
+    name: lease.name,
+    holder: lease.holder?.identity ?? null,
+    fencingToken: lease.fencingToken,
+    acquireTime: lease.holder?.acquireTime?.toISOString() ?? null,
+    renewTime: lease.renewTime?.toISOString() ?? null,
+    leaseDurationSeconds: lease.leaseDurationMs / 1000,
+  };
 }
 
 function leaseTable(kind: string, rows: LeaseRow[], holderTitle: string): string {
   return table([kind, holderTitle, 'token', 'held for', 'renewed', 'lease'], rows.map((r) => [r.name, r.holder ?? '(none)', r.fencingToken, r.holder ? age(since(r.acquireTime)) : '-', age(since(r.renewTime)), `${r.leaseDurationSeconds}s`]));
 }
 
-/** `rollcall leader [election]`: the leader of one election through `observe()`, or of every election. */
+/** `rollcall leader [election]`: the leader of one election, or of every election, through `elections()`. */
 export async function leaderCommand(election: string | undefined, flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
   if (election !== undefined) assertName('election', election);
   await withRegistry(flags, async (registry, config) => {
-    let rows: LeaseRow[];
-    if (election !== undefined) {
-      const stored = await registry.recordStore.get(electionKey(election));
-      if (!stored) throw new StoreConflictError('NOT_FOUND', `no election ${election} in cluster ${config.resolved.cluster}`, { backend: registry.backend });
-      const observer = registry.observe(election);
-      const leader = observer.leader;
-      observer.close();
-      rows = [leaseRow(election, stored, leader?.identity ?? null)];
-    } else {
-      const { records } = await registry.recordStore.list('election/');
-      rows = records
-        .map((s) => ({ s, name: parseKey(s.key)?.name }))
-        .filter((x): x is { s: StoredRecord; name: string } => !!x.name)
-        .map(({ s, name }) => leaseRow(name, s, s.record.holderIdentity || null))
-        .sort((a, b) => (a.name < b.name ? -1 : 1));
-    }
+    const rows = (await registry.elections()).filter((e) => election === undefined || e.name === election).map(leaseRow);
+    if (election !== undefined && rows.length === 0) throw new StoreConflictError('NOT_FOUND', `no election ${election} in cluster ${config.resolved.cluster}`, { backend: registry.backend });
     if (format === 'json') {
       printJson(election !== undefined ? rows[0] : rows);
       return;
@@ -93,16 +80,11 @@ export async function leaderCommand(election: string | undefined, flags: Listing
   });
 }
 
-/** `rollcall locks`: every lock record of the cluster and who holds it. */
+/** `rollcall locks`: every lock of the cluster and who holds it, through `locks()`. */
 export async function locksCommand(flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
   await withRegistry(flags, async (registry, config) => {
-    const { records } = await registry.recordStore.list('lock/');
-    const rows = records
-      .map((s) => ({ s, name: parseKey(s.key)?.name }))
-      .filter((x): x is { s: StoredRecord; name: string } => !!x.name && x.s.key === lockKey(x.name))
-      .map(({ s, name }) => leaseRow(name, s, s.record.holderIdentity || null))
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    const rows = (await registry.locks()).map(leaseRow);
     if (format === 'json') {
       printJson(rows);
       return;

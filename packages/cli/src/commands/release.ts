@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
-import { assertName, formatMicroTime, lockKey, StoreConflictError } from '@rollcall/core';
+import { StoreConflictError } from '@rollcall/core';
+import { assertName, formatMicroTime, lockKey, registryStore } from '@rollcall/core/spi';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { CliError, ExitCode } from '../errors.js';
@@ -35,7 +36,8 @@ export async function releaseCommand(name: string, flags: ReleaseFlags): Promise
   const format = outputFormat(flags);
   assertName('lock', name);
   await withRegistry(flags, async (registry, config) => {
-    const store = registry.recordStore;
+    // An operator's write past the algorithms, so through the store itself.
+    const store = registryStore(registry);
     const key = lockKey(name);
     const stored = await store.get(key);
     if (!stored) throw new StoreConflictError('NOT_FOUND', `no lock ${name} in cluster ${config.resolved.cluster}`, { backend: registry.backend });

@@ -1,4 +1,4 @@
-import { createRegistry, hasCode, parseKey, type LeaderInfo, type Member, type RecordStore, type Registry, type RegistryError, type StoredRecord, type WatchSubscription } from '@rollcall/core';
+import { createRegistry, type LeaderInfo, type LeaseEvent, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { compactJson, outputFormat } from '../output.js';
@@ -26,96 +26,29 @@ function text(e: Event): string {
   }
 }
 
-/**
- * Follows every record of the store from a snapshot (list, then watch from its
- * revision), resuming after a broken watch and relisting when the revision is
- * too old; reports each key's change as (previous, next).
- */
-class RecordFollower {
-  private readonly state = new Map<string, StoredRecord>();
-  private revision = '';
-  private sub: WatchSubscription | undefined;
-  private retry: NodeJS.Timeout | undefined;
-  private delayMs = 250;
-  private closed = false;
-
-  constructor(
-    private readonly store: RecordStore,
-    private readonly onChange: (key: string, previous: StoredRecord | undefined, next: StoredRecord | undefined) => void,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.relist();
-  }
-
-  private async relist(): Promise<void> {
-    const list = await this.store.list('');
-    const seen = new Set<string>();
-    for (const record of list.records) {
-      seen.add(record.key);
-      const previous = this.state.get(record.key);
-      this.state.set(record.key, record);
-      if (previous?.version !== record.version) this.onChange(record.key, previous, record);
-    }
-    for (const [key, previous] of [...this.state]) {
-      if (!seen.has(key)) {
-        this.state.delete(key);
-        this.onChange(key, previous, undefined);
-      }
-    }
-    this.revision = list.revision;
-    this.watch();
-  }
-
-  private watch(): void {
-    if (this.closed) return;
-    this.sub = this.store.watch('', this.revision, {
-      event: (e) => {
-        this.delayMs = 250;
-        this.revision = e.revision;
-        if (e.type === 'put') {
-          const previous = this.state.get(e.record.key);
-          this.state.set(e.record.key, e.record);
-          this.onChange(e.record.key, previous, e.record);
-        } else if (e.type === 'delete') {
-          const previous = this.state.get(e.key);
-          this.state.delete(e.key);
-          if (previous) this.onChange(e.key, previous, undefined);
-        }
-      },
-      error: (err: RegistryError) => {
-        this.sub = undefined;
-        if (this.closed) return;
-        const again = hasCode(err, 'REVISION_TOO_OLD') ? () => this.relist().catch(() => this.schedule(() => this.relist())) : () => this.watch();
-        this.schedule(again);
-      },
-    });
-  }
-
-  private schedule(fn: () => unknown): void {
-    if (this.closed) return;
-    this.retry = setTimeout(() => {
-      this.retry = undefined;
-      void Promise.resolve(fn()).catch(() => this.schedule(fn));
-    }, this.delayMs);
-    this.delayMs = Math.min(this.delayMs * 2, 5000);
-  }
-
-  close(): void {
-    this.closed = true;
-    clearTimeout(this.retry);
-    this.sub?.close();
-  }
-}
-
 const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, payload: m.payload ?? null, ...(reason ? { reason } : {}) });
 const leaderEvent = (election: string, leader: LeaderInfo | undefined, previous?: LeaderInfo): Event =>
   leader ? { kind: 'election', type: 'leader', election, leader: leader.identity, fencingToken: leader.fencingToken } : { kind: 'election', type: 'no-leader', election, leader: null, fencingToken: null, previous: previous?.identity ?? null };
 
+/** A lock's change as the command prints it; a renewal or a repeat of "no holder" prints nothing. */
+function lockEvent(e: LeaseEvent): Event | undefined {
+  const { name, holder, fencingToken } = e.lease;
+  if (e.type === 'removed') return { kind: 'lock', type: 'deleted', lock: name, holder: null, fencingToken };
+  if (holder) return { kind: 'lock', type: 'acquired', lock: name, holder: holder.identity, fencingToken };
+  if (e.type !== 'changed') return undefined;
+  return e.reason === 'expired' ? { kind: 'lock', type: 'expired', lock: name, holder: e.previous.holder?.identity ?? null, fencingToken } : { kind: 'lock', type: 'released', lock: name, holder: null, fencingToken };
+}
+
+/** An election's change as the command prints it: its leader, or none (with the one it had); a free election's record deleted prints nothing. */
+function electionEvent(e: LeaseEvent): Event | undefined {
+  if (e.type === 'removed') return e.lease.holder ? leaderEvent(e.lease.name, undefined, e.lease.holder) : undefined;
+  return leaderEvent(e.lease.name, e.lease.holder, e.type === 'changed' ? e.previous.holder : undefined);
+}
+
 /**
  * `rollcall watch`: the current members, leaders and locks, then every change,
- * until Ctrl-C. Members and leaders come from the Registry API (so expiry is
- * judged as the library judges it); locks from the store's watch.
+ * until Ctrl-C, all from the Registry API and its one watch cache, so expiry is
+ * judged as the library judges it.
  */
 export async function watchCommand(flags: WatchFlags): Promise<number> {
   const format = outputFormat(flags);
@@ -125,63 +58,29 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     if (format === 'json') process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...e }) + '\n');
     else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${text(e)}\n`);
   };
+  const emitIf = (e: Event | undefined) => e && emit(e);
   const shown = new Set<string>();
   registry.on('memberAdded', ({ member }) => (shown.add(`${member.role}/${member.id}`), emit(memberEvent('added', member))));
   registry.on('memberUpdated', ({ member }) => emit(memberEvent('updated', member)));
   registry.on('memberRemoved', ({ member, reason }) => emit(memberEvent('removed', member, reason)));
   for (const type of ['suspended', 'lost', 'reconnected'] as const) registry.on(type, () => emit({ kind: 'connection', type }));
 
-  const observers = new Map<string, () => void>();
-  const lockTimers = new Map<string, NodeJS.Timeout>();
-  const follower = new RecordFollower(registry.recordStore, (key, previous, next) => {
-    const parsed = parseKey(key);
-    if (!parsed) return;
-    // Members come from the Registry API, which judges their expiry.
-    if (parsed.kind === 'member') return;
-    if (parsed.kind === 'election' && next && !observers.has(parsed.name)) {
-      const observer = registry.observe(parsed.name);
-      emit(leaderEvent(parsed.name, observer.leader));
-      const off = observer.on('changed', ({ leader, previous: was }) => emit(leaderEvent(parsed.name, leader, was)));
-      observers.set(parsed.name, () => (off(), observer.close()));
-      return;
-    }
-    if (parsed.kind !== 'lock') return;
-    const name = parsed.name;
-    clearTimeout(lockTimers.get(name));
-    if (!next) {
-      emit({ kind: 'lock', type: 'deleted', lock: name, holder: null, fencingToken: previous?.record.leaseTransitions ?? null });
-      return;
-    }
-    const r = next.record;
-    if (r.holderIdentity === '') {
-      if (previous && previous.record.holderIdentity !== '') emit({ kind: 'lock', type: 'released', lock: name, holder: null, fencingToken: r.leaseTransitions });
-      return;
-    }
-    if (!previous || previous.record.holderIdentity !== r.holderIdentity || previous.record.leaseTransitions !== r.leaseTransitions) {
-      emit({ kind: 'lock', type: 'acquired', lock: name, holder: r.holderIdentity, fencingToken: r.leaseTransitions });
-    }
-    // A holder that stops renewing: by this process's clock, as the library judges expiry.
-    const timer = setTimeout(() => emit({ kind: 'lock', type: 'expired', lock: name, holder: r.holderIdentity, fencingToken: r.leaseTransitions }), r.leaseDurationSeconds * 1000 + 1);
-    timer.unref();
-    lockTimers.set(name, timer);
-  });
-
-  const roles = new Set((await registry.recordStore.list('member/')).records.map((r) => parseKey(r.key)?.role).filter((r): r is string => !!r));
   // A member that joined while this listed has been shown by its event already.
-  for (const role of [...roles].sort()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
-  await follower.start();
-  process.stderr.write(`rollcall: watching cluster ${config.resolved.cluster} on ${registry.backend}; Ctrl-C to stop\n`);
+  for (const role of await registry.roles()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
+  const elections = registry.watchElections((e) => emitIf(electionEvent(e)));
+  const locks = registry.watchLocks((e) => emitIf(lockEvent(e)));
 
   return new Promise<number>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      follower.close();
-      observers.forEach((close) => close());
-      lockTimers.forEach((t) => clearTimeout(t));
+      elections.close();
+      locks.close();
       void registry.close().finally(() => resolve(ExitCode.INTERRUPTED));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Announced only once Ctrl-C is handled: a reader (a script, a test) may send it as soon as it reads this.
+    process.stderr.write(`rollcall: watching cluster ${config.resolved.cluster} on ${registry.backend}; Ctrl-C to stop\n`);
   });
 }

@@ -5,7 +5,7 @@
  * reports every leadership and lock event back. It never cleans up: being
  * killed mid-lease is the point.
  */
-import { createRegistry, openRegistry, RegistryError, systemClock, type Clock, type MemberHandle, type Registry } from '@rollcall/core';
+import { type Clock, createRegistry, type MemberHandle, type Registry, RegistryError, systemClock } from '@rollcall/core';
 import { IpcRecordStore, type IpcChannel } from '../ipc-store.js';
 import { isControl, type ChildCommand, type ChildEvent, type ChildMessage, type ParentMessage } from './protocol.js';
 
@@ -56,6 +56,11 @@ async function run(command: ChildCommand): Promise<unknown> {
   }
 }
 
+/** A registry on the parent's store, carried over the IPC channel. */
+function onParentStore(config: Record<string, unknown>, store: IpcRecordStore, clock: Clock): Promise<Registry> {
+  return createRegistry({ ...config, type: store.backend }, { store, clock });
+}
+
 channel.on('message', (raw: unknown) => {
   if (!isControl(raw)) return;
   const message = raw as ParentMessage;
@@ -63,7 +68,7 @@ channel.on('message', (raw: unknown) => {
     const { init } = message;
     const skew = init.wallSkewMs ?? 0;
     const clock: Clock = { now: systemClock.now, setTimeout: systemClock.setTimeout, wallNow: () => new Date(Date.now() + skew) };
-    const opening = init.kind === 'config' ? createRegistry(init.config, { clock }) : openRegistry(new IpcRecordStore(channel, init.store), init.config, { clock });
+    const opening = init.kind === 'config' ? createRegistry(init.config, { clock }) : onParentStore(init.config, new IpcRecordStore(channel, init.store), clock);
     opening.then(
       (opened) => {
         registry = opened;

@@ -7,7 +7,7 @@ import type { IpcStoreDescription } from '../ipc-store.js';
 export type ChildInit = (
   /** Connect on its own: `createRegistry(config)`. */
   | { kind: 'config'; config: ConfigSource }
-  /** Use the parent's store over IPC: `openRegistry(ipcStore, config)`. */
+  /** Use the parent's store over IPC: `createRegistry(config, { store: ipcStore })`. */
   | { kind: 'ipc-store'; config: Record<string, unknown>; store: IpcStoreDescription }
 ) & {
   /** Shifts the child's wall clock (record timestamps) by this many milliseconds, as a host with a wrong clock. Its monotonic clock is untouched. */

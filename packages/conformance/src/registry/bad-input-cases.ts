@@ -1,4 +1,5 @@
 import type { Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../wait-for.js';
 import { codeOf, writtenKeys, type Harness } from './harness.js';
@@ -80,7 +81,7 @@ export function badInputCases(h: Harness): void {
     it('a payload over the limit fails PAYLOAD_TOO_LARGE on announce and on update; peers keep the last good payload', async () => {
       const r = await fresh();
       const peer = await h.registry('peer');
-      const limit = Math.min(r.config.maxPayloadBytes, r.recordStore.maxPayloadBytes);
+      const limit = Math.min(r.config.maxPayloadBytes, registryStore(r).maxPayloadBytes);
       const tooBig = 'x'.repeat(limit - 1); // JSON adds two quotes: limit + 1 bytes
       expect(await codeOf(r.announce({ role: 'worker', id: 'big', payload: tooBig }))).toBe('PAYLOAD_TOO_LARGE');
       expect(await writtenKeys(r)).toEqual([]);
@@ -89,17 +90,17 @@ export function badInputCases(h: Harness): void {
       await waitFor(async () => (await peer.members('worker')).length === 1 || undefined, h.timings.watchBoundMs, 'the peer to see the member');
       expect(await codeOf(member.update(tooBig))).toBe('PAYLOAD_TOO_LARGE');
       expect(member.payload).toEqual({ ok: 1 });
-      const stored = await r.recordStore.get('member/worker/w1');
+      const stored = await registryStore(r).get('member/worker/w1');
       expect(stored?.record.payload).toEqual({ ok: 1 });
       expect((await peer.members('worker')).map((m) => m.payload)).toEqual([{ ok: 1 }]);
     });
 
     it('a payload of exactly the limit is accepted and reaches peers whole', async () => {
       const r = await fresh();
-      const limit = Math.min(r.config.maxPayloadBytes, r.recordStore.maxPayloadBytes);
+      const limit = Math.min(r.config.maxPayloadBytes, registryStore(r).maxPayloadBytes);
       const exact = 'x'.repeat(limit - 2);
       await r.announce({ role: 'worker', id: 'w1', payload: exact });
-      expect((await r.recordStore.get('member/worker/w1'))?.record.payload).toBe(exact);
+      expect((await registryStore(r).get('member/worker/w1'))?.record.payload).toBe(exact);
     });
 
     it('a payload JSON cannot carry fails INVALID_ARGUMENT on announce and on update', async () => {
@@ -110,7 +111,7 @@ export function badInputCases(h: Harness): void {
       expect(await writtenKeys(r)).toEqual([]);
       const member = await r.announce({ role: 'worker', id: 'w2', payload: 'fine' });
       for (const payload of NON_JSON) expect(await codeOf(member.update(payload as never))).toBe('INVALID_ARGUMENT');
-      expect((await r.recordStore.get('member/worker/w2'))?.record.payload).toBe('fine');
+      expect((await registryStore(r).get('member/worker/w2'))?.record.payload).toBe('fine');
     });
 
     /** Each configuration fails INVALID_CONFIG naming its key, and nothing is written. */

@@ -1,3 +1,4 @@
+import { registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { observeFor, waitFor } from '../wait-for.js';
@@ -40,7 +41,7 @@ export function crashCases(h: Harness): void {
       expect(log.times[2]! - killedAt).toBeGreaterThanOrEqual(m.leaseDurationMs - m.heartbeatIntervalMs - tolerance);
       expect(log.summary()).toEqual(['added w1', 'updated w1', 'removed w1']);
       // The peer deletes the expired record (by compare-and-set), so it does not linger.
-      await waitFor(async () => (await peer.recordStore.list('member/')).records.length === 0, bound, 'the expired record to be deleted');
+      await waitFor(async () => (await registryStore(peer).list('member/')).records.length === 0, bound, 'the expired record to be deleted');
       expect(await peer.members('worker')).toEqual([]);
     });
 

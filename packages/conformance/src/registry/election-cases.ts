@@ -1,4 +1,5 @@
-import { electionKey, type Leadership, type LeadershipEvents, type LeaderInfo } from '@rollcall/core';
+import type { LeaderInfo, Leadership, LeadershipEvents } from '@rollcall/core';
+import { electionKey, registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { nextEvent, observeFor, waitFor } from '../wait-for.js';
@@ -70,13 +71,13 @@ export function electionCases(h: Harness): void {
       const a = await h.registry('a');
       const leadership = a.campaign('scheduler');
       const token = await leadership.whenElected();
-      const first = await a.recordStore.get(electionKey('scheduler'));
+      const first = await registryStore(a).get(electionKey('scheduler'));
       expect(first?.record).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: Math.ceil(e.leaseDurationMs / 1000), leaseTransitions: token });
       expect(first!.record.acquireTime).toMatch(MICRO_TIME);
       expect(first!.record.renewTime).toMatch(MICRO_TIME);
       // Every renew changes renewTime (client-go and fabric8 electors watch for exactly that).
       const renewed = await waitFor(async () => {
-        const now = await a.recordStore.get(electionKey('scheduler'));
+        const now = await registryStore(a).get(electionKey('scheduler'));
         return now && now.version !== first!.version ? now : undefined;
       }, e.retryPeriodMs + bound, 'a renew');
       expect(renewed.record.renewTime).toMatch(MICRO_TIME);
@@ -85,7 +86,7 @@ export function electionCases(h: Harness): void {
       expect(renewed.record.leaseTransitions).toBe(token);
       // Resigning frees the record: an empty holder, the transitions kept.
       await leadership.resign();
-      const freed = await a.recordStore.get(electionKey('scheduler'));
+      const freed = await registryStore(a).get(electionKey('scheduler'));
       expect(freed?.record.holderIdentity).toBe('');
       expect(freed?.record.leaseTransitions).toBe(token);
     });

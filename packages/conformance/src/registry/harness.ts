@@ -1,4 +1,5 @@
 import type { MemberEvent, Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import { afterEach, beforeEach } from 'vitest';
 import type { ConformanceConfig, RegistryCapabilities } from '../capabilities.js';
 import { CrashClient } from '../crash-client.js';
@@ -123,6 +124,6 @@ export async function codeOf(call: Promise<unknown> | (() => unknown)): Promise<
 
 /** Everything written to this registry's cluster, as `key holder` strings: "nothing changed" means this stays empty. */
 export async function writtenKeys(registry: Registry): Promise<string[]> {
-  const list = await registry.recordStore.list('');
+  const list = await registryStore(registry).list('');
   return list.records.map((r) => r.key).sort();
 }

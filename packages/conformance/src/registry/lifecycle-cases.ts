@@ -1,4 +1,5 @@
 import type { LeadershipEvents } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { nextEvent, observeFor, waitFor } from '../wait-for.js';
 import { codeOf, logMembers, type Harness } from './harness.js';
@@ -111,7 +112,7 @@ export function lifecycleCases(h: Harness): void {
       expect(await codeOf(() => r.observe('scheduler'))).toBe('CLOSED');
       expect(await codeOf(() => r.lock('l'))).toBe('CLOSED');
       expect(await codeOf(r.tryLock('l'))).toBe('CLOSED');
-      await waitFor(async () => (await holder.recordStore.list('member/')).records.length === 0, bound, 'no member records');
+      await waitFor(async () => (await registryStore(holder).list('member/')).records.length === 0, bound, 'no member records');
     });
   });
 }

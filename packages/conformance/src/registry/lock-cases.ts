@@ -1,4 +1,5 @@
-import { lockKey, type LockHandle, type Registry } from '@rollcall/core';
+import type { LockHandle, Registry } from '@rollcall/core';
+import { lockKey, registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { observeFor, waitFor, whenAborted } from '../wait-for.js';
@@ -69,13 +70,13 @@ export function lockCases(h: Harness): void {
       const a = await h.registry('a');
       const b = await h.registry('b');
       const held = await a.lock('l');
-      const before = await a.recordStore.get(lockKey('l'));
+      const before = await registryStore(a).get(lockKey('l'));
       const started = performance.now();
       expect(await codeOf(b.lock('l', { timeoutMs: 600 }))).toBe('LOCK_TIMEOUT');
       expect(performance.now() - started).toBeGreaterThanOrEqual(600 - timings.toleranceMs);
       expect(held.held).toBe(true);
       expect(held.signal.aborted).toBe(false);
-      const after = await a.recordStore.get(lockKey('l'));
+      const after = await registryStore(a).get(lockKey('l'));
       expect(after?.record.holderIdentity).toBe(before?.record.holderIdentity);
       expect(after?.record.leaseTransitions).toBe(held.fencingToken);
       // The timed-out waiter left nothing behind: the lock is b's as soon as it is free.

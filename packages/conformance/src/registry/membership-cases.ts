@@ -1,3 +1,4 @@
+import { registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { observeFor, waitFor } from '../wait-for.js';
 import { codeOf, logMembers, type Harness } from './harness.js';
@@ -111,7 +112,7 @@ export function membershipCases(h: Harness): void {
       await member.withdraw();
       await member.withdraw();
       expect(await codeOf(member.update({ n: 1 }))).toBe('CLOSED');
-      expect((await a.recordStore.list('')).records).toEqual([]);
+      expect((await registryStore(a).list('')).records).toEqual([]);
       await waitFor(async () => (await a.members('worker')).length === 0, bound, 'the withdrawn member to leave the view');
     });
   });

@@ -24,6 +24,7 @@ function fail(key: string, rule: string): never {
  * Checks and converts one value. Values from the flat and environment forms are
  * strings and are parsed; values of the object form must already have the type.
  * Secret values never appear in a message.
+ * @internal
  */
 export function coerceOption(key: string, spec: OptionSpec, raw: unknown): unknown {
   const shown = spec.type === 'string' && spec.secret ? '<secret>' : JSON.stringify(raw);
@@ -63,6 +64,7 @@ export function coerceOption(key: string, spec: OptionSpec, raw: unknown): unkno
  * Validates a section's flat values against `schema`, with defaults applied:
  * unknown keys, wrong types and missing required keys are errors naming the key.
  * Returns the section as a frozen nested object (`tls.caFile` → `{ tls: { caFile } }`).
+ * @internal
  */
 export function resolveSection(prefix: string, schema: OptionSchema, values: ReadonlyMap<string, unknown>): Readonly<Record<string, unknown>> {
   for (const key of values.keys()) {
@@ -102,6 +104,7 @@ export function flattenObject(prefix: string, node: Record<string, unknown>, int
   return into;
 }
 
+/** @internal */
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     for (const child of Object.values(value)) deepFreeze(child);

@@ -106,7 +106,7 @@ function flatten(source: ConfigSource): { flat: Map<string, unknown>; env: Map<s
   return { flat, env };
 }
 
-/** Reads `registry.type` from any form, to know which plugin to load. */
+/** Reads `registry.type` from any form, to know which plugin to load. @internal */
 export function configType(source: ConfigSource): string {
   const type = flatten(source).flat.get('registry.type');
   if (type === undefined) throw new ConfigurationError('registry.type: is required (REGISTRY_TYPE in the environment form)', { key: 'registry.type' });
@@ -117,10 +117,13 @@ export function configType(source: ConfigSource): string {
 /**
  * Validates a configuration in any of its three forms against the core keys and
  * the plugin's section. Unknown keys, wrong types and impossible timings throw
- * INVALID_CONFIG naming the key and the rule. The result is frozen.
+ * INVALID_CONFIG naming the key and the rule; so does a `registry.type` other
+ * than the plugin's. The result is frozen.
  */
 export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[] = []): RegistryConfig {
   const { flat, env } = flatten(source);
+  const type = flat.get('registry.type');
+  if (type !== undefined && type !== plugin.type) throw new ConfigurationError(`registry.type: ${JSON.stringify(type)} is not the plugin's type ${JSON.stringify(plugin.type)}`, { key: 'registry.type' });
   const sectionPrefix = `registry.${plugin.type}.`;
   if (env.size > 0) {
     const known = new Map<string, string>();

@@ -1,4 +1,5 @@
-import type { RecordStore, RegistryError, WatchEvent, WatchSubscription } from '@rollcall/core';
+import type { RegistryError } from '@rollcall/core';
+import type { RecordStore, WatchEvent, WatchSubscription } from '@rollcall/core/spi';
 import { waitFor } from './wait.js';
 
 /** A watch whose events and end are kept, for bounded waits on them. */

@@ -1,7 +1,7 @@
 import etcd3 from 'etcd3';
 import { randomBytes } from 'node:crypto';
 import { readTestEnv } from '@rollcall/tools/testenv';
-import type { RecordStore } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
 import { createEtcdStore, type CreateEtcdStoreOptions, type EtcdStore } from '../../src/index.js';
 
 export function etcdEndpoints(): string[] {

@@ -1,0 +1,16 @@
+/**
+ * `@rollcall/core/spi`: what a backend author needs — the record-store SPI, the
+ * record codec, keys, option schemas and the plugin contract — and what backend
+ * tests and tools use to reach a registry's store. Applications use
+ * `@rollcall/core`; so do backends, for errors, Clock and Logger.
+ */
+export type { CorruptEntry, RecordKey, RecordList, RecordStore, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
+export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type LeaseRecord } from './lease-record.js';
+export { recordFromJson, recordToJson } from './record-json.js';
+export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
+export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
+export type { OptionSchema, OptionSpec } from './config/option-schema.js';
+export { loadPlugin, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
+export { registryStore } from './registry.js';
+export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
+export { assertPayloadSize } from './payload.js';
