@@ -1,6 +1,6 @@
 import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { compactServer, restartServer } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
 import { kubernetesStore, registryPlugin } from '../src/index.js';
 import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
@@ -12,6 +12,8 @@ const opened: TcpProxy[] = [];
 afterAll(async () => Promise.all(opened.map((p) => p.close())));
 
 const storeProxies = new WeakMap<RecordStore, TcpProxy>();
+/** Compacts the API server's etcd and lets its watch caches relist past it. */
+const compact = async () => void (await compactServer('kubernetes'));
 
 storeConformance({
   name: 'kubernetes',
@@ -22,7 +24,7 @@ storeConformance({
     storeProxies.set(store, proxy);
     return store;
   },
-  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore() },
+  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore(), compact },
 });
 
 registryConformance({
@@ -38,5 +40,6 @@ registryConformance({
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
     partition: { partition: (r) => proxies.get(r)!.cut(), heal: (r) => proxies.get(r)!.restore() },
     restartServer: () => restartServer('kube-apiserver'),
+    compact,
   },
 });
