@@ -1,6 +1,7 @@
 import { down, status, up, currentEnvFile } from './orchestrate.js';
 import { restartServer, startServer, stopServer, zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
 import { SERVER_NAMES } from './catalog.js';
+import { compactServer, type CompactableServer } from './compaction.js';
 import { envFilePath } from './paths.js';
 import { GO_COMPONENTS } from './go-components.js';
 import { ensureBuilt } from './go-build.js';
@@ -14,6 +15,7 @@ const USAGE = `usage: npm run testenv -- <command> [names...]
   stop|start|restart <server-or-unit>   fault injection (e.g. kube-apiserver, zookeeper-ensemble-2)
   leader                the ZooKeeper ensemble member that leads
   kill-leader           SIGKILL the ZooKeeper ensemble leader
+  compact etcd|kubernetes   discard the change history up to now (a watch from before gets "too old")
 servers: ${SERVER_NAMES.join(', ')}`;
 
 async function main(argv: string[]): Promise<void> {
@@ -58,6 +60,14 @@ async function main(argv: string[]): Promise<void> {
     case 'kill-leader': {
       const killed = await killZookeeperEnsembleLeader();
       console.log(`killed ${killed.unit}`);
+      return;
+    }
+    case 'compact': {
+      if (names.length === 0) throw new Error('compact needs a server: etcd or kubernetes');
+      for (const name of names) {
+        const { revision } = await compactServer(name as CompactableServer);
+        console.log(`compacted ${name}: every revision below ${revision} is gone`);
+      }
       return;
     }
     default:

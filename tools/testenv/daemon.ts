@@ -122,6 +122,38 @@ export async function stopDaemon(unit: string, options: { signal?: 'SIGTERM' | '
   rmSync(unitPidFile(unit), { force: true });
 }
 
+/**
+ * Freezes a running unit (SIGSTOP to its process group) and resolves once it is stopped:
+ * it keeps its sockets open but runs no code, so it can neither reconnect nor answer
+ * until `resumeDaemon`.
+ */
+export async function pauseDaemon(unit: string): Promise<void> {
+  const pid = daemonPid(unit);
+  if (pid === undefined) throw new TestenvError(`${unit} is not running`);
+  signalGroup(pid, 'SIGSTOP');
+  const deadline = Date.now() + 5_000;
+  while (processState(pid) !== 'T') {
+    if (Date.now() >= deadline) throw new TestenvError(`${unit}: pid ${pid} did not stop after SIGSTOP`);
+    await delay(10);
+  }
+}
+
+/** Lets a unit frozen by `pauseDaemon` run again (SIGCONT to its process group). */
+export function resumeDaemon(unit: string): void {
+  const pid = daemonPid(unit);
+  if (pid !== undefined) signalGroup(pid, 'SIGCONT');
+}
+
+/** The state letter of /proc/<pid>/stat (R, S, T, Z, ...), or undefined when it is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2);
+  } catch {
+    return undefined;
+  }
+}
+
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal); // the whole session/process group started by startDaemon

@@ -21,6 +21,8 @@ export { up, down, status, refreshEnvFile } from './orchestrate.js';
 export type { UnitStatus } from './orchestrate.js';
 export { stopServer, startServer, restartServer, zookeeperEnsembleLeader, waitForZookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
 export type { StopOptions } from './faults.js';
+export { compactServer } from './compaction.js';
+export type { CompactableServer, Compaction } from './compaction.js';
 export { mintServiceAccountToken, serviceAccountKubeconfig } from './service-account-token.js';
 export type { MintTokenOptions } from './service-account-token.js';
 export { createGlobalSetup } from './global-setup-factory.js';

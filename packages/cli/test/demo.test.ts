@@ -5,6 +5,17 @@ import { alive, BIN, cleanEnv, run, Running } from './cli.js';
 
 const pidsOf = (out: string) => [...out.matchAll(/started (master|worker)-\d pid (\d+)/g)].map((m) => Number(m[2]));
 const dbOf = (out: string) => /on sqlite \((\/[^)]+\/demo\.db)\)/.exec(out)?.[1];
+/** The HEARTBEAT column of each member table the plain demo printed: id → age in seconds (undefined for '-'). */
+const heartbeatsOf = (out: string) =>
+  [...out.matchAll(/^ROLE +ID +PID +STATUS +CPU +MEMORY +LOAD +HEARTBEAT\n((?:(?:master|worker) .*\n)+)/gm)].map((table) =>
+    Object.fromEntries(
+      table[1]!.trimEnd().split('\n').map((row) => {
+        const cells = row.split(/ +/);
+        const age = /^(\d+(?:\.\d+)?)s$/.exec(cells.at(-1)!);
+        return [cells[1]!, cells.at(-1) === '-' ? undefined : age ? Number(age[1]) : Infinity];
+      }),
+    ),
+  );
 
 describe('rollcall demo', () => {
   it('without a terminal: plain lines through the SIGKILL failover, a withdraw and a crash, a summary, and no process left', async () => {
@@ -35,6 +46,19 @@ describe('rollcall demo', () => {
     expect(existsSync(dbOf(r.stdout)!)).toBe(false);
   });
 
+  it('HEARTBEAT is the age of the last renewal: every live member, masters whose payload never changes included, within its 3 s lease', async () => {
+    const r = await run(['demo'], { timeoutMs: 110_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const tables = heartbeatsOf(r.stdout);
+    expect(tables, r.stdout).toHaveLength(2);
+    // The last table comes seconds after the failover: the surviving follower master last changed its payload when it announced.
+    const last = tables[1]!;
+    const live = Object.entries(last).filter(([, age]) => age !== undefined);
+    expect(live.map(([id]) => id).sort(), r.stdout).toEqual(expect.arrayContaining(['worker-1', 'worker-4']));
+    expect(live, r.stdout).toHaveLength(4);
+    for (const table of tables) for (const [id, age] of Object.entries(table)) if (age !== undefined) expect(age, `${id}: ${r.stdout}`).toBeLessThan(3);
+  });
+
   it('on a terminal: the view redraws in place, then the plain summary (a pseudo-terminal through script(1))', async () => {
     // script(1) (util-linux, essential on Debian) gives the demo a real pty, as a user's terminal would.
     const command = `stty cols 120 rows 50; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} demo`;
@@ -53,6 +77,9 @@ describe('rollcall demo', () => {
     expect(redraws.length).toBeGreaterThan(10);
     expect(out).toMatch(/phase: failover: master-\d was killed \(SIGKILL\)/);
     expect(out).toMatch(/leader: master-\d +fencing token 2/);
+    // The last frame, after the crash: the leader line shows its last renewal (every 0.5 s), not its election seconds ago.
+    const renewed = [...out.matchAll(/fencing token 2 +renewed (\d+\.\d)s ago/g)].map((m) => Number(m[1]));
+    expect(renewed.at(-1), out.slice(-3000)).toBeLessThan(3);
     expect(out).toMatch(/\x1b\[\?25hsummary:\n/);
     expect(out).toMatch(/^ {2}failover {11}\d+\.\d\d s from the SIGKILL/m);
     const pids = [...out.matchAll(/started (?:master|worker)-\d pid (\d+)/g)].map((m) => Number(m[1]));

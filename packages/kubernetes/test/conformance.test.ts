@@ -1,7 +1,7 @@
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { compactServer, restartServer } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
 import { createKubernetesStore, registryPlugin } from '../src/index.js';
 import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
@@ -13,6 +13,8 @@ const opened: TcpProxy[] = [];
 afterAll(async () => Promise.all(opened.map((p) => p.close())));
 
 const storeProxies = new WeakMap<RecordStore, TcpProxy>();
+/** Compacts the API server's etcd and lets its watch caches relist past it. */
+const compact = async () => void (await compactServer('kubernetes'));
 
 storeConformance({
   name: 'kubernetes',
@@ -23,7 +25,7 @@ storeConformance({
     storeProxies.set(store, proxy);
     return store;
   },
-  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore() },
+  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore(), compact },
 });
 
 registryConformance({
@@ -39,5 +41,6 @@ registryConformance({
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
     partition: { partition: (r) => proxies.get(r)!.cut(), heal: (r) => proxies.get(r)!.restore() },
     restartServer: () => restartServer('kube-apiserver'),
+    compact,
   },
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { createRegistry, type LeaderInfo, type Member, type Registry } from '@rollcall/core';
+import { createRegistry, type LeaderInfo, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, formatError, toCliError, usageError } from '../errors.js';
 import { age, since, table } from '../output.js';
@@ -78,6 +78,7 @@ class Demo {
   private readonly waiters = new Set<() => void>();
   private readonly abort = new AbortController();
   private view: Registry | undefined;
+  private observer: LeaderObserver | undefined;
   private renderTimer: NodeJS.Timeout | undefined;
   private lastFrameLines = 0;
   private cleaned: Promise<number[]> | undefined;
@@ -194,7 +195,7 @@ class Demo {
     const header = `rollcall demo: ${MASTERS} masters and ${WORKERS} workers on ${this.where()}, cluster ${r.cluster}; election lease ${this.leaseMs / 1000} s, member heartbeat ${r.member.heartbeatIntervalMs / 1000} s, member lease ${r.member.leaseDurationMs / 1000} s`;
     if (this.tty) {
       process.stdout.write('\x1b[?25l');
-      this.renderTimer = setInterval(() => this.render(), 250);
+      this.renderTimer = setInterval(() => void this.refreshMembers().then(() => this.render()), 250);
     }
     this.header = header;
     if (!this.tty) process.stdout.write(header + '\n');
@@ -216,7 +217,7 @@ class Demo {
         this.notify();
       });
     }
-    const observer = this.view.observe('scheduler');
+    const observer = (this.observer = this.view.observe('scheduler'));
     this.leader = observer.leader;
     observer.on('changed', ({ leader, previous }) => {
       this.leader = leader;
@@ -236,7 +237,7 @@ class Demo {
     this.log(`all ${MASTERS + WORKERS} members present; ${first.identity} leads with fencing token ${first.fencingToken}`);
     this.phase = `steady: ${first.identity} leads, workers heartbeat`;
     this.notify();
-    if (!this.tty) process.stdout.write(this.memberTable() + '\n');
+    if (!this.tty) await this.printMemberTable();
     await this.pause(2500);
 
     // 2. The leader dies without a word: SIGKILL.
@@ -278,7 +279,7 @@ class Demo {
     this.phase = 'done';
     this.notify();
     await this.pause(this.tty ? 1500 : 0);
-    if (!this.tty) process.stdout.write(this.memberTable() + '\n');
+    if (!this.tty) await this.printMemberTable();
 
     const lastLeader = this.leader ?? next;
     this.summary.push(
@@ -323,6 +324,26 @@ class Demo {
     this.log(`started ${id} pid ${node.pid}`);
   }
 
+  /**
+   * Takes each present member from the view's current list: a heartbeat that keeps the
+   * payload is no member event, so the member from the last event carries the time of the
+   * last payload change, not of the last renewal. Events alone decide who is present.
+   */
+  private async refreshMembers(): Promise<void> {
+    const view = this.view;
+    if (!view || this.cleaned) return;
+    const current = await Promise.all(['master', 'worker'].map((role) => view.members(role))).catch(() => []);
+    for (const m of current.flat()) {
+      const key = `${m.role}/${m.id}`;
+      if (this.members.has(key)) this.members.set(key, m);
+    }
+  }
+
+  private async printMemberTable(): Promise<void> {
+    await this.refreshMembers();
+    process.stdout.write(this.memberTable() + '\n');
+  }
+
   private memberTable(): string {
     const rows = [...this.nodes.values()].map((n) => {
       const m = this.members.get(`${n.kind}/${n.id}`);
@@ -338,7 +359,9 @@ class Demo {
   private render(): void {
     if (!this.tty || this.cleaned) return;
     const width = Math.max(40, (process.stdout.columns ?? 100) - 1);
-    const leader = this.leader ? `leader: ${this.leader.identity}   fencing token ${this.leader.fencingToken}   renewed ${age(since(this.leader.renewTime))} ago` : 'leader: (none)';
+    // The observer's leader is current; the one from the last 'changed' event has that term's first renewal.
+    const current = this.observer?.leader ?? this.leader;
+    const leader = current ? `leader: ${current.identity}   fencing token ${current.fencingToken}   renewed ${age(since(current.renewTime))} ago` : 'leader: (none)';
     const lines = [this.header, `phase: ${this.phase}   ${this.elapsed().trim()}`, '', leader, '', ...this.memberTable().split('\n'), '', 'events:', ...this.events.map((e) => `  ${e}`)];
     const frame = lines.map((l) => (l.length > width ? l.slice(0, width) : l));
     const up = this.lastFrameLines > 0 ? `\x1b[${this.lastFrameLines}F` : '';
