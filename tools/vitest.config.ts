@@ -1,15 +1,30 @@
-import { mergeConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { sharedTestConfig } from '../vitest.shared.js';
 
-export default mergeConfig(sharedTestConfig, {
+const shared = sharedTestConfig.test!;
+
+export default defineConfig({
   test: {
-    // every server, on a private instance (see test/global-setup.ts)
-    globalSetup: ['./test/global-setup.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
-    // the teardown stops the private instance; vitest must not exit in the middle of it
+    // the testenv teardown stops the private instance; vitest must not exit in the middle of it
     teardownTimeout: 120_000,
-    // fault tests stop and restart servers: no other file may use them meanwhile
-    fileParallelism: false,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'testenv',
+          exclude: [...configDefaults.exclude, 'test/bench.test.ts'],
+          // every server, on a private instance (see test/global-setup.ts)
+          globalSetup: ['./test/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // fault tests stop and restart servers: no other file may use them meanwhile
+          fileParallelism: false,
+        },
+      },
+      {
+        // the benchmark on memory and sqlite: no server, so none is started
+        test: { ...shared, name: 'bench', include: ['test/bench.test.ts'], testTimeout: 120_000 },
+      },
+    ],
   },
 });

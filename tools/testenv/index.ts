@@ -33,3 +33,5 @@ export { zookeeperMode, fourLetterWord } from './four-letter-word.js';
 export { waitFor } from './wait-for.js';
 export { TestenvError } from './errors.js';
 export { envFilePath, testenvRoot } from './paths.js';
+export { buildClientGoElector, ClientGoCandidate } from './client-go-elector.js';
+export type { ClientGoEvent, ClientGoCandidateOptions } from './client-go-elector.js';

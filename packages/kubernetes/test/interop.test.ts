@@ -1,11 +1,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
 import { observeFor } from '@rollcall/conformance';
+import { buildClientGoElector, ClientGoCandidate } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/client.js';
 import { objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
-import { buildClientGoElector, ClientGoCandidate } from './client-go-elector.js';
 import { kubeEnv } from './kube-env.js';
 
 const timing = { election: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 } };
@@ -71,7 +71,7 @@ function goCandidate(lease: string, identity: string): ClientGoCandidate {
 
 beforeAll(async () => {
   namespace = await admin.namespace('interop');
-  binary = buildClientGoElector();
+  binary = await buildClientGoElector();
 }, 600_000);
 
 afterAll(async () => {

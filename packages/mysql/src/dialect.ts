@@ -13,7 +13,6 @@ export class MysqlDialect implements SqlDialect {
   private readonly pool: Pool;
   private readonly database: string;
   private closed = false;
-  statementCount = 0;
 
   constructor(
     config: MysqlPoolConfig,
@@ -38,7 +37,7 @@ export class MysqlDialect implements SqlDialect {
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const connection = await this.pool.getConnection();
-    const control = (sql: string) => (this.statementCount++, connection.query({ sql, timeout: this.requestTimeoutMs }));
+    const control = (sql: string) => connection.query({ sql, timeout: this.requestTimeoutMs });
     let healthy = true;
     try {
       await control('START TRANSACTION');
@@ -76,7 +75,6 @@ export class MysqlDialect implements SqlDialect {
   async createSchema(statements: readonly string[], seed: (tx: SqlExecutor) => Promise<void>): Promise<void> {
     // DDL commits implicitly in MySQL: tables first, then the state row that marks the schema complete.
     for (const sql of statements) {
-      this.statementCount++;
       await this.pool.query({ sql, timeout: this.requestTimeoutMs });
     }
     await this.transaction(seed);
@@ -100,7 +98,7 @@ export class MysqlDialect implements SqlDialect {
 
   private executor(target: Queryable): MysqlExecutor {
     const timeout = this.requestTimeoutMs;
-    const execute = (sql: string, params: readonly SqlValue[]) => (this.statementCount++, target.execute({ sql, timeout }, params));
+    const execute = (sql: string, params: readonly SqlValue[]) => target.execute({ sql, timeout }, params);
     return {
       all: async (sql, params = []) => {
         const [rows] = await execute(sql, params);

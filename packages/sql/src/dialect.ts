@@ -23,8 +23,6 @@ export interface SqlExecutor {
 export interface SqlDialect {
   /** `mysql`, `sqlite`: the backend name in error messages. */
   readonly backend: string;
-  /** Statements sent to the database so far (transaction control included): what the database sees. */
-  readonly statementCount: number;
   /** Single statements outside a transaction. Each is a consistent read on its own. */
   readonly reader: SqlExecutor;
   /**

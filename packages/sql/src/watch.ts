@@ -41,7 +41,7 @@ export class ChangePoller {
   private polling = false;
   private again = false;
   private closed = false;
-  /** Queries run so far, for tests and the benchmark. */
+  /** Queries run so far, for tests. */
   queries = 0;
 
   constructor(

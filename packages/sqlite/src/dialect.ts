@@ -22,7 +22,6 @@ export class SqliteDialect implements SqlDialect {
   private readonly statements = new Map<string, Statement>();
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
-  statementCount = 0;
 
   constructor(private readonly options: SqliteDialectOptions) {
     this.db = openDatabase(options.path, options.busyTimeoutMs);
@@ -91,13 +90,11 @@ export class SqliteDialect implements SqlDialect {
   }
 
   private exec(sql: string): void {
-    this.statementCount++;
     this.db.exec(sql);
   }
 
   private prepare(sql: string): Statement {
     if (this.closed) throw new Error('the database is closed');
-    this.statementCount++;
     let statement = this.statements.get(sql);
     if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
     return statement;

@@ -1,7 +1,10 @@
 // A client-go leader elector on a coordination.k8s.io/v1 Lease, for the
-// interoperability test: it must never lead at the same time as a Rollcall
-// candidate on the same Lease. It prints one line per event to stdout:
+// interoperability test (it must never lead at the same time as a Rollcall
+// candidate on the same Lease) and the benchmark's reference row. It prints
+// one line per event to stdout:
 //
+//	STARTED <unix-nanos>
+//	LEADER <unix-nanos> <identity>   (it saw a new leader, possibly itself)
 //	ELECTED <unix-nanos>
 //	LOST <unix-nanos>
 //
@@ -57,6 +60,7 @@ func main() {
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) { fmt.Println("ELECTED", time.Now().UnixNano()) },
 			OnStoppedLeading: func() { fmt.Println("LOST", time.Now().UnixNano()) },
+			OnNewLeader:      func(identity string) { fmt.Println("LEADER", time.Now().UnixNano(), identity) },
 		},
 	})
 }

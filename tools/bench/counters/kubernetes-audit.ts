@@ -1,0 +1,82 @@
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { waitFor } from '@rollcall/conformance';
+import type { RequestTotals } from '../scenarios/idle-requests.js';
+import { WAIT_BOUND_MS } from '../timing.js';
+
+/** One line of the audit log (an audit.k8s.io/v1 Event; one per stage of a request). */
+interface AuditEvent {
+  auditID: string;
+  verb: string;
+  user?: { username?: string };
+  requestReceivedTimestamp?: string;
+  objectRef?: { name?: string };
+}
+
+/** A counting window: where the log ended and the time when it was opened. */
+export interface AuditWindow {
+  fromByte: number;
+  from: number;
+}
+
+/**
+ * Requests per user from the API server's audit log: every request received
+ * inside a window, counted once however many stages it logged, by verb. The
+ * API server tells clients apart by their credentials, so each counted role
+ * runs as its own service account.
+ */
+export class AuditLog {
+  /**
+   * @param path the audit log file
+   * @param marker makes one request naming the given (absent) object, after
+   *   the window: once its event is in the log, so is every earlier one
+   */
+  constructor(
+    private readonly path: string,
+    private readonly marker: (name: string) => Promise<void>,
+  ) {}
+
+  open(): AuditWindow {
+    return { fromByte: statSync(this.path).size, from: Date.now() };
+  }
+
+  /** Ends the window now; resolves with each of `users`' requests received inside it. */
+  async close(window: AuditWindow, users: readonly string[]): Promise<Map<string, RequestTotals>> {
+    const to = Date.now();
+    const markerName = `bench-marker-${to.toString(36)}`;
+    await this.marker(markerName);
+    const events = await waitFor(
+      () => {
+        const read = this.eventsSince(window.fromByte);
+        return read.some((e) => e.objectRef?.name === markerName) ? read : undefined;
+      },
+      WAIT_BOUND_MS,
+      `the audit log ${this.path} to show the marker request`,
+    );
+    const counts = new Map(users.map((u) => [u, { total: 0, byMethod: {} as Record<string, number> }]));
+    const seen = new Set<string>();
+    for (const e of events) {
+      const tally = counts.get(e.user?.username ?? '');
+      const received = Date.parse(e.requestReceivedTimestamp ?? '');
+      if (!tally || seen.has(e.auditID) || !(received >= window.from && received < to)) continue;
+      seen.add(e.auditID);
+      tally.total++;
+      tally.byMethod[e.verb] = (tally.byMethod[e.verb] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  private eventsSince(fromByte: number): AuditEvent[] {
+    const size = statSync(this.path).size;
+    if (size < fromByte) throw new Error(`the audit log ${this.path} was rotated during the window; run again`);
+    const buffer = Buffer.alloc(size - fromByte);
+    const fd = openSync(this.path, 'r');
+    try {
+      readSync(fd, buffer, 0, buffer.length, fromByte);
+    } finally {
+      closeSync(fd);
+    }
+    const lines = buffer.toString('utf8').split('\n');
+    lines.pop(); // empty after the last newline, or a line still being written
+    return lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as AuditEvent);
+  }
+}
