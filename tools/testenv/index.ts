@@ -29,5 +29,7 @@ export type { ServerName } from './catalog.js';
 export type { GlobalSetupOptions, PrivateInstance } from './global-setup-factory.js';
 export { zookeeperMode, fourLetterWord } from './four-letter-word.js';
 export { waitFor } from './wait-for.js';
+export { TcpProxy, TcpProxyGroup } from './tcp-proxy.js';
+export type { TcpFault, TcpCutOptions, TcpTarget } from './tcp-proxy.js';
 export { TestenvError } from './errors.js';
 export { envFilePath, testenvRoot } from './paths.js';
