@@ -1,10 +1,9 @@
 import { afterAll } from 'vitest';
 import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { requireTestEnv, startServer, stopServer } from '@rollcall/tools/testenv';
+import { restartServer, TcpProxy } from '@rollcall/tools/testenv';
 import { ZookeeperStore } from '../src/index.js';
-import { standalone, waitPortsFree } from './helpers.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { standalone } from './helpers.js';
 
 // Each store and registry reaches ZooKeeper through its own proxy, so one can be cut off alone.
 // A cut is a blackhole: the socket stays open and silent, the case the library does not notice by itself.
@@ -13,7 +12,7 @@ const opened: TcpProxy[] = [];
 const SESSION_TIMEOUT_MS = 4000;
 
 async function viaProxy(): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: Number(standalone().split(':')[1]) });
+  const proxy = await TcpProxy.start(standalone());
   opened.push(proxy);
   return proxy;
 }
@@ -52,10 +51,6 @@ registryConformance({
     },
     // The child connects on its own from plain configuration.
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS } }) },
-    restartServer: async () => {
-      await stopServer('zookeeper');
-      await waitPortsFree([requireTestEnv('zookeeper').port], 10_000);
-      await startServer('zookeeper');
-    },
+    restartServer: () => restartServer('zookeeper'),
   },
 });
