@@ -9,8 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, totalmem } from 'node:os';
 import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
-import { readTestEnv, up } from '@rollcall/tools/testenv';
-import { TcpProxy } from '../test/support/tcp-proxy.js';
+import { readTestEnv, TcpProxy, up } from '@rollcall/tools/testenv';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 50);
 const ANNOUNCES = Number(process.env.ANNOUNCES ?? 200);
@@ -79,12 +78,12 @@ async function crashFailover(): Promise<number[]> {
   for (let i = 0; i < ROUNDS; i++) {
     const election = `failover-${i}-${randomBytes(3).toString('hex')}`;
     const proxy = await TcpProxy.start(endpoints[0]!);
-    const victim = await registry(`failover-victim-${i}`, [proxy.endpoint]);
+    const victim = await registry(`failover-victim-${i}`, [`http://${proxy.address}`]);
     await victim.campaign(election).whenElected();
     const candidacy = survivor.campaign(election);
     const elected = nextElected(candidacy);
     const start = performance.now();
-    proxy.partition();
+    proxy.cut('reset');
     samples.push((await elected) - start);
     await candidacy.resign();
     // The abandoned victim's close cannot reach etcd; let it time out in the background.

@@ -1,10 +1,9 @@
 import { afterAll } from 'vitest';
 import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { restartServer, TcpProxy } from '@rollcall/tools/testenv';
 import { createEtcdStore } from '../src/index.js';
 import { compactNow, etcdEndpoints, rawClient } from './support/etcd.js';
-import { TcpProxy } from './support/tcp-proxy.js';
 
 // Each store and registry of the suite reaches etcd through its own proxy, so one can be cut off alone.
 const proxies = new WeakMap<object, TcpProxy>();
@@ -26,13 +25,13 @@ storeConformance({
   name: 'etcd',
   async openStore(cluster): Promise<RecordStore> {
     const proxy = await viaProxy();
-    const store = await createEtcdStore({ cluster, endpoints: [proxy.endpoint], requestTimeoutMs: 2000 });
+    const store = await createEtcdStore({ cluster, endpoints: [`http://${proxy.address}`], requestTimeoutMs: 2000 });
     proxies.set(store, proxy);
     return store;
   },
   capabilities: {
     compact: async () => void (await compactNow(raw)),
-    partition: (store) => proxies.get(store)!.partition(),
+    partition: (store) => proxies.get(store)!.cut('reset'),
     heal: (store) => proxies.get(store)!.heal(),
   },
 });
@@ -48,13 +47,13 @@ for (const [NAME, etcdOptions] of [
     name: NAME,
     async createRegistry(config): Promise<Registry> {
       const proxy = await viaProxy();
-      const registry = await createRegistry({ ...config, type: 'etcd', etcd: { endpoints: [proxy.endpoint], ...etcdOptions } });
+      const registry = await createRegistry({ ...config, type: 'etcd', etcd: { endpoints: [`http://${proxy.address}`], ...etcdOptions } });
       proxies.set(registry, proxy);
       return registry;
     },
     capabilities: {
       partition: {
-        partition: (registry) => proxies.get(registry)!.partition(),
+        partition: (registry) => proxies.get(registry)!.cut('reset'),
         heal: (registry) => proxies.get(registry)!.heal(),
       },
       // The child connects on its own from plain configuration.
