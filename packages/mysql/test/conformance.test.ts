@@ -1,10 +1,9 @@
 import { afterAll } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { restartServer, TcpProxy } from '@rollcall/tools/testenv';
 import { createMysqlStore, type MysqlStore } from '../src/index.js';
 import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
-import { TcpProxy } from './support/tcp-proxy.js';
 
 const db = testDatabase('conformance');
 // Each store and registry reaches MariaDB through a proxy of its own, so one can be cut off alone.
@@ -40,7 +39,7 @@ storeConformance({
   },
   capabilities: {
     compact,
-    partition: (store) => proxies.get(store)!.partition(),
+    partition: (store) => proxies.get(store)!.cut('reset'),
     heal: (store) => proxies.get(store)!.heal(),
   },
 });
@@ -55,7 +54,7 @@ registryConformance({
   },
   capabilities: {
     partition: {
-      partition: (registry) => proxies.get(registry)!.partition(),
+      partition: (registry) => proxies.get(registry)!.cut('reset'),
       heal: (registry) => proxies.get(registry)!.heal(),
     },
     // The child connects on its own, straight to MariaDB.
