@@ -121,7 +121,7 @@ async function failover(namespace: string): Promise<void> {
     await until(() => candidates.some((c) => c.leadership.isLeader), 20_000);
     const leader = candidates.find((c) => c.leadership.isLeader)!;
     const started = performance.now();
-    leader.proxy.cut(); // to the others, a crash
+    leader.proxy.cut('reset'); // to the others, a crash
     await until(() => candidates.some((c) => c !== leader && c.leadership.isLeader), 20_000);
     times.push(performance.now() - started);
     await leader.registry.close().catch(() => {});

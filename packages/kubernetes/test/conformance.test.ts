@@ -1,10 +1,9 @@
 import { createRegistry, type RecordStore, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { restartServer, type TcpProxy } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
 import { kubernetesStore, registryPlugin } from '../src/index.js';
 import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
-import type { TcpProxy } from './tcp-proxy.js';
 
 const env = kubeEnv();
 const proxies = new WeakMap<Registry, TcpProxy>();
@@ -22,7 +21,7 @@ storeConformance({
     storeProxies.set(store, proxy);
     return store;
   },
-  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore() },
+  capabilities: { partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
 });
 
 registryConformance({
@@ -36,7 +35,7 @@ registryConformance({
   },
   capabilities: {
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
-    partition: { partition: (r) => proxies.get(r)!.cut(), heal: (r) => proxies.get(r)!.restore() },
+    partition: { partition: (r) => proxies.get(r)!.cut('reset'), heal: (r) => proxies.get(r)!.heal() },
     restartServer: () => restartServer('kube-apiserver'),
   },
 });
