@@ -1,7 +1,7 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { observeFor } from '@rollcall/conformance';
-import { TcpProxy, TcpProxyGroup, waitFor } from '@rollcall/tools/testenv';
+import { ClientProxies, TcpProxy, TcpProxyGroup, waitFor } from '@rollcall/tools/testenv';
 
 /** How long an event may take on loopback, milliseconds. */
 const BOUND_MS = 5000;
@@ -152,5 +152,20 @@ describe('TcpProxy', () => {
     await waitFor(() => refused.every((c) => c.ended() !== undefined), { what: 'every proxy to reset', timeoutMs: BOUND_MS, intervalMs: 10 });
     group.heal();
     for (const p of group.proxies) await echoed(client(p.port), 'ok', `the echo through ${p.address}`);
+  });
+
+  it('ClientProxies: one proxy per client, cut and healed by the client alone', async () => {
+    const echo = await echoServer();
+    servers.push(echo.server);
+    const proxies = new ClientProxies({ host: '127.0.0.1', port: echo.port }, 'reset');
+    closers.push(() => proxies.close());
+    const [a, b] = await Promise.all([1, 2].map(() => proxies.open(async (proxy) => ({ c: client(proxy.port) }))));
+    await echoed(a!.c, 'a', 'the echo to a');
+    await echoed(b!.c, 'b', 'the echo to b');
+    proxies.cut(a!);
+    await waitFor(() => a!.c.ended() === 'ECONNRESET', { what: 'a to be reset', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await echoed(b!.c, 'still', 'b, not cut, to echo');
+    proxies.heal(a!);
+    expect(() => proxies.cut({})).toThrow('not opened through these proxies');
   });
 });
