@@ -1,4 +1,4 @@
-import { createRegistry, type ConfigSource, type Registry } from '@rollcall/core';
+import { type ConfigSource, createRegistry, type Registry } from '@rollcall/core';
 import type { CrashChildTarget } from '@rollcall/conformance';
 import type { ServerName } from '../testenv/index.js';
 import type { IdleRequests, NotApplicable } from './results.js';

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * A fresh cluster name per case, so cases never see each other's records even
- * on a backend that outlives the run. A DNS-1123 label, as clusters must be.
+ * A fresh cluster name per case, `<purpose>-<time>-<random>`, so cases never see
+ * each other's records even on a server that outlives the run. A DNS-1123 label
+ * of at most 63 characters, as clusters must be: a long `purpose` is shortened,
+ * never the unique tail.
  */
 export function uniqueCluster(purpose: string): string {
-  return `conf-${purpose}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`.slice(0, 63).replace(/-+$/, '');
+  const tail = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const head = purpose.slice(0, 63 - tail.length - 1).replace(/-+$/, '');
+  return head ? `${head}-${tail}` : tail;
 }

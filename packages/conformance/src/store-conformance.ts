@@ -1,9 +1,10 @@
-import { hasCode, type JsonValue } from '@rollcall/core';
-import { formatMicroTime, type LeaseRecord, type RecordStore } from '@rollcall/core/spi';
+import { hasCode } from '@rollcall/core';
+import type { RecordStore } from '@rollcall/core/spi';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipReason, type StoreCapabilities } from './capabilities.js';
 import { collectWatch, describeEvent } from './collect-watch.js';
 import { uniqueCluster } from './names.js';
+import { leaseRecord } from './records.js';
 import { rejection } from './wait-for.js';
 
 /** What `storeConformance` needs from a backend. */
@@ -19,11 +20,6 @@ export interface StoreConformanceOptions {
   capabilities?: StoreCapabilities;
   /** Bound on a watch event reaching the watcher, and on the watch ending with an error. Milliseconds. Default 5000. */
   eventTimeoutMs?: number;
-}
-
-function record(holderIdentity: string, payload?: JsonValue, leaseTransitions = 1): LeaseRecord {
-  const now = formatMicroTime(new Date());
-  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions, ...(payload === undefined ? {} : { payload }) };
 }
 
 /** A payload whose JSON is exactly `bytes` bytes: a string of `bytes - 2` characters plus its quotes. */
@@ -72,7 +68,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
       });
 
       it('create stores every field and the payload, and get returns them with the same version', async () => {
-        const written = record('w1', { cpu: 0.5, status: 'NORMAL', tags: ['a', 'ü'], nested: { n: null, ok: true } }, 3);
+        const written = leaseRecord('w1', { cpu: 0.5, status: 'NORMAL', tags: ['a', 'ü'], nested: { n: null, ok: true } }, 3);
         const created = await store.create('member/worker/w1', written);
         expect(created.key).toBe('member/worker/w1');
         expect(typeof created.version).toBe('string');
@@ -83,8 +79,8 @@ export function storeConformance(options: StoreConformanceOptions): void {
       });
 
       it('create on an existing key fails ALREADY_EXISTS and leaves the record as it was', async () => {
-        const first = await store.create('election/e', record('a'));
-        const err = await rejection(store.create('election/e', record('b')));
+        const first = await store.create('election/e', leaseRecord('a'));
+        const err = await rejection(store.create('election/e', leaseRecord('b')));
         expect(codeOf(err)).toBe('ALREADY_EXISTS');
         expect(await store.get('election/e')).toEqual(first);
       });
@@ -92,15 +88,15 @@ export function storeConformance(options: StoreConformanceOptions): void {
 
     describe('compare-and-set update', () => {
       it('update on the current version replaces the record and returns a new version', async () => {
-        const created = await store.create('lock/l', record('a'));
-        const updated = await store.update('lock/l', record('b', undefined, 2), created.version);
+        const created = await store.create('lock/l', leaseRecord('a'));
+        const updated = await store.update('lock/l', leaseRecord('b', undefined, 2), created.version);
         expect(updated.version).not.toBe(created.version);
         expect(updated.record.holderIdentity).toBe('b');
         expect(await store.get('lock/l')).toEqual(updated);
       });
 
       it('every update yields a new version, even when the content is identical', async () => {
-        const same = record('a');
+        const same = leaseRecord('a');
         let current = await store.create('lock/l', same);
         const seen = new Set([current.version]);
         for (let i = 0; i < 5; i++) {
@@ -111,16 +107,16 @@ export function storeConformance(options: StoreConformanceOptions): void {
       });
 
       it('update on a stale version fails CONFLICT and changes nothing', async () => {
-        const created = await store.create('lock/l', record('a'));
-        const updated = await store.update('lock/l', record('b'), created.version);
-        const err = await rejection(store.update('lock/l', record('c'), created.version));
+        const created = await store.create('lock/l', leaseRecord('a'));
+        const updated = await store.update('lock/l', leaseRecord('b'), created.version);
+        const err = await rejection(store.update('lock/l', leaseRecord('c'), created.version));
         expect(codeOf(err)).toBe('CONFLICT');
         expect(await store.get('lock/l')).toEqual(updated);
       });
 
       it('update of a missing key fails NOT_FOUND and creates nothing', async () => {
-        const created = await store.create('lock/other', record('a'));
-        const err = await rejection(store.update('lock/l', record('b'), created.version));
+        const created = await store.create('lock/other', leaseRecord('a'));
+        const err = await rejection(store.update('lock/l', leaseRecord('b'), created.version));
         expect(codeOf(err)).toBe('NOT_FOUND');
         expect(await store.get('lock/l')).toBeUndefined();
       });
@@ -128,33 +124,33 @@ export function storeConformance(options: StoreConformanceOptions): void {
 
     describe('compare-and-set delete', () => {
       it('delete on the current version removes the record', async () => {
-        const created = await store.create('member/worker/w1', record('w1'));
+        const created = await store.create('member/worker/w1', leaseRecord('w1'));
         await store.delete('member/worker/w1', created.version);
         expect(await store.get('member/worker/w1')).toBeUndefined();
       });
 
       it('delete on a stale version fails CONFLICT and the record stays', async () => {
-        const created = await store.create('member/worker/w1', record('w1'));
-        const updated = await store.update('member/worker/w1', record('w1', { n: 2 }), created.version);
+        const created = await store.create('member/worker/w1', leaseRecord('w1'));
+        const updated = await store.update('member/worker/w1', leaseRecord('w1', { n: 2 }), created.version);
         const err = await rejection(store.delete('member/worker/w1', created.version));
         expect(codeOf(err)).toBe('CONFLICT');
         expect(await store.get('member/worker/w1')).toEqual(updated);
       });
 
       it('delete of a missing key fails NOT_FOUND', async () => {
-        const created = await store.create('member/worker/w1', record('w1'));
+        const created = await store.create('member/worker/w1', leaseRecord('w1'));
         await store.delete('member/worker/w1', created.version);
         const err = await rejection(store.delete('member/worker/w1', created.version));
         expect(codeOf(err)).toBe('NOT_FOUND');
       });
 
       it('a deleted-then-recreated record never matches a version of its earlier life', async () => {
-        const first = await store.create('election/e', record('a'));
+        const first = await store.create('election/e', leaseRecord('a'));
         await store.delete('election/e', first.version);
-        const second = await store.create('election/e', record('b'));
+        const second = await store.create('election/e', leaseRecord('b'));
         expect(second.version).not.toBe(first.version);
         // A holder of the first life must not overwrite or delete the second one.
-        expect(codeOf(await rejection(store.update('election/e', record('a'), first.version)))).toBe('CONFLICT');
+        expect(codeOf(await rejection(store.update('election/e', leaseRecord('a'), first.version)))).toBe('CONFLICT');
         expect(codeOf(await rejection(store.delete('election/e', first.version)))).toBe('CONFLICT');
         expect(await store.get('election/e')).toEqual(second);
       });
@@ -162,10 +158,10 @@ export function storeConformance(options: StoreConformanceOptions): void {
 
     describe('list', () => {
       it('returns exactly the records under the prefix, and a revision', async () => {
-        await store.create('member/worker/w1', record('w1'));
-        await store.create('member/worker/w2', record('w2'));
-        await store.create('member/workers/x', record('x')); // shares a string prefix, not the role
-        await store.create('lock/member', record('l'));
+        await store.create('member/worker/w1', leaseRecord('w1'));
+        await store.create('member/worker/w2', leaseRecord('w2'));
+        await store.create('member/workers/x', leaseRecord('x')); // shares a string prefix, not the role
+        await store.create('lock/member', leaseRecord('l'));
         const list = await store.list('member/worker/');
         expect(list.records.map((r) => r.key).sort()).toEqual(['member/worker/w1', 'member/worker/w2']);
         expect(list.corrupt).toEqual([]);
@@ -176,26 +172,26 @@ export function storeConformance(options: StoreConformanceOptions): void {
       });
 
       it('the records of a list carry the versions a compare-and-set needs', async () => {
-        await store.create('lock/l', record('a'));
+        await store.create('lock/l', leaseRecord('a'));
         const [listed] = (await store.list('lock/')).records;
-        const updated = await store.update('lock/l', record('b'), listed!.version);
+        const updated = await store.update('lock/l', leaseRecord('b'), listed!.version);
         expect(updated.record.holderIdentity).toBe('b');
       });
     });
 
     describe('watch', () => {
       it('from a list revision sees exactly the later puts and deletes under the prefix, in order, and nothing earlier', async () => {
-        const a = await store.create('member/worker/a', record('a'));
-        const b = await store.create('member/worker/b', record('b'));
-        const a1 = await store.update('member/worker/a', record('a', { n: 1 }), a.version);
+        const a = await store.create('member/worker/a', leaseRecord('a'));
+        const b = await store.create('member/worker/b', leaseRecord('b'));
+        const a1 = await store.update('member/worker/a', leaseRecord('a', { n: 1 }), a.version);
         const list = await store.list('member/worker/');
         const watch = collectWatch(store, 'member/worker/', list.revision);
-        const a2 = await store.update('member/worker/a', record('a', { n: 2 }), a1.version);
+        const a2 = await store.update('member/worker/a', leaseRecord('a', { n: 2 }), a1.version);
         await store.delete('member/worker/b', b.version);
-        await store.create('lock/outside', record('outside'));
-        await store.create('member/workers/outside', record('outside'));
-        const c = await store.create('member/worker/c', record('c'));
-        const end = await store.create('member/worker/zz-end', record('end'));
+        await store.create('lock/outside', leaseRecord('outside'));
+        await store.create('member/workers/outside', leaseRecord('outside'));
+        const c = await store.create('member/worker/c', leaseRecord('c'));
+        const end = await store.create('member/worker/zz-end', leaseRecord('end'));
         const seen = await watch.until((e) => e.type === 'put' && e.record.key === 'member/worker/zz-end', eventTimeoutMs);
         watch.close();
         expect(seen.map(describeEvent)).toEqual(['put member/worker/a a', 'delete member/worker/b', 'put member/worker/c c', 'put member/worker/zz-end end']);
@@ -209,7 +205,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const list = await store.list('election/');
         expect(list.records).toEqual([]);
         const watch = collectWatch(store, 'election/', list.revision);
-        const created = await store.create('election/e', record('a'));
+        const created = await store.create('election/e', leaseRecord('a'));
         const seen = await watch.until((e) => e.type === 'put', eventTimeoutMs);
         watch.close();
         expect(seen).toHaveLength(1);
@@ -219,13 +215,13 @@ export function storeConformance(options: StoreConformanceOptions): void {
       it('resumed from the revision of a seen event, repeats nothing and misses nothing', async () => {
         const list = await store.list('lock/');
         const first = collectWatch(store, 'lock/', list.revision);
-        const one = await store.create('lock/one', record('1'));
-        await store.create('lock/two', record('2'));
+        const one = await store.create('lock/one', leaseRecord('1'));
+        await store.create('lock/two', leaseRecord('2'));
         const seen = await first.until((e) => e.type === 'put' && e.record.key === 'lock/two', eventTimeoutMs);
         first.close();
         const resumeFrom = seen.find((e) => e.type === 'put' && e.record.key === 'lock/one')!.revision;
         const resumed = collectWatch(store, 'lock/', resumeFrom);
-        await store.update('lock/one', record('1b'), one.version);
+        await store.update('lock/one', leaseRecord('1b'), one.version);
         const again = await resumed.until((e) => e.type === 'put' && e.record.record.holderIdentity === '1b', eventTimeoutMs);
         resumed.close();
         expect(again.map(describeEvent)).toEqual(['put lock/two 2', 'put lock/one 1b']);
@@ -235,10 +231,10 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const list = await store.list('lock/');
         const closed = collectWatch(store, 'lock/', list.revision);
         const open = collectWatch(store, 'lock/', list.revision);
-        await store.create('lock/a', record('a'));
+        await store.create('lock/a', leaseRecord('a'));
         await closed.until((e) => e.type === 'put', eventTimeoutMs);
         closed.close();
-        await store.create('lock/b', record('b'));
+        await store.create('lock/b', leaseRecord('b'));
         await open.until((e) => e.type === 'put' && e.record.key === 'lock/b', eventTimeoutMs);
         open.close();
         expect(closed.events.map(describeEvent)).toEqual(['put lock/a a']);
@@ -248,8 +244,8 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const compact = capabilities.compact;
         it('from a revision older than the store keeps ends with REVISION_TOO_OLD, and a relist recovers', async () => {
           const list = await store.list('');
-          let current = await store.create('lock/l', record('a'));
-          for (let i = 0; i < 3; i++) current = await store.update('lock/l', record(`a${i}`), current.version);
+          let current = await store.create('lock/l', leaseRecord('a'));
+          for (let i = 0; i < 3; i++) current = await store.update('lock/l', leaseRecord(`a${i}`), current.version);
           await compact();
           const watch = collectWatch(store, '', list.revision);
           const error = await watch.ended(eventTimeoutMs);
@@ -275,14 +271,14 @@ export function storeConformance(options: StoreConformanceOptions): void {
       const other = await open(otherCluster);
       const otherList = await other.list('');
       const otherWatch = collectWatch(other, '', otherList.revision);
-      const mine = await store.create('election/e', record('mine'));
+      const mine = await store.create('election/e', leaseRecord('mine'));
       expect(await other.get('election/e')).toBeUndefined();
-      expect(codeOf(await rejection(other.update('election/e', record('x'), mine.version)))).toBe('NOT_FOUND');
-      const theirs = await other.create('election/e', record('theirs'));
+      expect(codeOf(await rejection(other.update('election/e', leaseRecord('x'), mine.version)))).toBe('NOT_FOUND');
+      const theirs = await other.create('election/e', leaseRecord('theirs'));
       expect((await store.get('election/e'))?.record.holderIdentity).toBe('mine');
       expect((await store.list('')).records.map((r) => r.record.holderIdentity)).toEqual(['mine']);
       expect((await other.list('')).records.map((r) => r.record.holderIdentity)).toEqual(['theirs']);
-      await other.create('lock/end', record('end'));
+      await other.create('lock/end', leaseRecord('end'));
       const seen = await otherWatch.until((e) => e.type === 'put' && e.record.key === 'lock/end', eventTimeoutMs);
       otherWatch.close();
       expect(seen.map(describeEvent)).toEqual(['put election/e theirs', 'put lock/end end']);
@@ -294,16 +290,16 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const limit = store.maxPayloadBytes;
         expect(Number.isInteger(limit) && limit > 2).toBe(true);
         const tooBig = payloadOfBytes(limit + 1);
-        expect(codeOf(await rejection(store.create('member/worker/big', record('big', tooBig))))).toBe('PAYLOAD_TOO_LARGE');
+        expect(codeOf(await rejection(store.create('member/worker/big', leaseRecord('big', tooBig))))).toBe('PAYLOAD_TOO_LARGE');
         expect(await store.get('member/worker/big')).toBeUndefined();
-        const small = await store.create('member/worker/w', record('w', { ok: true }));
-        expect(codeOf(await rejection(store.update('member/worker/w', record('w', tooBig), small.version)))).toBe('PAYLOAD_TOO_LARGE');
+        const small = await store.create('member/worker/w', leaseRecord('w', { ok: true }));
+        expect(codeOf(await rejection(store.update('member/worker/w', leaseRecord('w', tooBig), small.version)))).toBe('PAYLOAD_TOO_LARGE');
         expect(await store.get('member/worker/w')).toEqual(small);
       });
 
       it('a payload of exactly maxPayloadBytes is kept whole', async () => {
         const exact = payloadOfBytes(store.maxPayloadBytes);
-        await store.create('member/worker/exact', record('exact', exact));
+        await store.create('member/worker/exact', leaseRecord('exact', exact));
         expect((await store.get('member/worker/exact'))?.record.payload).toBe(exact);
       });
     });
@@ -311,14 +307,14 @@ export function storeConformance(options: StoreConformanceOptions): void {
     if (capabilities.partition && capabilities.heal) {
       const { partition, heal } = capabilities as Required<Pick<StoreCapabilities, 'partition' | 'heal'>>;
       it('an unreachable backend fails every call UNAVAILABLE, ends open watches, and writes nothing', async () => {
-        const existing = await store.create('lock/l', record('a'));
+        const existing = await store.create('lock/l', leaseRecord('a'));
         const watch = collectWatch(store, '', (await store.list('')).revision);
         partitioned.add(store);
         await partition(store);
         const calls: Promise<unknown>[] = [
           store.get('lock/l'),
-          store.create('lock/new', record('n')),
-          store.update('lock/l', record('b'), existing.version),
+          store.create('lock/new', leaseRecord('n')),
+          store.update('lock/l', leaseRecord('b'), existing.version),
           store.delete('lock/l', existing.version),
           store.list(''),
         ];

@@ -18,15 +18,16 @@ const POLL_MS = 10;
 
 /**
  * Resolves once `predicate()` returns a truthy value (which it resolves with),
- * re-checking every 10 ms; rejects with WaitTimeoutError after `timeoutMs`.
+ * re-checking every 10 ms; rejects with WaitTimeoutError after `timeoutMs`,
+ * naming `what` (a function is asked at that moment, so it can say what it saw).
  * The predicate may be async; an exception from it fails the wait at once.
  */
-export async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs: number, what = 'a condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs: number, what: string | (() => string) = 'a condition'): Promise<NonNullable<T>> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
     if (value) return value as NonNullable<T>;
-    if (performance.now() >= deadline) throw new WaitTimeoutError(what, timeoutMs);
+    if (performance.now() >= deadline) throw new WaitTimeoutError(typeof what === 'function' ? what() : what, timeoutMs);
     await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
   }
 }
@@ -86,12 +87,15 @@ export function observeFor(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Rejects with `error` (or a caught value) unless `promise` rejects; resolves with the rejection reason. */
-export async function rejection(promise: Promise<unknown> | (() => unknown)): Promise<unknown> {
+/** A rejection as a test reads it: an Error, with a RegistryError's `code` and `key` when it is one. */
+export type Rejection = Error & { code?: string; key?: string };
+
+/** Resolves with the reason `promise` (or the call) rejects with; fails if it succeeds. */
+export async function rejection(promise: Promise<unknown> | (() => unknown)): Promise<Rejection> {
   try {
     await (typeof promise === 'function' ? promise() : promise);
   } catch (err) {
-    return err;
+    return err as Rejection;
   }
   throw new Error('expected a rejection, but the call succeeded');
 }

@@ -41,13 +41,15 @@ export interface ConnectionMonitorOptions {
 export class ConnectionMonitor extends Emitter<ConnectionEvents> {
   private current: ConnectionState = 'connected';
   private lastSuccess: number;
+  /** When the state last became `connected`. */
+  private connectedSince: number;
   private lostTimer: Timer | undefined;
   private probeTimer: Timer | undefined;
   private closed = false;
 
   constructor(private readonly options: ConnectionMonitorOptions) {
     super(options.logger);
-    this.lastSuccess = options.clock.now();
+    this.lastSuccess = this.connectedSince = options.clock.now();
   }
 
   get state(): ConnectionState {
@@ -61,13 +63,20 @@ export class ConnectionMonitor extends Emitter<ConnectionEvents> {
     const after = this.current;
     this.clearTimers();
     this.current = 'connected';
+    this.connectedSince = this.lastSuccess;
     this.options.logger.info({ backend: this.options.backend, after }, '[rollcall] reconnected');
     this.emit('reconnected', { state: 'connected', after });
   }
 
-  /** A store call failed; only UNAVAILABLE says anything about the connection. */
-  failed(error: unknown): void {
+  /**
+   * A store call failed; only UNAVAILABLE says anything about the connection,
+   * and only for a call started (`startedAt`, clock time) since the connection
+   * last came back: a call that waited out the outage and ran out of time just
+   * after the reconnect tells nothing about the new connection.
+   */
+  failed(error: unknown, startedAt?: number): void {
     if (!hasCode(error, ErrorCode.UNAVAILABLE)) return;
+    if (startedAt !== undefined && startedAt < this.connectedSince) return;
     this.suspend(error);
   }
 

@@ -64,11 +64,12 @@ export class MonitoredStore {
   private call<T>(operation: string, run: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      const startedAt = this.clock.now();
       const timer = this.clock.setTimeout(() => {
         if (settled) return;
         settled = true;
         const error = new UnavailableError(`${operation} did not answer within ${this.requestTimeoutMs} ms`, { backend: this.backend });
-        this.monitor.failed(error);
+        this.monitor.failed(error, startedAt);
         reject(error);
       }, this.requestTimeoutMs);
       let pending: Promise<T>;
@@ -91,7 +92,7 @@ export class MonitoredStore {
           timer.cancel();
           // A refusal (CONFLICT, NOT_FOUND, ...) is still an answer from the backend.
           if (err instanceof RegistryError && err.code !== 'UNAVAILABLE') this.monitor.succeeded();
-          else this.monitor.failed(err);
+          else this.monitor.failed(err, startedAt);
           reject(err);
         },
       );

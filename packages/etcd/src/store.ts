@@ -1,5 +1,5 @@
 import etcd3 from 'etcd3';
-import { StoreConflictError, UnavailableError, type RegistryError } from '@rollcall/core';
+import { type RegistryError, StoreConflictError, UnavailableError } from '@rollcall/core';
 import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { createEtcdClient, proveConnection, type EtcdClientSlice, type KeyValue, type PutRequest, type RequestOp, type TxnResponse } from './client.js';
 import { decodeRecord, encodeRecord, KeySpace, prefixEnd } from './codec.js';

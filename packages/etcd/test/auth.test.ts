@@ -4,8 +4,8 @@ import etcd3 from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type Logger, type Registry } from '@rollcall/core';
 import { createEtcdStore, type EtcdStore } from '../src/index.js';
-import { etcdAuthEnv, uniqueCluster } from './support/etcd.js';
-import { rejectionOf } from './support/wait.js';
+import { rejection, uniqueCluster } from '@rollcall/conformance';
+import { etcdAuthEnv } from './support/etcd.js';
 
 const env = etcdAuthEnv();
 const LIMITED_PREFIX = env.limited.prefix.replace(/\/$/, '');
@@ -63,7 +63,7 @@ describe('password authentication', () => {
   it('the limited user outside its prefix is refused at connect with PERMISSION_DENIED naming the user and the prefix', async () => {
     const { logger, text } = capturingLogger();
     const cluster = uniqueCluster('outside');
-    const err = await rejectionOf(createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, username: env.limited.user, password: env.limited.password } }, { logger }));
+    const err = await rejection(createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, username: env.limited.user, password: env.limited.password } }, { logger }));
     expect(err.code).toBe('PERMISSION_DENIED');
     expect(err.message).toContain(`as user "${env.limited.user}"`);
     expect(err.message).toContain(`/rollcall/${cluster}/`);
@@ -74,7 +74,7 @@ describe('password authentication', () => {
   it('a wrong password is UNAUTHENTICATED at connect, and neither password appears in the error or the log', async () => {
     const { logger, text } = capturingLogger();
     const wrong = `wrong-${randomBytes(8).toString('hex')}`;
-    const err = await rejectionOf(createRegistry({ type: 'etcd', etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: wrong } }, { logger }));
+    const err = await rejection(createRegistry({ type: 'etcd', etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: wrong } }, { logger }));
     expect(err.code).toBe('UNAUTHENTICATED');
     expect(err.message).toContain(`as user "${env.limited.user}"`);
     for (const secret of [wrong, env.limited.password]) {
@@ -84,13 +84,13 @@ describe('password authentication', () => {
   });
 
   it('an unknown user is UNAUTHENTICATED', async () => {
-    const err = await rejectionOf(createEtcdStore({ endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: 'nobody-here', password: 'whatever-pw' }));
+    const err = await rejection(createEtcdStore({ endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: 'nobody-here', password: 'whatever-pw' }));
     expect(err.code).toBe('UNAUTHENTICATED');
   });
 
   it('no credentials on a server with authentication on: writes are refused, typed', async () => {
     // Without a token etcd treats the caller as no user: reads and writes of any key are denied.
-    const err = await rejectionOf(createEtcdStore({ endpoints: env.endpoints, prefix: LIMITED_PREFIX }));
+    const err = await rejection(createEtcdStore({ endpoints: env.endpoints, prefix: LIMITED_PREFIX }));
     expect(['PERMISSION_DENIED', 'UNAUTHENTICATED']).toContain(err.code);
     expect(err.message).toContain('without authentication');
   });
@@ -102,15 +102,15 @@ describe('password authentication', () => {
     opened.push(reader);
     const record = { holderIdentity: 'r', leaseDurationSeconds: 5, acquireTime: null, renewTime: null, leaseTransitions: 0 };
     expect((await reader.list('')).records).toEqual([]);
-    const denied = await rejectionOf(reader.create('lock/x', record));
+    const denied = await rejection(reader.create('lock/x', record));
     expect(denied.code).toBe('PERMISSION_DENIED');
     expect(denied.message).toContain(`create lock/x: permission denied as user "${READER.user}"`);
-    expect((await rejectionOf(reader.assertCanHold('election/e'))).code).toBe('PERMISSION_DENIED');
+    expect((await rejection(reader.assertCanHold('election/e'))).code).toBe('PERMISSION_DENIED');
 
     const registry = await createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: READER.user, password: READER.password } }, { logger });
     opened.push(registry);
-    expect((await rejectionOf(registry.announce({ role: 'worker', id: 'w1' }))).code).toBe('PERMISSION_DENIED');
-    expect((await rejectionOf(registry.campaign('scheduler').whenElected())).code).toBe('PERMISSION_DENIED');
+    expect((await rejection(registry.announce({ role: 'worker', id: 'w1' }))).code).toBe('PERMISSION_DENIED');
+    expect((await rejection(registry.campaign('scheduler').whenElected())).code).toBe('PERMISSION_DENIED');
     expect(await root.getAll().prefix(`${LIMITED_PREFIX}/${cluster}/`).keys()).toEqual([]);
     expect(everythingIn(denied)).not.toContain(READER.password);
     expect(text()).not.toContain(READER.password);

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, envName, type Registry } from '@rollcall/core';
 import { createEtcdStore, etcdOptions, registryPlugin } from '../src/index.js';
-import { etcdEndpoints, rawClient, uniqueCluster } from './support/etcd.js';
-import { silentServer } from './support/tcp-proxy.js';
-import { rejectionOf } from './support/wait.js';
+import { rejection, uniqueCluster } from '@rollcall/conformance';
+import { TcpProxy } from '@rollcall/tools/testenv';
+import { etcdEndpoints, rawClient } from './support/etcd.js';
 
 const opened: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -88,10 +88,10 @@ describe('configuration', () => {
   for (const [what, etcd, key] of cases) {
     it(`${what} is INVALID_CONFIG naming ${key}, before anything is contacted`, async () => {
       const cluster = uniqueCluster('bad');
-      const viaRegistry = await rejectionOf(createRegistry({ type: 'etcd', cluster, etcd } as never));
+      const viaRegistry = await rejection(createRegistry({ type: 'etcd', cluster, etcd } as never));
       expect(viaRegistry.code).toBe('INVALID_CONFIG');
       expect(viaRegistry.key).toBe(key);
-      const viaFactory = await rejectionOf(createEtcdStore({ cluster, ...etcd } as never));
+      const viaFactory = await rejection(createEtcdStore({ cluster, ...etcd } as never));
       expect(viaFactory.code).toBe('INVALID_CONFIG');
       expect(viaFactory.key).toBe(key);
       expect(viaRegistry.message + viaFactory.message).not.toContain('hunter2-secret');
@@ -100,16 +100,16 @@ describe('configuration', () => {
   }
 
   it('a password is never shown, even in the error about itself', async () => {
-    const err = await rejectionOf(createRegistry({ 'registry.type': 'etcd', 'registry.etcd.username': 'u', 'registry.etcd.password': 42 } as never));
+    const err = await rejection(createRegistry({ 'registry.type': 'etcd', 'registry.etcd.username': 'u', 'registry.etcd.password': 42 } as never));
     expect(err.code).toBe('INVALID_CONFIG');
-    const other = await rejectionOf(createRegistry({ type: 'etcd', etcd: { username: 'u', password: 'hunter2-secret', dialTimeoutMs: -5 } } as never));
+    const other = await rejection(createRegistry({ type: 'etcd', etcd: { username: 'u', password: 'hunter2-secret', dialTimeoutMs: -5 } } as never));
     expect(other.key).toBe('registry.etcd.dialTimeoutMs');
     expect(JSON.stringify({ m: other.message, s: other.stack })).not.toContain('hunter2-secret');
   });
 
   it('a TLS file that cannot be read is INVALID_CONFIG naming its key', async () => {
     const missing = join(tmpdir(), `rollcall-etcd-missing-${process.pid}`, 'nope.pem');
-    const err = await rejectionOf(createRegistry({ type: 'etcd', etcd: { endpoints: ['https://127.0.0.1:2379'], tls: { caFile: missing } } }));
+    const err = await rejection(createRegistry({ type: 'etcd', etcd: { endpoints: ['https://127.0.0.1:2379'], tls: { caFile: missing } } }));
     expect(err.code).toBe('INVALID_CONFIG');
     expect(err.key).toBe('registry.etcd.tls.caFile');
     expect(err.message).toContain(missing);
@@ -119,20 +119,23 @@ describe('configuration', () => {
 describe('unreachable endpoints', () => {
   it('a refused endpoint fails connect with UNAVAILABLE within the dial timeout, naming the endpoint', async () => {
     const started = performance.now();
-    const err = await rejectionOf(createRegistry({ type: 'etcd', etcd: { endpoints: ['http://127.0.0.1:1'], dialTimeoutMs: 1500 } }));
+    const err = await rejection(createRegistry({ type: 'etcd', etcd: { endpoints: ['http://127.0.0.1:1'], dialTimeoutMs: 1500 } }));
     expect(err.code).toBe('UNAVAILABLE');
     expect(err.message).toMatch(/^\[rollcall\] \[etcd\] could not connect to etcd at http:\/\/127\.0\.0\.1:1 within 1500 ms/);
     expect(performance.now() - started).toBeLessThan(1500 + 3000);
   });
 
   it('an endpoint that accepts and never answers fails connect with UNAVAILABLE at the dial timeout, not a hang', async () => {
-    const silent = await silentServer();
+    // A stalled proxy accepts connections and never answers.
+    const silent = await TcpProxy.start(etcdEndpoints()[0]!);
+    silent.cut('stall');
     opened.push(silent);
+    const endpoint = `http://${silent.address}`;
     const started = performance.now();
-    const err = await rejectionOf(createEtcdStore({ endpoints: [silent.endpoint], dialTimeoutMs: 1000 }));
+    const err = await rejection(createEtcdStore({ endpoints: [endpoint], dialTimeoutMs: 1000 }));
     const elapsed = performance.now() - started;
     expect(err.code).toBe('UNAVAILABLE');
-    expect(err.message).toContain(`could not connect to etcd at ${silent.endpoint} within 1000 ms`);
+    expect(err.message).toContain(`could not connect to etcd at ${endpoint} within 1000 ms`);
     expect(elapsed).toBeGreaterThanOrEqual(900);
     expect(elapsed).toBeLessThan(1000 + 3000);
   });
@@ -142,7 +145,7 @@ describe('unreachable endpoints', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     opened.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
     const port = (server.address() as { port: number }).port;
-    const err = await rejectionOf(createEtcdStore({ endpoints: [`http://127.0.0.1:${port}`], dialTimeoutMs: 2000 }));
+    const err = await rejection(createEtcdStore({ endpoints: [`http://127.0.0.1:${port}`], dialTimeoutMs: 2000 }));
     expect(err.code).toBe('UNAVAILABLE');
     expect(err.message).toContain('not an etcd v3 endpoint');
   });

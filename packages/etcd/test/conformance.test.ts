@@ -2,39 +2,26 @@ import { afterAll } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { ClientProxies, restartServer } from '@rollcall/tools/testenv';
 import { createEtcdStore } from '../src/index.js';
 import { compactNow, etcdEndpoints, rawClient } from './support/etcd.js';
-import { TcpProxy } from './support/tcp-proxy.js';
 
 // Each store and registry of the suite reaches etcd through its own proxy, so one can be cut off alone.
-const proxies = new WeakMap<object, TcpProxy>();
-const opened: TcpProxy[] = [];
+const proxies = new ClientProxies(etcdEndpoints()[0]!, 'reset');
 const raw = rawClient();
-
-async function viaProxy(): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start(etcdEndpoints()[0]!);
-  opened.push(proxy);
-  return proxy;
-}
 
 afterAll(async () => {
   raw.close();
-  await Promise.allSettled(opened.map((p) => p.close()));
+  await proxies.close();
 });
 
 storeConformance({
   name: 'etcd',
-  async openStore(cluster): Promise<RecordStore> {
-    const proxy = await viaProxy();
-    const store = await createEtcdStore({ cluster, endpoints: [proxy.endpoint], requestTimeoutMs: 2000 });
-    proxies.set(store, proxy);
-    return store;
-  },
+  openStore: (cluster): Promise<RecordStore> => proxies.open((proxy) => createEtcdStore({ cluster, endpoints: [`http://${proxy.address}`], requestTimeoutMs: 2000 })),
   capabilities: {
     compact: async () => void (await compactNow(raw)),
-    partition: (store) => proxies.get(store)!.partition(),
-    heal: (store) => proxies.get(store)!.heal(),
+    partition: (store) => proxies.cut(store),
+    heal: (store) => proxies.heal(store),
   },
 });
 
@@ -47,16 +34,11 @@ for (const [NAME, etcdOptions] of [
 ] as const) {
   registryConformance({
     name: NAME,
-    async createRegistry(config): Promise<Registry> {
-      const proxy = await viaProxy();
-      const registry = await createRegistry({ ...config, type: 'etcd', etcd: { endpoints: [proxy.endpoint], ...etcdOptions } });
-      proxies.set(registry, proxy);
-      return registry;
-    },
+    createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'etcd', etcd: { endpoints: [`http://${proxy.address}`], ...etcdOptions } })),
     capabilities: {
       partition: {
-        partition: (registry) => proxies.get(registry)!.partition(),
-        heal: (registry) => proxies.get(registry)!.heal(),
+        partition: (registry) => proxies.cut(registry),
+        heal: (registry) => proxies.heal(registry),
       },
       // The child connects on its own from plain configuration.
       crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'etcd', etcd: { endpoints: etcdEndpoints(), ...etcdOptions } }) },

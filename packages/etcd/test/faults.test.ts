@@ -1,9 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type Logger, type MemberEvent, type Registry } from '@rollcall/core';
-import { restartServer } from '@rollcall/tools/testenv';
-import { compactNow, etcdEndpoints, rawClient, uniqueCluster } from './support/etcd.js';
-import { TcpProxy } from './support/tcp-proxy.js';
-import { waitFor } from './support/wait.js';
+import { uniqueCluster, waitFor } from '@rollcall/conformance';
+import { restartServer, TcpProxy } from '@rollcall/tools/testenv';
+import { compactNow, etcdEndpoints, rawClient } from './support/etcd.js';
 
 // Leases long enough that an etcd restart (a few seconds) does not expire anyone by itself.
 const ELECTION = { leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 300 };
@@ -134,7 +133,7 @@ describe('compaction while a watcher is disconnected', () => {
     const logged: { fields: Record<string, unknown>; message?: string }[] = [];
     const log = (fields: Record<string, unknown> | string, message?: string) => logged.push(typeof fields === 'string' ? { fields: {}, message: fields } : { fields, message });
     const writer = await open(cluster, 'writer');
-    const watcher = await open(cluster, 'watcher', { endpoints: [proxy.endpoint], logger: { debug: log, info: log, warn: log, error: log } as Logger });
+    const watcher = await open(cluster, 'watcher', { endpoints: [`http://${proxy.address}`], logger: { debug: log, info: log, warn: log, error: log } as Logger });
     const view = memberLog(watcher, 'worker');
     const gone = await writer.announce({ role: 'worker', id: 'gone', payload: { last: 'words' } });
     const changed = await writer.announce({ role: 'worker', id: 'changed', payload: { v: 1 } });
@@ -142,7 +141,7 @@ describe('compaction while a watcher is disconnected', () => {
     await waitFor(() => view.present.size === 3, 5000, 'the watcher to see three members');
     const mark = view.events.length;
 
-    proxy.partition();
+    proxy.cut('reset');
     await waitFor(() => watcher.state === 'suspended', 5000, 'the watcher to notice');
     await gone.withdraw();
     await changed.update({ v: 2 });

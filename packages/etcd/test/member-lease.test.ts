@@ -2,9 +2,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry } from '@rollcall/core';
 import type { LeaseRecord } from '@rollcall/core/spi';
 import { createEtcdStore, type EtcdStore } from '../src/index.js';
-import { etcdEndpoints, rawClient, uniqueCluster } from './support/etcd.js';
-import { TcpProxy } from './support/tcp-proxy.js';
-import { waitFor } from './support/wait.js';
+import { observeFor, uniqueCluster, waitFor } from '@rollcall/conformance';
+import { TcpProxy } from '@rollcall/tools/testenv';
+import { etcdEndpoints, rawClient } from './support/etcd.js';
 
 const TTL = 3;
 const raw = rawClient();
@@ -45,7 +45,7 @@ describe('member keys bound to an etcd lease (memberLeaseSeconds)', () => {
     expect(await leaseOf(`/rollcall/${cluster}/member/worker/w2`)).toBe(lease);
     // Kept alive: after twice the TTL the key is still there, on the same lease.
     // Here time passing is the point, not a stand-in for an event.
-    await new Promise((resolve) => setTimeout(resolve, 2 * TTL * 1000));
+    await observeFor(2 * TTL * 1000);
     expect(await leaseOf(`/rollcall/${cluster}/member/worker/w1`)).toBe(lease);
   });
 
@@ -53,11 +53,11 @@ describe('member keys bound to an etcd lease (memberLeaseSeconds)', () => {
     const cluster = uniqueCluster('lease-silent');
     const proxy = await TcpProxy.start(etcdEndpoints()[0]!);
     opened.push(proxy);
-    const s = await store(cluster, [proxy.endpoint]);
+    const s = await store(cluster, [`http://${proxy.address}`]);
     await s.create('member/worker/gone', record);
     await s.create('lock/stays', record);
     const started = performance.now();
-    proxy.freeze();
+    proxy.cut('stall');
     await waitFor(async () => (await leaseOf(`/rollcall/${cluster}/member/worker/gone`)) === undefined, TTL * 1000 + 10_000, 'etcd to delete the member key');
     // Not before the TTL (less a second of rounding by etcd's lessor).
     expect(performance.now() - started).toBeGreaterThan((TTL - 1) * 1000);

@@ -1,14 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { formatMicroTime, type LeaseRecord } from '@rollcall/core/spi';
-import { Collected } from './support/collect.js';
-import { compactNow, etcdEndpoints, rawClient, Stores, uniqueCluster } from './support/etcd.js';
-import { TcpProxy } from './support/tcp-proxy.js';
-import { rejectionOf, waitFor } from './support/wait.js';
-
-function record(holderIdentity: string, payload?: LeaseRecord['payload'], leaseTransitions = 0): LeaseRecord {
-  const now = formatMicroTime(new Date());
-  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions, ...(payload === undefined ? {} : { payload }) };
-}
+import { collectWatch, leaseRecord, rejection, uniqueCluster, waitFor } from '@rollcall/conformance';
+import { TcpProxy } from '@rollcall/tools/testenv';
+import { compactNow, etcdEndpoints, rawClient, Stores } from './support/etcd.js';
 
 const raw = rawClient();
 const stores = new Stores();
@@ -20,9 +13,9 @@ describe('key layout', () => {
   it('keeps one key per record under /rollcall/<cluster>/, as readable JSON', async () => {
     const cluster = uniqueCluster('layout');
     const store = await stores.open({ cluster });
-    const written = record('w1', { cpu: 0.5, status: 'NORMAL' });
+    const written = leaseRecord('w1', { cpu: 0.5, status: 'NORMAL' });
     const created = await store.create('member/worker/w1', written);
-    await store.create('election/scheduler', record(''));
+    await store.create('election/scheduler', leaseRecord(''));
 
     const keys = await raw.getAll().prefix(`/rollcall/${cluster}/`).keys();
     expect(keys.sort()).toEqual([`/rollcall/${cluster}/election/scheduler`, `/rollcall/${cluster}/member/worker/w1`]);
@@ -37,8 +30,8 @@ describe('key layout', () => {
     const cluster = uniqueCluster('pfx');
     const store = await stores.open({ cluster, prefix: '/apps/coord' });
     const longer = await stores.open({ cluster: `${cluster}-2`, prefix: '/apps/coord' });
-    await store.create('lock/jobs', record('a'));
-    await longer.create('lock/jobs', record('b'));
+    await store.create('lock/jobs', leaseRecord('a'));
+    await longer.create('lock/jobs', leaseRecord('b'));
     expect(await raw.get(`/apps/coord/${cluster}/lock/jobs`).string()).toContain('"holderIdentity":"a"');
     const list = await store.list('');
     expect(list.records.map((r) => [r.key, r.record.holderIdentity])).toEqual([['lock/jobs', 'a']]);
@@ -49,24 +42,24 @@ describe('key layout', () => {
 describe('compare-and-set', () => {
   it('create is refused with ALREADY_EXISTS when the key exists, and nothing changes', async () => {
     const store = await stores.open({ cluster: uniqueCluster('cas') });
-    const first = await store.create('lock/a', record('one'));
-    const err = await rejectionOf(store.create('lock/a', record('two')));
+    const first = await store.create('lock/a', leaseRecord('one'));
+    const err = await rejection(store.create('lock/a', leaseRecord('two')));
     expect(err.code).toBe('ALREADY_EXISTS');
     expect(await store.get('lock/a')).toEqual(first);
   });
 
   it('update and delete on a stale version are CONFLICT, on a missing key NOT_FOUND; nothing changes', async () => {
     const store = await stores.open({ cluster: uniqueCluster('cas') });
-    const v1 = await store.create('lock/a', record('one'));
-    const v2 = await store.update('lock/a', record('two', undefined, 1), v1.version);
+    const v1 = await store.create('lock/a', leaseRecord('one'));
+    const v2 = await store.update('lock/a', leaseRecord('two', undefined, 1), v1.version);
     expect(Number(v2.version)).toBeGreaterThan(Number(v1.version));
 
-    expect((await rejectionOf(store.update('lock/a', record('three'), v1.version))).code).toBe('CONFLICT');
-    expect((await rejectionOf(store.delete('lock/a', v1.version))).code).toBe('CONFLICT');
-    expect((await rejectionOf(store.update('lock/a', record('three'), 'not-a-version'))).code).toBe('CONFLICT');
-    expect((await rejectionOf(store.update('lock/missing', record('x'), v2.version))).code).toBe('NOT_FOUND');
-    expect((await rejectionOf(store.update('lock/missing', record('x'), 'garbage'))).code).toBe('NOT_FOUND');
-    expect((await rejectionOf(store.delete('lock/missing', v2.version))).code).toBe('NOT_FOUND');
+    expect((await rejection(store.update('lock/a', leaseRecord('three'), v1.version))).code).toBe('CONFLICT');
+    expect((await rejection(store.delete('lock/a', v1.version))).code).toBe('CONFLICT');
+    expect((await rejection(store.update('lock/a', leaseRecord('three'), 'not-a-version'))).code).toBe('CONFLICT');
+    expect((await rejection(store.update('lock/missing', leaseRecord('x'), v2.version))).code).toBe('NOT_FOUND');
+    expect((await rejection(store.update('lock/missing', leaseRecord('x'), 'garbage'))).code).toBe('NOT_FOUND');
+    expect((await rejection(store.delete('lock/missing', v2.version))).code).toBe('NOT_FOUND');
     expect(await store.get('lock/a')).toEqual(v2);
     expect(await store.get('lock/missing')).toBeUndefined();
 
@@ -76,21 +69,21 @@ describe('compare-and-set', () => {
 
   it('versions never repeat across delete and re-create, so a stale version never matches again', async () => {
     const store = await stores.open({ cluster: uniqueCluster('cas') });
-    const first = await store.create('member/w/x', record('x'));
+    const first = await store.create('member/w/x', leaseRecord('x'));
     await store.delete('member/w/x', first.version);
-    const again = await store.create('member/w/x', record('x'));
+    const again = await store.create('member/w/x', leaseRecord('x'));
     expect(again.version).not.toBe(first.version);
-    expect((await rejectionOf(store.update('member/w/x', record('x'), first.version))).code).toBe('CONFLICT');
+    expect((await rejection(store.update('member/w/x', leaseRecord('x'), first.version))).code).toBe('CONFLICT');
   });
 
   it('only one of many concurrent creates, and one of many updates on one version, wins', async () => {
     const cluster = uniqueCluster('race');
     const store = await stores.open({ cluster });
     const other = await stores.open({ cluster });
-    const creates = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : other).create('election/e', record(`c${i}`))));
+    const creates = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : other).create('election/e', leaseRecord(`c${i}`))));
     expect(creates.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const current = (await store.get('election/e'))!;
-    const updates = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : other).update('election/e', record(`u${i}`), current.version)));
+    const updates = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : other).update('election/e', leaseRecord(`u${i}`), current.version)));
     expect(updates.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(updates.filter((r) => r.status === 'rejected').map((r) => ((r as PromiseRejectedResult).reason as { code: string }).code)).toEqual(Array(9).fill('CONFLICT'));
   });
@@ -98,8 +91,8 @@ describe('compare-and-set', () => {
   it('a payload beyond maxPayloadBytes is PAYLOAD_TOO_LARGE and writes nothing', async () => {
     const store = await stores.open({ cluster: uniqueCluster('size'), maxPayloadBytes: 100 });
     expect(store.maxPayloadBytes).toBe(100);
-    await store.create('member/w/ok', record('ok', 'x'.repeat(98)));
-    const err = await rejectionOf(store.create('member/w/big', record('big', 'x'.repeat(99))));
+    await store.create('member/w/ok', leaseRecord('ok', 'x'.repeat(98)));
+    const err = await rejection(store.create('member/w/big', leaseRecord('big', 'x'.repeat(99))));
     expect(err.code).toBe('PAYLOAD_TOO_LARGE');
     expect(await store.get('member/w/big')).toBeUndefined();
   });
@@ -108,18 +101,18 @@ describe('compare-and-set', () => {
 describe('list and watch', () => {
   it('a watch from a list revision misses nothing and repeats nothing, in order', async () => {
     const store = await stores.open({ cluster: uniqueCluster('watch') });
-    const a = await store.create('member/w/a', record('a'));
+    const a = await store.create('member/w/a', leaseRecord('a'));
     const list = await store.list('member/');
     expect(list.records.map((r) => r.key)).toEqual(['member/w/a']);
     expect(Number(list.revision)).toBeGreaterThanOrEqual(Number(a.version));
 
-    const watch = new Collected(store, 'member/', list.revision);
-    const b = await store.create('member/w/b', record('b'));
-    const a2 = await store.update('member/w/a', record('a', { n: 1 }), a.version);
-    await store.create('lock/not-watched', record('z'));
+    const watch = collectWatch(store, 'member/', list.revision);
+    const b = await store.create('member/w/b', leaseRecord('b'));
+    const a2 = await store.update('member/w/a', leaseRecord('a', { n: 1 }), a.version);
+    await store.create('lock/not-watched', leaseRecord('z'));
     await store.delete('member/w/b', b.version);
 
-    const events = await watch.untilChanges(3);
+    const events = await watch.untilCount(3);
     expect(events.map((e) => [e.type, e.type === 'delete' ? e.key : e.type === 'put' ? e.record.key : ''])).toEqual([
       ['put', 'member/w/b'],
       ['put', 'member/w/a'],
@@ -130,70 +123,70 @@ describe('list and watch', () => {
     expect(Number(events[2]!.revision)).toBeGreaterThan(Number(a2.version) + 1);
     const put = events[1]!;
     expect(put.type === 'put' && put.record).toEqual(a2);
-    watch.subscription.close();
+    watch.close();
   });
 
   it('announces an established watch with a progress event at its start revision, before any change', async () => {
     const store = await stores.open({ cluster: uniqueCluster('progress') });
     const start = (await store.list('')).revision;
-    await store.create('lock/one', record('1'));
-    const watch = new Collected(store, '', start);
-    await watch.untilChanges(1);
-    expect(watch.events[0]).toEqual({ type: 'progress', revision: start });
-    expect(watch.events[1]?.type).toBe('put');
+    await store.create('lock/one', leaseRecord('1'));
+    const watch = collectWatch(store, '', start);
+    await watch.untilCount(1);
+    expect(watch.all[0]).toEqual({ type: 'progress', revision: start });
+    expect(watch.all[1]?.type).toBe('put');
   });
 
   it('a watch from an old revision replays the changes after it', async () => {
     const store = await stores.open({ cluster: uniqueCluster('replay') });
     const start = (await store.list('')).revision;
-    const one = await store.create('lock/one', record('1'));
-    await store.update('lock/one', record('2'), one.version);
-    const watch = new Collected(store, '', start);
-    const events = await watch.untilChanges(2);
+    const one = await store.create('lock/one', leaseRecord('1'));
+    await store.update('lock/one', leaseRecord('2'), one.version);
+    const watch = collectWatch(store, '', start);
+    const events = await watch.untilCount(2);
     expect(events.map((e) => e.type === 'put' && e.record.record.holderIdentity)).toEqual(['1', '2']);
   });
 
   it('a watch from a compacted revision ends with REVISION_TOO_OLD', async () => {
     const store = await stores.open({ cluster: uniqueCluster('compact') });
     const before = (await store.list('')).revision;
-    await store.create('lock/x', record('x'));
-    await store.create('lock/y', record('y'));
+    await store.create('lock/x', leaseRecord('x'));
+    await store.create('lock/y', leaseRecord('y'));
     // etcd keeps the compaction revision itself: the change right after `before` is gone only when a later one is the compaction point.
     await compactNow(raw);
-    const watch = new Collected(store, '', before);
-    const err = await watch.untilError();
+    const watch = collectWatch(store, '', before);
+    const err = await watch.ended();
     expect(err.code).toBe('REVISION_TOO_OLD');
-    expect(watch.changes).toEqual([]);
+    expect(watch.events).toEqual([]);
   });
 
   it('a revision the store never handed out ends the watch with REVISION_TOO_OLD, asynchronously', async () => {
     const store = await stores.open({ cluster: uniqueCluster('badrev') });
-    const watch = new Collected(store, '', 'yesterday');
+    const watch = collectWatch(store, '', 'yesterday');
     expect(watch.error).toBeUndefined();
-    expect((await watch.untilError()).code).toBe('REVISION_TOO_OLD');
+    expect((await watch.ended()).code).toBe('REVISION_TOO_OLD');
   });
 
   it('close() ends a watch: no event after it returns', async () => {
     const store = await stores.open({ cluster: uniqueCluster('close') });
-    const watch = new Collected(store, '', (await store.list('')).revision);
-    await store.create('lock/1', record('1'));
-    await watch.untilChanges(1);
-    watch.subscription.close();
-    await store.create('lock/2', record('2'));
+    const watch = collectWatch(store, '', (await store.list('')).revision);
+    await store.create('lock/1', leaseRecord('1'));
+    await watch.untilCount(1);
+    watch.close();
+    await store.create('lock/2', leaseRecord('2'));
     // A second watch sees lock/2 arrive; the closed one, which was faster before, still has one event.
-    const witness = new Collected(store, '', watch.changes[0]!.revision);
-    await waitFor(() => witness.changes.some((e) => e.type === 'put' && e.record.key === 'lock/2'), 5000, 'lock/2 on the witness');
-    expect(watch.changes).toHaveLength(1);
+    const witness = collectWatch(store, '', watch.events[0]!.revision);
+    await waitFor(() => witness.events.some((e) => e.type === 'put' && e.record.key === 'lock/2'), 5000, 'lock/2 on the witness');
+    expect(watch.events).toHaveLength(1);
     expect(watch.error).toBeUndefined();
   });
 
   it('closing the store ends its watches with UNAVAILABLE, and later calls fail UNAVAILABLE', async () => {
     const store = await stores.open({ cluster: uniqueCluster('closed') });
-    const watch = new Collected(store, '', (await store.list('')).revision);
+    const watch = collectWatch(store, '', (await store.list('')).revision);
     await store.close();
-    expect((await watch.untilError()).code).toBe('UNAVAILABLE');
-    expect((await rejectionOf(store.get('lock/x'))).code).toBe('UNAVAILABLE');
-    expect((await rejectionOf(store.create('lock/x', record('x')))).code).toBe('UNAVAILABLE');
+    expect((await watch.ended()).code).toBe('UNAVAILABLE');
+    expect((await rejection(store.get('lock/x'))).code).toBe('UNAVAILABLE');
+    expect((await rejection(store.create('lock/x', leaseRecord('x')))).code).toBe('UNAVAILABLE');
   });
 });
 
@@ -201,15 +194,15 @@ describe('a connection that goes silent', () => {
   it('ends the watch with UNAVAILABLE once keepalive pings go unanswered, and calls time out UNAVAILABLE', async () => {
     const proxy = await TcpProxy.start(etcdEndpoints()[0]!);
     try {
-      const store = await stores.open({ cluster: uniqueCluster('silent'), endpoints: [proxy.endpoint], keepaliveIntervalMs: 5000, requestTimeoutMs: 1000 });
-      const watch = new Collected(store, '', (await store.list('')).revision);
-      await store.create('lock/before', record('x'));
-      await watch.untilChanges(1);
-      proxy.freeze();
+      const store = await stores.open({ cluster: uniqueCluster('silent'), endpoints: [`http://${proxy.address}`], keepaliveIntervalMs: 5000, requestTimeoutMs: 1000 });
+      const watch = collectWatch(store, '', (await store.list('')).revision);
+      await store.create('lock/before', leaseRecord('x'));
+      await watch.untilCount(1);
+      proxy.cut('stall');
       const started = performance.now();
-      expect((await rejectionOf(store.get('lock/before'))).code).toBe('UNAVAILABLE');
+      expect((await rejection(store.get('lock/before'))).code).toBe('UNAVAILABLE');
       // keepalive interval 5 s + the ping's own timeout (requestTimeoutMs); generous for a loaded machine.
-      const err = await watch.untilError(20_000);
+      const err = await watch.ended(20_000);
       expect(err.code).toBe('UNAVAILABLE');
       expect(performance.now() - started).toBeGreaterThan(900);
     } finally {
@@ -226,15 +219,15 @@ describe('a key edited by hand into garbage', () => {
 
   it('is a corrupt entry in list, CORRUPT_RECORD on get, a corrupt event on the watch, and the watch goes on', async () => {
     const store = await stores.open({ cluster });
-    const good = await store.create('member/w/good', record('good'));
-    const watch = new Collected(store, '', (await store.list('')).revision);
+    const good = await store.create('member/w/good', leaseRecord('good'));
+    const watch = collectWatch(store, '', (await store.list('')).revision);
 
     await raw.put(`/rollcall/${cluster}/member/w/bad`).value('{not json');
     await raw.put(`/rollcall/${cluster}/member/w/shape`).value('{"holderIdentity":42}');
     await raw.put(`/rollcall/${cluster}/member/w/binary`).value(Buffer.from([0xff, 0xfe, 0x00]));
-    const after = await store.update('member/w/good', record('good', { still: 'watching' }), good.version);
+    const after = await store.update('member/w/good', leaseRecord('good', { still: 'watching' }), good.version);
 
-    const events = await watch.untilChanges(4);
+    const events = await watch.untilCount(4);
     expect(events.map((e) => [e.type, e.type === 'corrupt' ? e.entry.key : e.type === 'put' ? e.record.key : ''])).toEqual([
       ['corrupt', 'member/w/bad'],
       ['corrupt', 'member/w/shape'],
@@ -254,13 +247,13 @@ describe('a key edited by hand into garbage', () => {
       ['member/w/binary', 'CORRUPT_RECORD'],
       ['member/w/shape', 'CORRUPT_RECORD'],
     ]);
-    const err = await rejectionOf(store.get('member/w/shape'));
+    const err = await rejection(store.get('member/w/shape'));
     expect(err.code).toBe('CORRUPT_RECORD');
     expect(err.message).toContain('holderIdentity is not a string');
 
     // The corrupt entry has a version, so it can be replaced by compare-and-set.
     const entry = list.corrupt.find((c) => c.key === 'member/w/bad')!;
-    const repaired = await store.update('member/w/bad', record('fixed'), entry.version);
+    const repaired = await store.update('member/w/bad', leaseRecord('fixed'), entry.version);
     expect((await store.get('member/w/bad'))?.record.holderIdentity).toBe('fixed');
     expect(repaired.version).not.toBe(entry.version);
   });

@@ -1,11 +1,10 @@
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { compactServer, restartServer } from '@rollcall/tools/testenv';
+import { compactServer, restartServer, type TcpProxy } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
 import { createKubernetesStore, registryPlugin } from '../src/index.js';
 import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
-import type { TcpProxy } from './tcp-proxy.js';
 
 const env = kubeEnv();
 const proxies = new WeakMap<Registry, TcpProxy>();
@@ -25,7 +24,7 @@ storeConformance({
     storeProxies.set(store, proxy);
     return store;
   },
-  capabilities: { partition: (s) => storeProxies.get(s)!.cut(), heal: (s) => storeProxies.get(s)!.restore(), compact },
+  capabilities: { partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
 });
 
 registryConformance({
@@ -39,7 +38,7 @@ registryConformance({
   },
   capabilities: {
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
-    partition: { partition: (r) => proxies.get(r)!.cut(), heal: (r) => proxies.get(r)!.restore() },
+    partition: { partition: (r) => proxies.get(r)!.cut('reset'), heal: (r) => proxies.get(r)!.heal() },
     restartServer: () => restartServer('kube-apiserver'),
     compact,
   },

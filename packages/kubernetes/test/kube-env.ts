@@ -2,8 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Registry, RegistryEvents } from '@rollcall/core';
 import { nextEvent } from '@rollcall/conformance';
-import { readTestEnv, type KubernetesEnv } from '@rollcall/tools/testenv';
-import { TcpProxy } from './tcp-proxy.js';
+import { readTestEnv, TcpProxy, type KubernetesEnv } from '@rollcall/tools/testenv';
 
 /** The test API server from tools/ (started by the global setup). */
 export function kubeEnv(): KubernetesEnv {
@@ -26,9 +25,8 @@ export function kubeconfigVia(server: string, source = kubeEnv().kubeconfig): st
 
 /** A proxy in front of the API server and a kubeconfig through it. */
 export async function proxiedKubeconfig(source?: string): Promise<{ proxy: TcpProxy; kubeconfig: string }> {
-  const url = new URL(kubeEnv().server);
-  const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
-  return { proxy, kubeconfig: kubeconfigVia(`https://127.0.0.1:${proxy.port}`, source) };
+  const proxy = await TcpProxy.start(kubeEnv().server);
+  return { proxy, kubeconfig: kubeconfigVia(`https://${proxy.address}`, source) };
 }
 
 export function readJson<T>(file: string): T {

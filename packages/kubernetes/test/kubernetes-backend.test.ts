@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_LABEL, KIND_LABEL, createKubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeconfigVia, kubeEnv, proxiedKubeconfig, registryEvent } from './kube-env.js';
-import type { TcpProxy } from './tcp-proxy.js';
+import type { TcpProxy } from '@rollcall/tools/testenv';
 
 const plugins = [registryPlugin as never];
 /** How long a change may take to reach another client through the watch, milliseconds. */
@@ -135,7 +135,7 @@ describe('the Kubernetes backend', () => {
     proxies.push(proxy);
     const watcher = await open('silence', 's1', { watchSilenceTimeoutMs: 2000 }, kubeconfig);
     const writer = await open('silence', 's2');
-    proxy.stallOpenConnections(); // the stream stays open but nothing more comes through
+    proxy.cut('stall', { scope: 'open' }); // the stream stays open but nothing more comes through; new connections work
     const late = registryEvent(watcher, 'memberAdded', 15_000, (e) => e.member.id === 'late');
     await writer.announce({ role: 'worker', id: 'late', payload: {} });
     await late;

@@ -1,23 +1,15 @@
 import { afterAll } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { restartServer } from '@rollcall/tools/testenv';
+import { ClientProxies, restartServer } from '@rollcall/tools/testenv';
 import type { SqlRecordStore } from '@rollcall/sql';
 import { createMysqlStore } from '../src/index.js';
 import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
-import { TcpProxy } from './support/tcp-proxy.js';
 
 const db = testDatabase('conformance');
 // Each store and registry reaches MariaDB through a proxy of its own, so one can be cut off alone.
-const proxies = new WeakMap<object, TcpProxy>();
-const opened: TcpProxy[] = [];
-afterAll(async () => void (await Promise.allSettled(opened.map((p) => p.close()))));
-
-async function viaProxy(): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start(mariadb());
-  opened.push(proxy);
-  return proxy;
-}
+const proxies = new ClientProxies(mariadb(), 'reset');
+afterAll(() => proxies.close());
 
 const mysqlSection = (overrides: { host?: string; port?: number } = {}) => {
   const { tls: _tls, ...section } = testOptions(db.name, overrides);
@@ -33,31 +25,21 @@ afterAll(async () => compactor?.close());
 
 storeConformance({
   name: 'mysql',
-  async openStore(cluster) {
-    const proxy = await viaProxy();
-    const store = await createMysqlStore({ cluster, ...testOptions(db.name, { host: '127.0.0.1', port: proxy.port }), requestTimeoutMs: 2000 });
-    proxies.set(store, proxy);
-    return store;
-  },
+  openStore: (cluster) => proxies.open((proxy) => createMysqlStore({ cluster, ...testOptions(db.name, { host: '127.0.0.1', port: proxy.port }), requestTimeoutMs: 2000 })),
   capabilities: {
     compact,
-    partition: (store) => proxies.get(store)!.partition(),
-    heal: (store) => proxies.get(store)!.heal(),
+    partition: (store) => proxies.cut(store),
+    heal: (store) => proxies.heal(store),
   },
 });
 
 registryConformance({
   name: 'mysql',
-  async createRegistry(config): Promise<Registry> {
-    const proxy = await viaProxy();
-    const registry = await createRegistry({ ...config, type: 'mysql', mysql: mysqlSection({ host: '127.0.0.1', port: proxy.port }) });
-    proxies.set(registry, proxy);
-    return registry;
-  },
+  createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'mysql', mysql: mysqlSection({ host: '127.0.0.1', port: proxy.port }) })),
   capabilities: {
     partition: {
-      partition: (registry) => proxies.get(registry)!.partition(),
-      heal: (registry) => proxies.get(registry)!.heal(),
+      partition: (registry) => proxies.cut(registry),
+      heal: (registry) => proxies.heal(registry),
     },
     // The child connects on its own, straight to MariaDB.
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'mysql', mysql: mysqlSection() }) },

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Logger, type Registry } from '@rollcall/core';
+import { TcpProxy } from '@rollcall/tools/testenv';
 import { schemaScript, tableNames, type SqlRecordStore } from '@rollcall/sql';
 import { CREATED_BY, createMysqlStore, schemaStatements, type MysqlOptions } from '../src/index.js';
 import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
@@ -75,10 +76,9 @@ describe('mysql: permissions', () => {
 });
 
 describe('mysql: unreachable servers fail at connect within the timeout', () => {
-  const silent: { server?: Server; sockets: Socket[] } = { sockets: [] };
+  const opened: TcpProxy[] = [];
   afterAll(async () => {
-    for (const s of silent.sockets) s.destroy();
-    await new Promise((r) => (silent.server ? silent.server.close(r) : r(undefined)));
+    await Promise.all(opened.map((p) => p.close()));
   });
 
   it('a port with nothing listening is UNAVAILABLE naming host and port', async () => {
@@ -92,9 +92,11 @@ describe('mysql: unreachable servers fail at connect within the timeout', () => 
   });
 
   it('a server that accepts and never answers is UNAVAILABLE once connectTimeoutMs has passed', async () => {
-    silent.server = createServer((socket) => silent.sockets.push(socket));
-    await new Promise<void>((r) => silent.server!.listen(0, '127.0.0.1', r));
-    const port = (silent.server.address() as { port: number }).port;
+    // A stalled proxy accepts connections and never answers.
+    const silent = await TcpProxy.start(mariadb());
+    silent.cut('stall');
+    opened.push(silent);
+    const port = silent.port;
     const started = Date.now();
     const err = await connectError(testOptions(db.name, { host: '127.0.0.1', port, connectTimeoutMs: 1000 }), 1000);
     const elapsed = Date.now() - started;

@@ -24,8 +24,8 @@ async function registry(cluster: string, identity: string, poolSize: number): Pr
   return r;
 }
 
-/** conformance's waitFor, in this file's argument order. */
-const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<unknown> => waitFor(check, timeoutMs, what);
+/** Bound on the cluster settling after a restart, milliseconds. */
+const SETTLE_MS = 30_000;
 
 /**
  * Every elected/lost of the candidates, in the order they happened, checked as
@@ -63,9 +63,9 @@ describe('mysql: MariaDB restarted under a running election', () => {
     timeline.leaders.add('a');
     await restartServer('mariadb');
     // Converged: one leader that every candidate agrees on, and the store answers again.
-    await until('one leader after the restart', () => [a, b, c].filter((l) => l.isLeader).length === 1);
+    await waitFor(() => [a, b, c].filter((l) => l.isLeader).length === 1, SETTLE_MS, 'one leader after the restart');
     const observer = ra.observe('sched');
-    await until('the observer to name the leader', () => observer.leader?.identity === [a, b, c].find((l) => l.isLeader)?.identity);
+    await waitFor(() => observer.leader?.identity === [a, b, c].find((l) => l.isLeader)?.identity, SETTLE_MS, 'the observer to name the leader');
     expect(timeline.violations).toEqual([]);
     if (timeline.log.length === 0) expect(a.isLeader).toBe(true); // kept its term through the restart
     else expect(Math.min(...timeline.tokens)).toBeGreaterThan(a.fencingToken ?? 0);
@@ -82,10 +82,10 @@ describe('mysql: MariaDB restarted under a running election', () => {
     let steppedDown = false;
     a.on('lost', () => (steppedDown = true));
     await stopServer('mariadb');
-    await until('the leader to step down', () => steppedDown, 20_000);
+    await waitFor(() => steppedDown, 20_000, 'the leader to step down');
     expect(b.isLeader).toBe(false);
     await startServer('mariadb');
-    await until('one leader after the start', () => [a, b].filter((l) => l.isLeader).length === 1);
+    await waitFor(() => [a, b].filter((l) => l.isLeader).length === 1, SETTLE_MS, 'one leader after the start');
     expect(timeline.violations).toEqual([]);
     expect(timeline.log[0]).toMatch(/^a:lost:/);
     expect(Math.max(...timeline.tokens)).toBeGreaterThan(first);
@@ -103,7 +103,7 @@ describe('mysql: MariaDB restarted under a running election', () => {
     timeline.leaders.add('a');
     // The resign and the restart race: the takeover happens before, during or after it.
     await Promise.all([a.resign(), restartServer('mariadb')]);
-    await until('one new leader', () => [b, c].filter((l) => l.isLeader).length === 1);
+    await waitFor(() => [b, c].filter((l) => l.isLeader).length === 1, SETTLE_MS, 'one new leader');
     expect(a.isLeader).toBe(false);
     expect(timeline.violations).toEqual([]);
     expect([b, c].find((l) => l.isLeader)!.fencingToken).toBeGreaterThan(first);
@@ -119,10 +119,10 @@ describe('mysql: MariaDB restarted under heartbeats', () => {
     // The view the events build must always equal members(): no lost and no phantom events.
     const view = new Map<string, Member>();
     watcher.watchMembers('worker', (e) => (e.type === 'removed' ? view.delete(e.member.id) : view.set(e.member.id, e.member)));
-    await until('both members', () => view.size === 2);
+    await waitFor(() => view.size === 2, SETTLE_MS, 'both members');
     await restartServer('mariadb');
     await w1.update({ load: 10 });
-    await until('the update after the restart', () => view.get('w1')?.payload !== undefined && (view.get('w1')!.payload as { load: number }).load === 10);
+    await waitFor(() => view.get('w1')?.payload !== undefined && (view.get('w1')!.payload as { load: number }).load === 10, SETTLE_MS, 'the update after the restart');
     expect([...view.keys()].sort()).toEqual(['w1', 'w2']);
     expect((await watcher.members('worker')).map((m) => m.id).sort()).toEqual(['w1', 'w2']);
     expect(watcher.state).toBe('connected');

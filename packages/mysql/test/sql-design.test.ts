@@ -1,10 +1,10 @@
-import { sqlBackendCases } from '@rollcall/sql/testing';
+import { sqlDesignConformance } from '@rollcall/conformance/sql';
 import { createMysqlStore } from '../src/index.js';
 import { testDatabase, testOptions } from './support/mariadb.js';
 
 const db = testDatabase('design');
 
-sqlBackendCases({
+sqlDesignConformance({
   name: 'mysql',
   openStore: (cluster, options) => createMysqlStore({ cluster, ...testOptions(db.name, options), requestTimeoutMs: 5000 }),
   registryConfig: (cluster, options) => {

@@ -1,5 +1,5 @@
 export type { SqlDialect, SqlExecutor, SqlRow, SqlValue } from './dialect.js';
-export { schemaScript, tableNames, type TableNames } from './schema.js';
+export { schemaScript, SCHEMA_VERSION, tableNames, type TableNames } from './schema.js';
 export { sqlOptions, type SqlOptions } from './options.js';
 export { SqlRecordStore, SQL_MAX_PAYLOAD_BYTES } from './store.js';
 export type { SqlDatabase } from './database.js';

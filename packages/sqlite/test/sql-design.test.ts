@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { sqlBackendCases } from '@rollcall/sql/testing';
+import { sqlDesignConformance } from '@rollcall/conformance/sql';
 import { createSqliteStore } from '../src/index.js';
 import { rawConnection, tempDir } from './support/sqlite.js';
 
@@ -9,7 +9,7 @@ const path = join(tempDir(), 'design.db');
 let raw: ReturnType<typeof rawConnection> | undefined;
 afterAll(() => raw?.close());
 
-sqlBackendCases({
+sqlDesignConformance({
   name: 'sqlite',
   openStore: (cluster, options) => createSqliteStore({ cluster, path, ...options, requestTimeoutMs: 5000 }),
   registryConfig: (cluster, options) => ({ type: 'sqlite', cluster, sqlite: { path, ...options } }),

@@ -2,61 +2,37 @@ import { afterAll } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { requireTestEnv, startServer, stopServer } from '@rollcall/tools/testenv';
+import { ClientProxies, restartServer } from '@rollcall/tools/testenv';
 import { createZookeeperStore } from '../src/index.js';
-import { standalone, waitPortsFree } from './helpers.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { standalone } from './helpers.js';
 
 // Each store and registry reaches ZooKeeper through its own proxy, so one can be cut off alone.
 // A cut is a blackhole: the socket stays open and silent, the case the library does not notice by itself.
-const proxies = new WeakMap<object, TcpProxy>();
-const opened: TcpProxy[] = [];
+const proxies = new ClientProxies(standalone(), 'blackhole');
 const SESSION_TIMEOUT_MS = 4000;
 
-async function viaProxy(): Promise<TcpProxy> {
-  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: Number(standalone().split(':')[1]) });
-  opened.push(proxy);
-  return proxy;
-}
-
-afterAll(async () => {
-  await Promise.allSettled(opened.map((p) => p.close()));
-});
+afterAll(() => proxies.close());
 
 storeConformance({
   name: 'zookeeper',
-  async openStore(cluster): Promise<RecordStore> {
-    const proxy = await viaProxy();
-    const store = await createZookeeperStore({ cluster, connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 1000 });
-    proxies.set(store, proxy);
-    return store;
-  },
+  openStore: (cluster): Promise<RecordStore> => proxies.open((proxy) => createZookeeperStore({ cluster, connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 1000 })),
   capabilities: {
-    partition: (store) => proxies.get(store)!.cut('blackhole'),
-    heal: (store) => proxies.get(store)!.heal(),
+    partition: (store) => proxies.cut(store),
+    heal: (store) => proxies.heal(store),
     // No compact(): ZooKeeper keeps no change history to discard; REVISION_TOO_OLD for unknown revisions is tested in store.test.ts.
   },
 });
 
 registryConformance({
   name: 'zookeeper',
-  async createRegistry(config): Promise<Registry> {
-    const proxy = await viaProxy();
-    const registry = await createRegistry({ ...config, type: 'zookeeper', zookeeper: { connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
-    proxies.set(registry, proxy);
-    return registry;
-  },
+  createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'zookeeper', zookeeper: { connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS } })),
   capabilities: {
     partition: {
-      partition: (registry) => proxies.get(registry)!.cut('blackhole'),
-      heal: (registry) => proxies.get(registry)!.heal(),
+      partition: (registry) => proxies.cut(registry),
+      heal: (registry) => proxies.heal(registry),
     },
     // The child connects on its own from plain configuration.
     crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS } }) },
-    restartServer: async () => {
-      await stopServer('zookeeper');
-      await waitPortsFree([requireTestEnv('zookeeper').port], 10_000);
-      await startServer('zookeeper');
-    },
+    restartServer: () => restartServer('zookeeper'),
   },
 });

@@ -1,11 +1,10 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/spi';
-import { killZookeeperEnsembleLeader, requireTestEnv, startServer, stopServer, waitForZookeeperEnsembleLeader } from '@rollcall/tools/testenv';
-import { observeFor, waitFor } from '@rollcall/conformance';
+import { killZookeeperEnsembleLeader, startServer, stopServer, TcpProxyGroup, waitForZookeeperEnsembleLeader } from '@rollcall/tools/testenv';
+import { observeFor, uniqueCluster, waitFor } from '@rollcall/conformance';
 import type { ZookeeperStore } from '../src/index.js';
-import { ensemble, uniqueCluster, waitPortsFree } from './helpers.js';
-import { proxyAll } from './tcp-proxy.js';
+import { ensemble } from './helpers.js';
 
 /**
  * The 3-node ensemble under faults. Timings leave room for a ZooKeeper leader
@@ -72,9 +71,6 @@ function timeline(candidates: { name: string; leadership: Leadership }[]) {
   };
 }
 
-/** conformance's waitFor, typed for a boolean check. */
-const eventually = (check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<unknown> => waitFor(check, timeoutMs, what);
-
 function memberLog(registry: Registry, role: string) {
   const events: MemberEvent[] = [];
   registry.watchMembers(role, (e) => events.push(e));
@@ -89,7 +85,7 @@ describe('zookeeper ensemble', () => {
     const regs = await Promise.all(names.map((n) => open(cluster, n)));
     await Promise.all(regs.map((r, i) => r.announce({ role: 'master', id: names[i]!, payload: { n: i } })));
     const logs = regs.map((r) => memberLog(r, 'master'));
-    await eventually(async () => (await Promise.all(regs.map((r) => r.members('master')))).every((m) => m.length === 3), 10_000, 'every registry to list 3 members');
+    await waitFor(async () => (await Promise.all(regs.map((r) => r.members('master')))).every((m) => m.length === 3), 10_000, 'every registry to list 3 members');
     const candidates = regs.map((r, i) => ({ name: names[i]!, leadership: r.campaign('scheduler') }));
     const line = timeline(candidates);
     // Kill while the candidates are still racing for the record.
@@ -97,7 +93,7 @@ describe('zookeeper ensemble', () => {
     killedUnit = killed.unit;
     const next = await waitForZookeeperEnsembleLeader({ excludingId: killed.id });
     expect(next.id).not.toBe(killed.id);
-    await eventually(() => line.leaders().length === 1, 30_000, 'one Rollcall leader');
+    await waitFor(() => line.leaders().length === 1, 30_000, 'one Rollcall leader');
     // Hold on a little: a second leader would show up within a retry period or two.
     await observeFor(3 * SURVIVE.election.retryPeriodMs);
     expect(line.leaders()).toHaveLength(1);
@@ -114,16 +110,16 @@ describe('zookeeper ensemble', () => {
     const handles = await Promise.all(regs.map((r, i) => r.announce({ role: 'worker', id: names[i]!, payload: { beat: 0 } })));
     const candidates = regs.map((r, i) => ({ name: names[i]!, leadership: r.campaign('scheduler') }));
     const line = timeline(candidates);
-    await eventually(() => line.leaders().length === 1, 10_000, 'a Rollcall leader');
+    await waitFor(() => line.leaders().length === 1, 10_000, 'a Rollcall leader');
     const leaderBefore = line.leaders()[0]!;
     const logs = regs.map((r) => memberLog(r, 'worker'));
-    await eventually(async () => (await Promise.all(regs.map((r) => r.members('worker')))).every((m) => m.length === 3), 10_000, 'every registry to list 3 workers');
+    await waitFor(async () => (await Promise.all(regs.map((r) => r.members('worker')))).every((m) => m.length === 3), 10_000, 'every registry to list 3 workers');
     const killed = await killZookeeperEnsembleLeader();
     killedUnit = killed.unit;
     await waitForZookeeperEnsembleLeader({ excludingId: killed.id });
     // Heartbeats carry on through the new ensemble leader: a payload change reaches every peer.
     await Promise.all(handles.map((h) => h.update({ beat: 1 })));
-    await eventually(
+    await waitFor(
       async () => (await Promise.all(regs.map((r) => r.members('worker')))).every((m) => m.length === 3 && m.every((x) => (x.payload as { beat: number }).beat === 1)),
       20_000,
       'every registry to see every worker at beat 1',
@@ -143,7 +139,7 @@ describe('zookeeper ensemble', () => {
       member: { heartbeatIntervalMs: 500, leaseDurationMs: 4000 },
       requestTimeoutMs: 1000,
     };
-    const proxy = await proxyAll(ensemble());
+    const proxy = await TcpProxyGroup.start(ensemble().split(','));
     cleanups.push(() => proxy.close());
     const cut = await open(cluster, 'cut', proxy.connectString, fast, 3000);
     const store = registryStore(cut) as ZookeeperStore;
@@ -158,10 +154,10 @@ describe('zookeeper ensemble', () => {
     const states: { type: string; at: number; after?: string }[] = [];
     for (const type of ['suspended', 'lost', 'reconnected'] as const) cut.on(type, (e) => states.push({ type, at: performance.now(), ...('after' in e ? { after: e.after } : {}) }));
     const log = memberLog(other, 'worker');
-    await eventually(() => log.events.some((e) => e.type === 'added' && e.member.id === 'cut'), 5000, 'the other registry to see the cut-off member');
+    await waitFor(() => log.events.some((e) => e.type === 'added' && e.member.id === 'cut'), 5000, 'the other registry to see the cut-off member');
 
     proxy.cut('blackhole');
-    await eventually(() => states.some((s) => s.type === 'lost'), 15_000, 'the cut-off client to report lost');
+    await waitFor(() => states.some((s) => s.type === 'lost'), 15_000, 'the cut-off client to report lost');
     const lostAt = states.find((s) => s.type === 'lost')!.at;
     expect(cutLeadership.isLeader).toBe(false);
     const stepDown = line.events.find((e) => e.name === 'cut' && e.type === 'lost');
@@ -169,16 +165,16 @@ describe('zookeeper ensemble', () => {
     // At the latest with the lost event itself (the session timeout, 3 s, ends before the renew deadline, 4 s): core steps holders down on lost.
     expect(stepDown!.at).toBeLessThanOrEqual(lostAt + 50);
     // The other candidate takes over only after the cut-off one gave up, and its member expires for the peer.
-    await eventually(() => otherLeadership.isLeader, 15_000, 'the other registry to lead');
-    await eventually(() => log.events.some((e) => e.type === 'removed' && e.member.id === 'cut'), 15_000, 'the cut-off member to expire for its peer');
+    await waitFor(() => otherLeadership.isLeader, 15_000, 'the other registry to lead');
+    await waitFor(() => log.events.some((e) => e.type === 'removed' && e.member.id === 'cut'), 15_000, 'the cut-off member to expire for its peer');
     line.assertOneLeaderAtATime();
 
     proxy.heal();
-    await eventually(() => states.some((s) => s.type === 'reconnected'), 15_000, 'the cut-off client to reconnect');
+    await waitFor(() => states.some((s) => s.type === 'reconnected'), 15_000, 'the cut-off client to reconnect');
     expect(states.map((s) => (s.after ? `${s.type} after ${s.after}` : s.type))).toEqual(['suspended', 'lost', 'reconnected after lost']);
     expect(store.session.sessionId).not.toBe(firstSession);
     // It re-announces: the peer sees the member come back with its data.
-    await eventually(() => log.events.filter((e) => e.type === 'added' && e.member.id === 'cut').length === 2, 10_000, 'the member to be announced again');
+    await waitFor(() => log.events.filter((e) => e.type === 'added' && e.member.id === 'cut').length === 2, 10_000, 'the member to be announced again');
     expect(log.events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added cut', 'removed cut', 'added cut']);
     expect((await other.members('worker')).map((m) => [m.id, m.payload])).toEqual([['cut', { n: 1 }]]);
     // Leadership stays with the one that took over; the returning client campaigns again as a follower.
@@ -195,19 +191,18 @@ describe('zookeeper ensemble', () => {
     await Promise.all(regs.map((r, i) => r.announce({ role: 'worker', id: names[i]!, payload: { n: i } })));
     const candidates = regs.map((r, i) => ({ name: names[i]!, leadership: r.campaign('scheduler') }));
     const line = timeline(candidates);
-    await eventually(() => line.leaders().length === 1, 10_000, 'a Rollcall leader');
+    await waitFor(() => line.leaders().length === 1, 10_000, 'a Rollcall leader');
     const states = regs.map((r) => {
       const seen: string[] = [];
       for (const type of ['suspended', 'lost', 'reconnected'] as const) r.on(type, () => seen.push(type));
       return seen;
     });
     await stopServer('zookeeper-ensemble');
-    await eventually(() => states.every((s) => s.includes('suspended')), 10_000, 'both clients to be suspended');
-    await waitPortsFree(requireTestEnv('zookeeperEnsemble').members.map((m) => m.clientPort), 10_000);
+    await waitFor(() => states.every((s) => s.includes('suspended')), 10_000, 'both clients to be suspended');
     await startServer('zookeeper-ensemble');
-    await eventually(() => regs.every((r) => r.state === 'connected'), 30_000, 'both clients to reconnect');
-    await eventually(() => line.leaders().length === 1, 30_000, 'one Rollcall leader');
-    await eventually(async () => (await Promise.all(regs.map((r) => r.members('worker')))).every((m) => m.length === 2), 30_000, 'both members listed everywhere');
+    await waitFor(() => regs.every((r) => r.state === 'connected'), 30_000, 'both clients to reconnect');
+    await waitFor(() => line.leaders().length === 1, 30_000, 'one Rollcall leader');
+    await waitFor(async () => (await Promise.all(regs.map((r) => r.members('worker')))).every((m) => m.length === 2), 30_000, 'both members listed everywhere');
     line.assertOneLeaderAtATime();
     const lock = await regs[1]!.lock('after-restart', { timeoutMs: 20_000 });
     expect(lock.held).toBe(true);

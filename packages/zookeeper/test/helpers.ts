@@ -1,24 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Stat } from 'node-zookeeper-client';
-import type { JsonValue, RegistryError } from '@rollcall/core';
-import { formatMicroTime, type LeaseRecord, type WatchEvent, type WatchSubscription } from '@rollcall/core/spi';
 import { requireTestEnv } from '@rollcall/tools/testenv';
 import { createZookeeperStore, type CreateZookeeperStoreOptions, type ZookeeperStore } from '../src/index.js';
 
 export const standalone = () => requireTestEnv('zookeeper').connectString;
 export const ensemble = () => requireTestEnv('zookeeperEnsemble').connectString;
-
-/** A fresh cluster name (DNS-1123 label) per case. */
-export function uniqueCluster(purpose: string): string {
-  return `zk-${purpose}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`.slice(0, 63).replace(/-+$/, '');
-}
-
-export function record(holderIdentity: string, payload?: JsonValue, leaseTransitions = 0): LeaseRecord {
-  const now = formatMicroTime(new Date());
-  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions, ...(payload === undefined ? {} : { payload }) };
-}
 
 /** Stores opened by a test file, closed by `closeAll()` in afterEach. */
 export function storeFactory() {
@@ -33,58 +19,6 @@ export function storeFactory() {
       await Promise.allSettled(opened.splice(0).map((s) => s.close()));
     },
   };
-}
-
-/** A watch whose events are kept; `until` waits (bounded) for a matching one. */
-export function collect(store: ZookeeperStore, prefix: string, from: string) {
-  const events: WatchEvent[] = [];
-  let error: RegistryError | undefined;
-  const waiters = new Set<() => void>();
-  const wake = () => waiters.forEach((w) => w());
-  const sub: WatchSubscription = store.watch(prefix, from, {
-    event: (e) => {
-      events.push(e);
-      wake();
-    },
-    error: (e) => {
-      error = e;
-      wake();
-    },
-  });
-  const waitUntil = (check: () => boolean, timeoutMs: number, what: string) =>
-    new Promise<void>((resolve, reject) => {
-      if (check()) return resolve();
-      const timer = setTimeout(() => {
-        waiters.delete(waiter);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; saw ${JSON.stringify(events.map(describe))}${error ? `, error ${error.code}` : ''}`));
-      }, timeoutMs);
-      const waiter = () => {
-        if (!check()) return;
-        clearTimeout(timer);
-        waiters.delete(waiter);
-        resolve();
-      };
-      waiters.add(waiter);
-    });
-  return {
-    events,
-    get error() {
-      return error;
-    },
-    until: (match: (e: WatchEvent) => boolean, timeoutMs = 5000) => waitUntil(() => events.some(match), timeoutMs, 'a matching event'),
-    ended: async (timeoutMs = 5000) => {
-      await waitUntil(() => error !== undefined, timeoutMs, 'the watch to end');
-      return error!;
-    },
-    close: () => sub.close(),
-  };
-}
-
-export function describe(e: WatchEvent): string {
-  if (e.type === 'put') return `put ${e.record.key} ${e.record.record.holderIdentity}`;
-  if (e.type === 'delete') return `delete ${e.key}`;
-  if (e.type === 'corrupt') return `corrupt ${e.entry.key}`;
-  return 'progress';
 }
 
 /** A plain node-zookeeper-client session, for editing znodes by hand as an operator would. */
@@ -117,25 +51,5 @@ export class RawClient {
   mkdirp = (path: string) => this.p<string>((cb) => this.client.mkdirp(path, cb));
   close(): void {
     this.client.close();
-  }
-}
-
-/**
- * Waits (bounded) until every port can be bound again. A stopped server's
- * accepted sockets linger (FIN_WAIT) until each client has closed its end,
- * which on a loaded machine takes a while, and the test environment's
- * startServer() refuses a port that is still taken.
- */
-export async function waitPortsFree(ports: number[], timeoutMs: number): Promise<void> {
-  const bindable = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
-    });
-  const deadline = performance.now() + timeoutMs;
-  while (!(await Promise.all(ports.map(bindable))).every(Boolean)) {
-    if (performance.now() > deadline) throw new Error(`ports ${ports.join(', ')} still taken after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,9 +1,9 @@
 import { afterEach, expect, it } from 'vitest';
-import type { RegistryError } from '@rollcall/core';
 import type { StoreSessionState } from '@rollcall/core/spi';
+import { leaseRecord, rejection, uniqueCluster, waitFor } from '@rollcall/conformance';
+import { TcpProxy } from '@rollcall/tools/testenv';
 import type { ZookeeperStore } from '../src/index.js';
-import { rawClient, record, standalone, storeFactory, uniqueCluster } from './helpers.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { rawClient, standalone, storeFactory } from './helpers.js';
 
 const stores = storeFactory();
 const proxies: TcpProxy[] = [];
@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 async function proxied(sessionTimeoutMs: number): Promise<{ store: ZookeeperStore; proxy: TcpProxy; states: { state: StoreSessionState; at: number }[] }> {
-  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: Number(standalone().split(':')[1]) });
+  const proxy = await TcpProxy.start(standalone());
   proxies.push(proxy);
   const store = await stores.open({ cluster: uniqueCluster('session'), connectString: proxy.address, sessionTimeoutMs, requestTimeoutMs: 1000 });
   const states: { state: StoreSessionState; at: number }[] = [];
@@ -21,26 +21,9 @@ async function proxied(sessionTimeoutMs: number): Promise<{ store: ZookeeperStor
   return { store, proxy, states };
 }
 
-function waitState(states: { state: StoreSessionState }[], wanted: StoreSessionState[], timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const check = () => {
-      const seen = states.map((s) => s.state);
-      if (wanted.every((w, i) => seen[i] === w)) return resolve();
-      if (performance.now() - started > timeoutMs) return reject(new Error(`expected states ${wanted.join(', ')} within ${timeoutMs} ms, saw ${seen.join(', ')}`));
-      setTimeout(check, 20);
-    };
-    check();
-  });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as RegistryError;
-  }
-  throw new Error('expected a rejection');
+/** Waits (bounded) until the session states begin with `wanted`. */
+function waitState(states: { state: StoreSessionState }[], wanted: StoreSessionState[], timeoutMs: number): Promise<unknown> {
+  return waitFor(() => wanted.every((w, i) => states[i]?.state === w), timeoutMs, () => `states ${wanted.join(', ')} (saw ${states.map((s) => s.state).join(', ')})`);
 }
 
 it('a connection that goes silent (the library still "connected") is suspended within 2/3 of the session timeout, lost at the timeout, then a new session starts', async () => {
@@ -48,7 +31,7 @@ it('a connection that goes silent (the library still "connected") is suspended w
   const timeout = store.session.sessionTimeoutMs;
   expect(timeout).toBe(3000);
   const firstSession = store.session.sessionId;
-  await store.create('lock/before', record('a'));
+  await store.create('lock/before', leaseRecord('a'));
   const cutAt = performance.now();
   proxy.cut('blackhole');
   await waitState(states, ['suspended', 'lost'], timeout + 2000);
@@ -61,13 +44,13 @@ it('a connection that goes silent (the library still "connected") is suspended w
   expect(lostAfter).toBeGreaterThanOrEqual(timeout - timeout / 3 - 200);
   // While cut off, a call waits unsent for the connection, then fails when its time is up; it is never sent later.
   const started = performance.now();
-  expect((await rejection(store.create('lock/while-cut', record('b')))).code).toBe('UNAVAILABLE');
+  expect((await rejection(store.create('lock/while-cut', leaseRecord('b')))).code).toBe('UNAVAILABLE');
   expect(performance.now() - started).toBeGreaterThanOrEqual(950);
   proxy.heal();
   await waitState(states, ['suspended', 'lost', 'connected'], 10_000);
   expect(store.session.sessionId).not.toBe(firstSession);
   // The new session works, and the call made while cut off was never sent.
-  const created = await store.create('lock/after', record('c'));
+  const created = await store.create('lock/after', leaseRecord('c'));
   expect((await store.get('lock/after'))?.version).toBe(created.version);
   expect(await store.get('lock/while-cut')).toBeUndefined();
   expect(states.map((s) => s.state)).toEqual(['suspended', 'lost', 'connected']);
@@ -80,12 +63,12 @@ it('a connection reset and back within the session timeout is suspended then con
   await waitState(states, ['suspended'], 2000);
   expect((await rejection(store.list(''))).code).toBe('UNAVAILABLE');
   // A call made while suspended goes out once the session is back, within its requestTimeoutMs.
-  const pending = store.create('lock/during', record('d'));
+  const pending = store.create('lock/during', leaseRecord('d'));
   proxy.heal();
   expect((await pending).key).toBe('lock/during');
   await waitState(states, ['suspended', 'connected'], 4000);
   expect(store.session.sessionId).toBe(session);
-  await store.create('lock/l', record('a'));
+  await store.create('lock/l', leaseRecord('a'));
   expect(states.map((s) => s.state)).toEqual(['suspended', 'connected']);
 });
 
@@ -93,7 +76,7 @@ it('a request sent into a silent connection fails UNAVAILABLE after requestTimeo
   const { store, proxy, states } = await proxied(6000);
   proxy.cut('blackhole');
   const started = performance.now();
-  const err = await rejection(store.create('lock/lost-in-transit', record('a')));
+  const err = await rejection(store.create('lock/lost-in-transit', leaseRecord('a')));
   const elapsed = performance.now() - started;
   expect(err.code).toBe('UNAVAILABLE');
   expect(elapsed).toBeGreaterThanOrEqual(950);

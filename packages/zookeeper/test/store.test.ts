@@ -1,24 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe as group, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryError } from '@rollcall/core';
-import { createZookeeperStore, encodeKey, decodeKey } from '../src/index.js';
+import { collectWatch, describeEvent, leaseRecord, rejection, uniqueCluster, waitFor } from '@rollcall/conformance';
+import { TcpProxy } from '@rollcall/tools/testenv';
+import { createZookeeperStore, ZookeeperStore, encodeKey, decodeKey } from '../src/index.js';
 import { versionOf } from '../src/revisions.js';
-import { collect, describe, rawClient, record, standalone, storeFactory, uniqueCluster } from './helpers.js';
-import { TcpProxy } from './tcp-proxy.js';
+import { rawClient, standalone, storeFactory } from './helpers.js';
 
 const stores = storeFactory();
 afterEach(() => stores.closeAll());
 
-async function rejection(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as RegistryError;
-  }
-  throw new Error('expected a rejection');
-}
-
-group('record keys and znode names', () => {
+describe('record keys and znode names', () => {
   it('encodes every key into one reversible child name, slashes included', () => {
     expect(encodeKey('member/worker/host-1:8080@a.b_c')).toBe('member%2Fworker%2Fhost-1:8080@a.b_c');
     for (const key of ['election/scheduler', 'lock/a.b', 'member/r/ü%/x', 'member/r/..']) {
@@ -33,11 +25,11 @@ group('record keys and znode names', () => {
   });
 });
 
-group('layout on the server', () => {
+describe('layout on the server', () => {
   it('keeps each record as one znode under /rollcall/<cluster>, named by its encoded key, holding the record as JSON', async () => {
     const cluster = uniqueCluster('layout');
     const store = await stores.open({ cluster });
-    const created = await store.create('member/worker/w1', record('w1', { cpu: 0.5 }));
+    const created = await store.create('member/worker/w1', leaseRecord('w1', { cpu: 0.5 }));
     const raw = await rawClient(standalone());
     try {
       expect(await raw.children(`/rollcall/${cluster}`)).toEqual(['member%2Fworker%2Fw1']);
@@ -45,7 +37,7 @@ group('layout on the server', () => {
       expect(JSON.parse(data.toString())).toEqual({ rollcall: 1, record: created.record });
       // The version is the znode's mzxid.
       expect(created.version).toBe(versionOf(stat.mzxid));
-      const updated = await store.update('member/worker/w1', record('w1', { cpu: 0.7 }), created.version);
+      const updated = await store.update('member/worker/w1', leaseRecord('w1', { cpu: 0.7 }), created.version);
       expect(updated.version).toBe(versionOf((await raw.getData(`/rollcall/${cluster}/member%2Fworker%2Fw1`)).stat.mzxid));
     } finally {
       raw.close();
@@ -62,11 +54,11 @@ group('layout on the server', () => {
       const cluster = uniqueCluster('chroot');
       const a = await stores.open({ cluster, connectString: `${standalone()}${chrootA}`, root: '/apps/coordination' });
       const b = await stores.open({ cluster, connectString: `${standalone()}${chrootB}` });
-      await a.create('election/e', record('a'));
+      await a.create('election/e', leaseRecord('a'));
       expect(await raw.children(`${chrootA}/apps/coordination/${cluster}`)).toEqual(['election%2Fe']);
       expect(await raw.exists(`/rollcall/${cluster}`)).toBeNull();
       expect(await b.get('election/e')).toBeUndefined();
-      await b.create('election/e', record('b'));
+      await b.create('election/e', leaseRecord('b'));
       expect((await a.get('election/e'))?.record.holderIdentity).toBe('a');
       expect((await raw.getData(`${chrootB}/rollcall/${cluster}/election%2Fe`)).data.toString()).toContain('"holderIdentity":"b"');
     } finally {
@@ -89,12 +81,12 @@ group('layout on the server', () => {
   });
 });
 
-group('records edited or deleted by hand', () => {
+describe('records edited or deleted by hand', () => {
   it('a znode edited into garbage is a corrupt event, a list().corrupt entry and CORRUPT_RECORD on get; the watch goes on and CAS replaces it', async () => {
     const cluster = uniqueCluster('corrupt');
     const store = await stores.open({ cluster });
-    await store.create('lock/l', record('a'));
-    const watch = collect(store, '', (await store.list('')).revision);
+    await store.create('lock/l', leaseRecord('a'));
+    const watch = collectWatch(store, '', (await store.list('')).revision);
     const raw = await rawClient(standalone());
     try {
       const stat = await raw.setData(`/rollcall/${cluster}/lock%2Fl`, '{not json');
@@ -109,10 +101,10 @@ group('records edited or deleted by hand', () => {
       await raw.setData(`/rollcall/${cluster}/lock%2Fl`, JSON.stringify({ rollcall: 1, record: { holderIdentity: 7 } }));
       await watch.until((e) => e.type === 'corrupt' && e.entry.version !== versionOf(stat.mzxid));
       const latest = (await store.list('')).corrupt[0]!;
-      const replaced = await store.update('lock/l', record('fixed'), latest.version);
+      const replaced = await store.update('lock/l', leaseRecord('fixed'), latest.version);
       await watch.until((e) => e.type === 'put' && e.record.version === replaced.version);
       expect(watch.error).toBeUndefined();
-      expect(watch.events.map(describe)).toEqual(['corrupt lock/l', 'corrupt lock/l', 'put lock/l fixed']);
+      expect(watch.events.map(describeEvent)).toEqual(['corrupt lock/l', 'corrupt lock/l', 'put lock/l fixed']);
     } finally {
       raw.close();
       watch.close();
@@ -122,15 +114,15 @@ group('records edited or deleted by hand', () => {
   it('a record deleted by hand is a delete event, and the watch sees later changes', async () => {
     const cluster = uniqueCluster('handdel');
     const store = await stores.open({ cluster });
-    await store.create('member/worker/w1', record('w1'));
-    const watch = collect(store, '', (await store.list('')).revision);
+    await store.create('member/worker/w1', leaseRecord('w1'));
+    const watch = collectWatch(store, '', (await store.list('')).revision);
     const raw = await rawClient(standalone());
     try {
       await raw.remove(`/rollcall/${cluster}/member%2Fworker%2Fw1`);
       await watch.until((e) => e.type === 'delete');
-      await store.create('member/worker/w1', record('again'));
+      await store.create('member/worker/w1', leaseRecord('again'));
       await watch.until((e) => e.type === 'put');
-      expect(watch.events.map(describe)).toEqual(['delete member/worker/w1', 'put member/worker/w1 again']);
+      expect(watch.events.map(describeEvent)).toEqual(['delete member/worker/w1', 'put member/worker/w1 again']);
     } finally {
       raw.close();
       watch.close();
@@ -140,13 +132,13 @@ group('records edited or deleted by hand', () => {
   it('a znode with a name Rollcall never writes is ignored by list and watch', async () => {
     const cluster = uniqueCluster('foreign');
     const store = await stores.open({ cluster });
-    const watch = collect(store, '', (await store.list('')).revision);
+    const watch = collectWatch(store, '', (await store.list('')).revision);
     const raw = await rawClient(standalone());
     try {
       await raw.create(`/rollcall/${cluster}/not a record`, 'hello');
-      await store.create('lock/after', record('after'));
+      await store.create('lock/after', leaseRecord('after'));
       await watch.until((e) => e.type === 'put');
-      expect(watch.events.map(describe)).toEqual(['put lock/after after']);
+      expect(watch.events.map(describeEvent)).toEqual(['put lock/after after']);
       expect((await store.list('')).records.map((r) => r.key)).toEqual(['lock/after']);
     } finally {
       raw.close();
@@ -155,29 +147,29 @@ group('records edited or deleted by hand', () => {
   });
 });
 
-group('watch revisions', () => {
+describe('watch revisions', () => {
   it('a revision this store did not hand out ends the watch with REVISION_TOO_OLD, so the caller relists', async () => {
     const cluster = uniqueCluster('rev');
     const store = await stores.open({ cluster });
     const other = await stores.open({ cluster });
     const foreign = (await other.list('')).revision;
     for (const revision of [foreign, 'garbage', '']) {
-      const watch = collect(store, '', revision);
+      const watch = collectWatch(store, '', revision);
       expect((await watch.ended()).code).toBe('REVISION_TOO_OLD');
       expect(watch.events).toEqual([]);
     }
     // A list's revision for a narrower prefix cannot vouch for a wider watch.
     const narrow = (await store.list('lock/')).revision;
-    expect((await collect(store, '', narrow).ended()).code).toBe('REVISION_TOO_OLD');
+    expect((await collectWatch(store, '', narrow).ended()).code).toBe('REVISION_TOO_OLD');
   });
 
   it('revisions carry the zxid: they sort like the ensemble history and never repeat', async () => {
     const cluster = uniqueCluster('revorder');
     const store = await stores.open({ cluster });
     const first = (await store.list('')).revision;
-    const watch = collect(store, '', first);
-    let current = await store.create('lock/l', record('a'));
-    for (let i = 0; i < 3; i++) current = await store.update('lock/l', record(`a${i}`), current.version);
+    const watch = collectWatch(store, '', first);
+    let current = await store.create('lock/l', leaseRecord('a'));
+    for (let i = 0; i < 3; i++) current = await store.update('lock/l', leaseRecord(`a${i}`), current.version);
     await watch.until((e) => e.type === 'put' && e.record.version === current.version);
     watch.close();
     const revisions = [first, ...watch.events.map((e) => e.revision)];
@@ -188,36 +180,34 @@ group('watch revisions', () => {
 
   it('resumed after its connection dropped, a watch emits exactly what changed meanwhile', async () => {
     const cluster = uniqueCluster('resume');
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: Number(standalone().split(':')[1]) });
+    const proxy = await TcpProxy.start(standalone());
     try {
       const watcher = await stores.open({ cluster, connectString: proxy.address, sessionTimeoutMs: 10_000 });
       const writer = await stores.open({ cluster });
-      const gone = await writer.create('member/worker/gone', record('gone'));
-      const changes = await writer.create('member/worker/changes', record('changes-1'));
-      await writer.create('member/worker/stays', record('stays'));
-      const first = collect(watcher, '', (await watcher.list('')).revision);
-      const ping = await writer.create('lock/ping', record('ping'));
+      const gone = await writer.create('member/worker/gone', leaseRecord('gone'));
+      const changes = await writer.create('member/worker/changes', leaseRecord('changes-1'));
+      await writer.create('member/worker/stays', leaseRecord('stays'));
+      const first = collectWatch(watcher, '', (await watcher.list('')).revision);
+      const ping = await writer.create('lock/ping', leaseRecord('ping'));
       await first.until((e) => e.type === 'put' && e.record.key === 'lock/ping');
       const resumeFrom = first.events.at(-1)!.revision;
       proxy.cut('reset');
       expect((await first.ended()).code).toBe('UNAVAILABLE');
       await writer.delete('member/worker/gone', gone.version);
-      await writer.update('member/worker/changes', record('changes-2'), changes.version);
-      await writer.create('member/worker/appears', record('appears'));
+      await writer.update('member/worker/changes', leaseRecord('changes-2'), changes.version);
+      await writer.create('member/worker/appears', leaseRecord('appears'));
       await writer.delete('lock/ping', ping.version);
       proxy.heal();
-      await new Promise<void>((resolve) => {
-        const off = watcher.onSessionState((s) => s === 'connected' && (off(), resolve()));
-      });
-      const resumed = collect(watcher, '', resumeFrom);
+      await waitFor(() => watcher.session.connected, 10_000, 'the watcher to reconnect');
+      const resumed = collectWatch(watcher, '', resumeFrom);
       await resumed.until((e) => e.type === 'put' && e.record.key === 'member/worker/appears');
       await resumed.until((e) => e.type === 'delete' && e.key === 'lock/ping');
       // A later change proves the watch is armed again, and that nothing else was emitted before it.
-      await writer.create('lock/end', record('end'));
+      await writer.create('lock/end', leaseRecord('end'));
       await resumed.until((e) => e.type === 'put' && e.record.key === 'lock/end');
       resumed.close();
-      expect(resumed.events.map(describe).slice(0, -1).sort()).toEqual(['delete lock/ping', 'delete member/worker/gone', 'put member/worker/appears appears', 'put member/worker/changes changes-2']);
-      expect(resumed.events.map(describe).at(-1)).toBe('put lock/end end');
+      expect(resumed.events.map(describeEvent).slice(0, -1).sort()).toEqual(['delete lock/ping', 'delete member/worker/gone', 'put member/worker/appears appears', 'put member/worker/changes changes-2']);
+      expect(resumed.events.map(describeEvent).at(-1)).toBe('put lock/end end');
     } finally {
       await stores.closeAll();
       await proxy.close();
@@ -225,11 +215,11 @@ group('watch revisions', () => {
   });
 });
 
-group('connecting', () => {
+describe('connecting', () => {
   it('an unreachable connect string fails UNAVAILABLE within connectTimeoutMs', async () => {
     const refused = await TcpProxy.start({ host: '127.0.0.1', port: 1 });
     refused.cut('reset');
-    const silent = await TcpProxy.start({ host: '127.0.0.1', port: Number(standalone().split(':')[1]) });
+    const silent = await TcpProxy.start(standalone());
     silent.cut('blackhole');
     try {
       for (const connectString of [refused.address, silent.address, `${refused.address},${silent.address}`]) {
@@ -251,7 +241,7 @@ group('connecting', () => {
     const chroot = `/missing-${randomBytes(4).toString('hex')}`;
     const err = await rejection(createZookeeperStore({ connectString: `${standalone()}${chroot}`, cluster: 'c', connectTimeoutMs: 5000 }));
     expect(err.code).toBe('INVALID_CONFIG');
-    expect((err as RegistryError & { key?: string }).key).toBe('registry.zookeeper.connectString');
+    expect(err.key).toBe('registry.zookeeper.connectString');
     expect(err.message).toContain(`the chroot ${chroot} does not exist`);
     const raw = await rawClient(standalone());
     try {
@@ -284,7 +274,7 @@ group('connecting', () => {
       // Port 1 of an unresolvable host: a store that tried to connect would fail UNAVAILABLE, not INVALID_CONFIG.
       const err = await rejection(createRegistry({ type: 'zookeeper', cluster: 'c', zookeeper } as never));
       expect(err.code, JSON.stringify(zookeeper)).toBe('INVALID_CONFIG');
-      expect((err as RegistryError & { key?: string }).key, JSON.stringify(zookeeper)).toBe(key);
+      expect(err.key, JSON.stringify(zookeeper)).toBe(key);
     }
   });
 
@@ -305,14 +295,14 @@ group('connecting', () => {
   });
 });
 
-group('digest authentication and ACLs', () => {
+describe('digest authentication and ACLs', () => {
   const owner = { username: 'owner', password: `secret-${randomBytes(6).toString('hex')}` };
   const intruder = { username: 'owner', password: 'not-the-password' };
 
   it('created znodes carry only the digest identity; other identities can neither change them nor open the cluster', async () => {
     const cluster = uniqueCluster('acl');
     const mine = await stores.open({ cluster, auth: owner });
-    const created = await mine.create('lock/l', record('a'));
+    const created = await mine.create('lock/l', leaseRecord('a'));
     const path = `/rollcall/${cluster}/lock%2Fl`;
     const anonymous = await rawClient(standalone());
     const wrongPassword = await rawClient(standalone(), intruder);
@@ -348,15 +338,15 @@ group('digest authentication and ACLs', () => {
   it('worldReadable lets other identities read the records but still not change them', async () => {
     const cluster = uniqueCluster('aclread');
     const mine = await stores.open({ cluster, auth: owner, worldReadable: true });
-    const created = await mine.create('member/worker/w1', record('w1', { n: 1 }));
+    const created = await mine.create('member/worker/w1', leaseRecord('w1', { n: 1 }));
     const reader = await stores.open({ cluster, auth: intruder });
-    expect((await rejection(reader.create('member/worker/w2', record('w2')))).code).toBe('PERMISSION_DENIED');
+    expect((await rejection(reader.create('member/worker/w2', leaseRecord('w2')))).code).toBe('PERMISSION_DENIED');
     expect(await reader.get('member/worker/w1')).toEqual(created);
-    const watch = collect(reader, '', (await reader.list('')).revision);
-    const updated = await mine.update('member/worker/w1', record('w1', { n: 2 }), created.version);
+    const watch = collectWatch(reader, '', (await reader.list('')).revision);
+    const updated = await mine.update('member/worker/w1', leaseRecord('w1', { n: 2 }), created.version);
     await watch.until((e) => e.type === 'put' && e.record.version === updated.version);
     watch.close();
-    expect((await rejection(reader.update('member/worker/w1', record('x'), updated.version))).code).toBe('PERMISSION_DENIED');
+    expect((await rejection(reader.update('member/worker/w1', leaseRecord('x'), updated.version))).code).toBe('PERMISSION_DENIED');
     expect((await rejection(reader.delete('member/worker/w1', updated.version))).code).toBe('PERMISSION_DENIED');
     expect(await mine.get('member/worker/w1')).toEqual(updated);
   });

@@ -1,5 +1,4 @@
 import etcd3 from 'etcd3';
-import { randomBytes } from 'node:crypto';
 import { readTestEnv } from '@rollcall/tools/testenv';
 import type { RecordStore } from '@rollcall/core/spi';
 import { createEtcdStore, type CreateEtcdStoreOptions, type EtcdStore } from '../../src/index.js';
@@ -14,11 +13,6 @@ export function etcdAuthEnv() {
   const env = readTestEnv().etcdAuth;
   if (!env) throw new Error('etcd-auth is not up: the vitest global setup should have started it');
   return env;
-}
-
-/** A fresh cluster name, so cases never see each other's records. */
-export function uniqueCluster(tag: string): string {
-  return `${tag}-${randomBytes(4).toString('hex')}`;
 }
 
 /** A plain etcd3 client on the test etcd, for writing by hand and compacting. */

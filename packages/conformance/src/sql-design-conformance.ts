@@ -1,13 +1,13 @@
 import { type ConfigSource, createRegistry, type Registry } from '@rollcall/core';
-import { formatMicroTime, type LeaseRecord, type RecordStore, type WatchEvent } from '@rollcall/core/spi';
+import type { LeaseRecord, RecordStore } from '@rollcall/core/spi';
+import { SCHEMA_VERSION, tableNames, type SqlOptions, type SqlRecordStore, type SqlRow, type SqlValue } from '@rollcall/sql';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SqlRow, SqlValue } from './dialect.js';
-import type { SqlOptions } from './options.js';
-import { SCHEMA_VERSION, tableNames } from './schema.js';
-import type { SqlRecordStore } from './store.js';
+import { collectWatch } from './collect-watch.js';
+import { leaseRecord } from './records.js';
+import { observeFor, waitFor } from './wait-for.js';
 
-/** What the SQL design's own cases need from a backend. */
-export interface SqlBackendCaseOptions {
+/** What `sqlDesignConformance` needs from a SQL backend. */
+export interface SqlDesignConformanceOptions {
   /** `mysql`, `sqlite`. */
   name: string;
   /** Opens a store on the test database with these SQL options over the defaults. */
@@ -20,30 +20,12 @@ export interface SqlBackendCaseOptions {
 
 let counter = 0;
 /** A table prefix no other case uses. */
-export function uniquePrefix(): string {
+function uniquePrefix(): string {
   return `t${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}${(counter++).toString(36)}_`;
 }
 
-function lease(holderIdentity: string, payload?: LeaseRecord['payload']): LeaseRecord {
-  const now = formatMicroTime(new Date());
-  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1, ...(payload === undefined ? {} : { payload }) };
-}
-
-/** Waits, bounded, until `check` holds; fails with `what`. Polls, as nothing here emits an event for it. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function collect(store: RecordStore, prefix: string, from: string) {
-  const events: WatchEvent[] = [];
-  const errors: { code: string }[] = [];
-  const sub = store.watch(prefix, from, { event: (e) => events.push(e), error: (e) => errors.push(e) });
-  return { events, errors, close: () => sub.close() };
-}
+/** Bound of the waits below, milliseconds: a poll interval is 100–1000 ms. */
+const WAIT_MS = 10_000;
 
 const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> =>
   promise.then(
@@ -52,12 +34,13 @@ const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> =>
   );
 
 /**
- * The cases of the SQL design itself — schema creation and detection, the
- * revision counter, the change table, its poller and purge, rows edited by hand
- * — which the conformance suite cannot know about. Every SQL backend runs them
- * on its real database.
+ * The cases of `@rollcall/sql`'s design itself — schema creation and detection,
+ * the revision counter, the change table, its poller and purge, rows edited by
+ * hand — beyond the SPI that `storeConformance` proves. Every SQL backend
+ * (`@rollcall/mysql`, `@rollcall/sqlite`) runs them on its real database. Call
+ * it at the top level of a vitest file.
  */
-export function sqlBackendCases(options: SqlBackendCaseOptions): void {
+export function sqlDesignConformance(options: SqlDesignConformanceOptions): void {
   const { name } = options;
   const stores: RecordStore[] = [];
   const registries: Registry[] = [];
@@ -95,7 +78,7 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       // Different settings, so each opens connections of its own and races the others.
       const [a, b] = (await Promise.all([150, 160, 170, 180].map((pollIntervalMs, i) => open(`c${i + 1}`, { tablePrefix: prefix, pollIntervalMs })))) as unknown as [SqlRecordStore, SqlRecordStore];
       expect(a.database).not.toBe(b.database);
-      await a.create('lock/x', lease('a'));
+      await a.create('lock/x', leaseRecord('a'));
       expect((await b.list('')).records).toEqual([]);
       expect((await options.exec(`SELECT COUNT(*) AS n FROM ${tableNames(prefix).state}`)).map((r) => Number(r.n))).toEqual([1]);
     });
@@ -104,7 +87,7 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const prefix = uniquePrefix();
       const t = tableNames(prefix);
       const first = await open('c1', { tablePrefix: prefix });
-      await first.create('lock/x', lease('a'));
+      await first.create('lock/x', leaseRecord('a'));
       await first.close();
       await options.exec(`UPDATE ${t.state} SET schema_version = 2, created_by = '@rollcall/${name} 9.0.0' WHERE id = 1`);
       const before = await options.exec(`SELECT record_key, record_version, record_value FROM ${t.records}`);
@@ -150,7 +133,7 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
     it('stores under two table prefixes in one database never see each other', async () => {
       const a = await open('c1', { tablePrefix: uniquePrefix() });
       const b = await open('c1', { tablePrefix: uniquePrefix() });
-      await a.create('lock/x', lease('a'));
+      await a.create('lock/x', leaseRecord('a'));
       expect(await b.get('lock/x')).toBeUndefined();
       expect((await b.list('')).revision).toBe('0');
     });
@@ -160,12 +143,12 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
     it('every write takes the next revision: versions strictly increase, also across delete and re-create, and the change ids have no gaps', async () => {
       const prefix = uniquePrefix();
       const store = await open('c1', { tablePrefix: prefix });
-      const v1 = (await store.create('lock/x', lease('a'))).version;
-      const v2 = (await store.update('lock/x', lease('b'), v1)).version;
+      const v1 = (await store.create('lock/x', leaseRecord('a'))).version;
+      const v2 = (await store.update('lock/x', leaseRecord('b'), v1)).version;
       await store.delete('lock/x', v2);
-      const v4 = (await store.create('lock/x', lease('c'))).version;
+      const v4 = (await store.create('lock/x', leaseRecord('c'))).version;
       expect([v1, v2, v4].map(Number)).toEqual([1, 2, 4]);
-      expect(await codeOf(store.update('lock/x', lease('d'), v1))).toBe('CONFLICT');
+      expect(await codeOf(store.update('lock/x', leaseRecord('d'), v1))).toBe('CONFLICT');
       const rows = await options.exec(`SELECT id, record_value FROM ${tableNames(prefix).changes} ORDER BY id`);
       expect(rows.map((r) => Number(r.id))).toEqual([1, 2, 3, 4]);
       expect(rows[2]!.record_value).toBeNull();
@@ -174,11 +157,11 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
     it('concurrent writers from several stores get unique, gapless revisions, and exactly one CAS per version wins', async () => {
       const prefix = uniquePrefix();
       const writers = await Promise.all(Array.from({ length: 4 }, () => open('c1', { tablePrefix: prefix })));
-      await Promise.all(Array.from({ length: 20 }, (_, i) => writers[i % 4]!.create(`member/w/m${i}`, lease(`m${i}`))));
-      const base = await writers[0]!.create('lock/counter', lease('x', 0));
+      await Promise.all(Array.from({ length: 20 }, (_, i) => writers[i % 4]!.create(`member/w/m${i}`, leaseRecord(`m${i}`))));
+      const base = await writers[0]!.create('lock/counter', leaseRecord('x', 0));
       let current = base;
       for (let round = 0; round < 5; round++) {
-        const attempts = await Promise.allSettled(writers.map((w, i) => w.update('lock/counter', lease(`w${i}`, round + 1), current.version)));
+        const attempts = await Promise.allSettled(writers.map((w, i) => w.update('lock/counter', leaseRecord(`w${i}`, round + 1), current.version)));
         const won = attempts.filter((a) => a.status === 'fulfilled');
         expect(won).toHaveLength(1);
         for (const lost of attempts.filter((a) => a.status === 'rejected')) expect((lost as PromiseRejectedResult).reason.code).toBe('CONFLICT');
@@ -193,13 +176,13 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const prefix = uniquePrefix();
       const store = await open('c1', { tablePrefix: prefix });
       const bad: Promise<unknown>[] = [
-        store.create('', lease('a')),
-        store.create('member/w/ü', lease('a')),
-        store.create('member/w/has space', lease('a')),
-        store.create(`lock/${'x'.repeat(400)}`, lease('a')),
-        store.create('lock/x', { ...lease('a'), holderIdentity: 42 } as unknown as LeaseRecord),
-        store.create('lock/x', { ...lease('a'), leaseDurationSeconds: -1 }),
-        store.update('lock/x', { ...lease('a'), leaseTransitions: 1.5 }, '1'),
+        store.create('', leaseRecord('a')),
+        store.create('member/w/ü', leaseRecord('a')),
+        store.create('member/w/has space', leaseRecord('a')),
+        store.create(`lock/${'x'.repeat(400)}`, leaseRecord('a')),
+        store.create('lock/x', { ...leaseRecord('a'), holderIdentity: 42 } as unknown as LeaseRecord),
+        store.create('lock/x', { ...leaseRecord('a'), leaseDurationSeconds: -1 }),
+        store.update('lock/x', { ...leaseRecord('a'), leaseTransitions: 1.5 }, '1'),
         store.get('lock/\n'),
       ];
       for (const attempt of bad) expect(await codeOf(attempt)).toBe('INVALID_ARGUMENT');
@@ -210,15 +193,15 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
 
     it('a version this store never issued fails CONFLICT, and NOT_FOUND for a missing key', async () => {
       const store = await open('c1', { tablePrefix: uniquePrefix() });
-      await store.create('lock/x', lease('a'));
-      for (const version of ['', 'abc', '-1', '1e3', '99999999999999999999']) expect(await codeOf(store.update('lock/x', lease('b'), version))).toBe('CONFLICT');
+      await store.create('lock/x', leaseRecord('a'));
+      for (const version of ['', 'abc', '-1', '1e3', '99999999999999999999']) expect(await codeOf(store.update('lock/x', leaseRecord('b'), version))).toBe('CONFLICT');
       expect(await codeOf(store.delete('lock/y', 'abc'))).toBe('NOT_FOUND');
     });
 
     it('a watch from a revision that is not a number ends with REVISION_TOO_OLD', async () => {
       const store = await open('c1', { tablePrefix: uniquePrefix() });
-      const w = collect(store, '', 'not-a-revision');
-      await until('the watch to end', () => w.errors.length > 0);
+      const w = collectWatch(store, '', 'not-a-revision');
+      await waitFor(() => w.errors.length > 0, WAIT_MS, 'the watch to end');
       expect(w.errors.map((e) => e.code)).toEqual(['REVISION_TOO_OLD']);
     });
   });
@@ -230,18 +213,18 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const clusters = await Promise.all(['c1', 'c2', 'c3'].map((c) => open(c, { tablePrefix: prefix, pollIntervalMs })));
       const poller = (clusters[0] as SqlRecordStore).database.poller;
       for (const s of clusters) expect((s as SqlRecordStore).database.poller).toBe(poller);
-      const watches = clusters.flatMap((s) => Array.from({ length: 10 }, (_, i) => collect(s, i % 2 ? 'member/' : '', '0')));
+      const watches = clusters.flatMap((s) => Array.from({ length: 10 }, (_, i) => collectWatch(s, i % 2 ? 'member/' : '', '0')));
       const startQueries = poller.queries;
       const started = Date.now();
-      await clusters[1]!.create('member/w/a', lease('a'));
-      await until('every watch of c2 to see the write', () => watches.slice(10, 20).every((w) => w.events.some((e) => e.type === 'put')));
+      await clusters[1]!.create('member/w/a', leaseRecord('a'));
+      await waitFor(() => watches.slice(10, 20).every((w) => w.all.some((e) => e.type === 'put')), WAIT_MS, 'every watch of c2 to see the write');
       // Idle for a few intervals: the count grows by one per interval, not by one per watch.
-      await new Promise((r) => setTimeout(r, 5 * pollIntervalMs));
+      await observeFor(5 * pollIntervalMs);
       const elapsed = Date.now() - started;
       const queries = poller.queries - startQueries;
       expect(queries).toBeGreaterThan(0);
       expect(queries).toBeLessThanOrEqual(Math.ceil(elapsed / pollIntervalMs) + 3);
-      expect(watches.slice(0, 10).every((w) => w.events.every((e) => e.type === 'progress'))).toBe(true);
+      expect(watches.slice(0, 10).every((w) => w.all.every((e) => e.type === 'progress'))).toBe(true);
       for (const w of watches) expect(w.errors).toEqual([]);
     });
 
@@ -249,10 +232,10 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const prefix = uniquePrefix();
       const mine = await open('c1', { tablePrefix: prefix });
       const other = await open('c2', { tablePrefix: prefix });
-      const w = collect(mine, '', '0');
-      await other.create('lock/x', lease('a'));
-      await until('a progress event', () => w.events.some((e) => e.type === 'progress'));
-      expect(w.events).toEqual([{ type: 'progress', revision: '1' }]);
+      const w = collectWatch(mine, '', '0');
+      await other.create('lock/x', leaseRecord('a'));
+      await waitFor(() => w.all.some((e) => e.type === 'progress'), WAIT_MS, 'a progress event');
+      expect(w.all).toEqual([{ type: 'progress', revision: '1' }]);
     });
   });
 
@@ -261,23 +244,23 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const prefix = uniquePrefix();
       const store = await open('c1', { tablePrefix: prefix });
       const db = (store as SqlRecordStore).database;
-      let current = await store.create('member/w/a', lease('a'));
+      let current = await store.create('member/w/a', leaseRecord('a'));
       const from = (await store.list('')).revision;
-      for (let i = 1; i <= 3; i++) current = await store.update('member/w/a', lease('a', i), current.version);
+      for (let i = 1; i <= 3; i++) current = await store.update('member/w/a', leaseRecord('a', i), current.version);
       // Everything but the newest change (4): the poller tells "nothing new" from "purged" by it.
       expect(await db.purgeChanges({ all: true })).toBe(3);
       expect((await options.exec(`SELECT id FROM ${tableNames(prefix).changes}`)).map((r) => Number(r.id))).toEqual([4]);
-      const old = collect(store, '', '0');
-      const behind = collect(store, '', from);
-      const last = collect(store, '', '3');
-      const now = collect(store, '', (await store.list('')).revision);
-      await until('the old watches to end', () => old.errors.length > 0 && behind.errors.length > 0);
+      const old = collectWatch(store, '', '0');
+      const behind = collectWatch(store, '', from);
+      const last = collectWatch(store, '', '3');
+      const now = collectWatch(store, '', (await store.list('')).revision);
+      await waitFor(() => old.errors.length > 0 && behind.errors.length > 0, WAIT_MS, 'the old watches to end');
       expect(old.errors.map((e) => e.code)).toEqual(['REVISION_TOO_OLD']);
       expect(behind.errors.map((e) => e.code)).toEqual(['REVISION_TOO_OLD']);
-      await store.create('member/w/b', lease('b'));
-      await until('the current watches to see the write', () => now.events.length > 0 && last.events.length > 1);
-      expect(last.events).toMatchObject([{ type: 'put', revision: '4' }, { type: 'put', record: { key: 'member/w/b' }, revision: '5' }]);
-      expect(now.events).toMatchObject([{ type: 'put', record: { key: 'member/w/b' }, revision: '5' }]);
+      await store.create('member/w/b', leaseRecord('b'));
+      await waitFor(() => now.all.length > 0 && last.all.length > 1, WAIT_MS, 'the current watches to see the write');
+      expect(last.all).toMatchObject([{ type: 'put', revision: '4' }, { type: 'put', record: { key: 'member/w/b' }, revision: '5' }]);
+      expect(now.all).toMatchObject([{ type: 'put', record: { key: 'member/w/b' }, revision: '5' }]);
       expect([...now.errors, ...last.errors]).toEqual([]);
       expect(await db.purgeChanges({ all: true })).toBe(4);
     });
@@ -286,12 +269,12 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const prefix = uniquePrefix();
       const t = tableNames(prefix);
       const writer = await open('c1', { tablePrefix: prefix });
-      for (let i = 0; i < 5; i++) await writer.create(`member/w/m${i}`, lease('a'));
+      for (let i = 0; i < 5; i++) await writer.create(`member/w/m${i}`, leaseRecord('a'));
       await options.exec(`UPDATE ${t.changes} SET created_ms = created_ms - 3600000 WHERE id <= 3`);
       await writer.close();
       // A process with a short purge interval and a one-hour retention: only the three aged changes go.
       await open('c1', { tablePrefix: prefix, purgeIntervalMs: 1000, changeRetentionMs: 1_800_000 });
-      await until('the purge to run', async () => Number((await options.exec(`SELECT purged_through FROM ${t.state}`))[0]!.purged_through) === 3, 15_000);
+      await waitFor(async () => Number((await options.exec(`SELECT purged_through FROM ${t.state}`))[0]!.purged_through) === 3, 15_000, 'the purge to run');
       expect((await options.exec(`SELECT id FROM ${t.changes} ORDER BY id`)).map((r) => Number(r.id))).toEqual([4, 5]);
     });
   });
@@ -303,8 +286,8 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       it(`a record whose value is ${JSON.stringify(value)} is reported corrupt by get and list, with a version that replaces it`, async () => {
         const prefix = uniquePrefix();
         const store = await open('c1', { tablePrefix: prefix });
-        await store.create('member/w/bad', lease('bad'));
-        await store.create('member/w/good', lease('good'));
+        await store.create('member/w/bad', leaseRecord('bad'));
+        await store.create('member/w/good', leaseRecord('good'));
         await options.exec(`UPDATE ${tableNames(prefix).records} SET record_value = ? WHERE record_key = ?`, [value, 'member/w/bad']);
         const err = await store.get('member/w/bad').then(
           () => undefined,
@@ -315,7 +298,7 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
         const list = await store.list('member/');
         expect(list.records.map((r) => r.key)).toEqual(['member/w/good']);
         expect(list.corrupt).toMatchObject([{ key: 'member/w/bad', version: '1', error: { code: 'CORRUPT_RECORD' } }]);
-        await store.update('member/w/bad', lease('fixed'), list.corrupt[0]!.version);
+        await store.update('member/w/bad', leaseRecord('fixed'), list.corrupt[0]!.version);
         expect((await store.get('member/w/bad'))!.record.holderIdentity).toBe('fixed');
       });
     }
@@ -324,12 +307,12 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
       const prefix = uniquePrefix();
       const store = await open('c1', { tablePrefix: prefix });
       const from = (await store.list('')).revision;
-      await store.create('member/w/a', lease('a'));
+      await store.create('member/w/a', leaseRecord('a'));
       await options.exec(`UPDATE ${tableNames(prefix).changes} SET record_value = ? WHERE id = 1`, ['{{{ garbage']);
-      const w = collect(store, '', from);
-      await store.create('member/w/b', lease('b'));
-      await until('both changes', () => w.events.length >= 2);
-      expect(w.events).toMatchObject([
+      const w = collectWatch(store, '', from);
+      await store.create('member/w/b', leaseRecord('b'));
+      await waitFor(() => w.all.length >= 2, WAIT_MS, 'both changes');
+      expect(w.all).toMatchObject([
         { type: 'corrupt', entry: { key: 'member/w/a', version: '1', error: { code: 'CORRUPT_RECORD' } }, revision: '1' },
         { type: 'put', record: { key: 'member/w/b' }, revision: '2' },
       ]);
@@ -357,12 +340,12 @@ export function sqlBackendCases(options: SqlBackendCaseOptions): void {
         'garbage',
         Date.now(),
       ]);
-      await until('the corruptRecord event', () => corrupt.length > 0);
+      await waitFor(() => corrupt.length > 0, WAIT_MS, 'the corruptRecord event');
       expect(corrupt).toEqual(['member/worker/w1']);
       const added: string[] = [];
       reader.watchMembers('worker', (e) => e.type === 'added' && added.push(e.member.id));
       await writer.announce({ role: 'worker', id: 'w2' });
-      await until('the next member', () => added.includes('w2'));
+      await waitFor(() => added.includes('w2'), WAIT_MS, 'the next member');
       expect(reader.state).toBe('connected');
     });
   });
