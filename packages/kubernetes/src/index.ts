@@ -17,7 +17,7 @@ export type CreateKubernetesStoreOptions = StoreFactoryOptions<KubernetesOptions
 };
 
 /**
- * Connects a Kubernetes record store directly, for `openRegistry(store)` or for
+ * Connects a Kubernetes record store directly, for `createRegistry(config, { store })` or for
  * tools; `createRegistry({ type: 'kubernetes', kubernetes: {...} })` is the usual way.
  */
 export async function createKubernetesStore(options: CreateKubernetesStoreOptions = {}): Promise<KubernetesStore> {

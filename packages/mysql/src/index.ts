@@ -36,7 +36,7 @@ export const registryPlugin: RegistryPlugin<MysqlOptions> = {
 export type CreateMysqlStoreOptions = StoreFactoryOptions<MysqlOptions>;
 
 /**
- * Connects a MySQL or MariaDB record store directly, for `openRegistry(store)`
+ * Connects a MySQL or MariaDB record store directly, for `createRegistry(config, { store })`
  * or for tools; `createRegistry({ type: 'mysql', mysql: {...} })` is the usual way.
  */
 export async function createMysqlStore(options: CreateMysqlStoreOptions): Promise<SqlRecordStore> {

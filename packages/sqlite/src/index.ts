@@ -31,7 +31,7 @@ export const registryPlugin: RegistryPlugin<SqliteOptions> = {
 export type CreateSqliteStoreOptions = StoreFactoryOptions<SqliteOptions>;
 
 /**
- * Opens a SQLite record store directly, for `openRegistry(store)` or for
+ * Opens a SQLite record store directly, for `createRegistry(config, { store })` or for
  * tools; `createRegistry({ type: 'sqlite', sqlite: {...} })` is the usual way.
  */
 export async function createSqliteStore(options: CreateSqliteStoreOptions = {}): Promise<SqliteStore> {

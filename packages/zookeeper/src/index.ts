@@ -14,7 +14,7 @@ export const registryPlugin: RegistryPlugin<ZookeeperOptions> = {
 export type CreateZookeeperStoreOptions = StoreFactoryOptions<ZookeeperOptions>;
 
 /**
- * Connects a ZooKeeper record store directly, for `openRegistry(store)` or for
+ * Connects a ZooKeeper record store directly, for `createRegistry(config, { store })` or for
  * tools; `createRegistry({ type: 'zookeeper', zookeeper: {...} })` is the usual way.
  */
 export async function createZookeeperStore(options: CreateZookeeperStoreOptions): Promise<ZookeeperStore> {
