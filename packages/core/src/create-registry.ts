@@ -49,6 +49,6 @@ export async function createRegistry(source: ConfigSource, runtime: RegistryRunt
   }
   const plugin = await loadPlugin(type, PLUGIN_PACKAGES, [memoryPlugin, ...(runtime.plugins ?? [])]);
   const config = resolveConfig(source, plugin, Object.keys(PLUGIN_PACKAGES));
-  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs });
+  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity });
   return Registry.open(store, config, { clock, logger });
 }

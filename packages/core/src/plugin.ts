@@ -14,6 +14,12 @@ export interface PluginContext<Options = Readonly<Record<string, unknown>>> {
   clock: Clock;
   /** Bound on each call, milliseconds; a store may also use it for connecting. */
   requestTimeoutMs: number;
+  /**
+   * This process's identity (`registry.identity`), for a backend that names its
+   * client to the server (Kubernetes: the User-Agent). Absent when a store is
+   * opened directly by its factory.
+   */
+  identity?: string;
 }
 
 /**

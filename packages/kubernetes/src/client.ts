@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError } from '@rollcall/core';
 import { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
@@ -35,6 +36,18 @@ export function resolveNamespace(namespace: string | undefined, kc: KubeConfig):
     // not in a pod
   }
   return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+}
+
+/** This package's version, from its manifest (one directory above src/ and dist/). */
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * `rollcall/<version> (<identity>)`: what the API server's audit log and API
+ * Priority and Fairness see as this client. Without an identity (a store opened
+ * directly), core's default identity, `<hostname>-<pid>`.
+ */
+export function userAgent(identity: string | undefined): string {
+  return `rollcall/${VERSION} (${identity ?? `${hostname()}-${process.pid}`})`;
 }
 
 function timeoutError(ms: number): Error {
@@ -72,6 +85,8 @@ export class ApiClient {
   constructor(
     private readonly kubeConfig: KubeConfig,
     private readonly requestTimeoutMs: number,
+    /** Sent as User-Agent on every request; see {@link userAgent}. */
+    private readonly userAgent: string,
   ) {
     const server = kubeConfig.getCurrentCluster()?.server;
     if (!server) throw new Error('the kubeconfig has no current cluster');
@@ -195,7 +210,7 @@ export class ApiClient {
       hostname: this.url.hostname,
       port: this.url.port,
       path: `${this.url.pathname.replace(/\/$/, '')}${path}`,
-      headers: { Accept: 'application/json', ...(contentType ? { 'Content-Type': contentType } : {}) },
+      headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...(contentType ? { 'Content-Type': contentType } : {}) },
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
     // One keep-alive agent with the same TLS material, instead of the new agent client-node makes per call.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
 import { assertPayloadSize, type CorruptEntry, type LeaseRecord, parseKey, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
-import { ApiClient, loadKubeConfig, resolveNamespace } from './client.js';
+import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
@@ -40,7 +40,7 @@ export async function connectKubernetesStore(context: PluginContext<KubernetesOp
   const { cluster, options, logger } = context;
   const kc = kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
-  const client = new ApiClient(kc, context.requestTimeoutMs);
+  const client = new ApiClient(kc, context.requestTimeoutMs, userAgent(context.identity));
   const store = new KubernetesStore({
     client,
     logger,

@@ -3,7 +3,7 @@ import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
 import { observeFor, waitFor } from '@rollcall/conformance';
 import { buildClientGoElector, ClientGoCandidate } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient } from '../src/client.js';
+import { ApiClient, userAgent } from '../src/client.js';
 import { objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeEnv } from './kube-env.js';
@@ -135,7 +135,7 @@ describe('interoperability with client-go leaderelection on one Lease', () => {
     await leadership.whenElected(AbortSignal.timeout(10_000));
     const kc = new KubeConfig();
     kc.loadFromFile(kubeEnv().kubeconfig);
-    const client = new ApiClient(kc, 5000);
+    const client = new ApiClient(kc, 5000, userAgent('interop-test'));
     const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${objectName(cluster, 'election/fields')}`;
     const context = { verb: 'get', resource: 'leases', namespace };
     type Lease = { metadata: { resourceVersion: string }; spec: Record<string, unknown> };

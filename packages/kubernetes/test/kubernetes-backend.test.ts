@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { compactServer } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,19 @@ afterAll(async () => {
 });
 
 describe('the Kubernetes backend', () => {
+  it('names itself to the API server: User-Agent rollcall/<version> (<identity>), in the audit log', async () => {
+    const identity = `ua-${process.pid}-${Date.now().toString(36)}`;
+    const registry = await open('user-agent', identity);
+    await registry.announce({ role: 'worker', id: 'w1' });
+    const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    // The audit log is written synchronously: the create is in it once announce has returned.
+    const agents = readFileSync(kubeEnv().auditLogPath, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(`"namespace":"${namespace}"`) && line.includes('"verb":"create"') && line.includes('"resource":"leases"'))
+      .map((line) => (JSON.parse(line) as { userAgent?: string }).userAgent);
+    expect(agents).toContain(`rollcall/${version} (${identity})`);
+  });
+
   it('keeps every record as a labelled Lease that kubectl can list by cluster', async () => {
     const registry = await open('listing', 'm1');
     await registry.announce({ role: 'worker', id: 'w1', payload: { cpu: 0.5 } });
