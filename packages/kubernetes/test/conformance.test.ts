@@ -24,7 +24,7 @@ storeConformance({
     storeProxies.set(store, proxy);
     return store;
   },
-  capabilities: { partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
+  capabilities: { compact, partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
 });
 
 registryConformance({
