@@ -1,0 +1,98 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { requireTestEnv, restartServer, type ServerName } from '@rollcall/tools/testenv';
+
+/** The backends the soak runs on. `memory` is not one: it lives inside one process. */
+export const BACKEND_NAMES = ['sqlite', 'mysql', 'etcd', 'zookeeper', 'kubernetes'] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
+
+export interface Address {
+  host: string;
+  port: number;
+}
+
+/** How the soak reaches one backend's server from tools/testenv. */
+export interface SoakBackend {
+  readonly name: BackendName;
+  /** The test servers it needs (tools/testenv names), brought up before the soak. */
+  readonly servers: readonly ServerName[];
+  /** Where the server listens, for a proxy in front of it; undefined when there is no server (sqlite). */
+  server(): Address | undefined;
+  /** The backend section of a candidate's registry configuration, connecting to `via` (the server, or a proxy in front of it). */
+  section(via: Address | undefined, workDir: string, candidate: string): Record<string, unknown>;
+  /** Restarts the server for the server-restart fault; undefined when there is no server. */
+  readonly restart: (() => Promise<void>) | undefined;
+}
+
+const hostPort = (address: string): Address => {
+  const url = new URL(address.includes('://') ? address : `tcp://${address}`);
+  return { host: url.hostname, port: Number(url.port) };
+};
+
+/** The admin kubeconfig with its server replaced by `server` (a proxy in front of the API server), written to `file`. */
+function kubeconfigVia(server: string, file: string): string {
+  // tools/testenv writes kubeconfigs as JSON.
+  const config = JSON.parse(readFileSync(requireTestEnv('kubernetes').kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
+  for (const c of config.clusters) c.cluster.server = server;
+  writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+  return file;
+}
+
+const BACKENDS: Record<BackendName, SoakBackend> = {
+  sqlite: {
+    name: 'sqlite',
+    servers: [],
+    server: () => undefined,
+    section: (_via, workDir) => ({ path: join(workDir, 'soak.db') }),
+    restart: undefined,
+  },
+  mysql: {
+    name: 'mysql',
+    servers: ['mariadb'],
+    server: () => ({ host: requireTestEnv('mariadb').host, port: requireTestEnv('mariadb').port }),
+    section: (via) => {
+      const env = requireTestEnv('mariadb');
+      return { host: via!.host, port: via!.port, user: env.user, password: env.password, database: env.database };
+    },
+    restart: () => restartServer('mariadb'),
+  },
+  etcd: {
+    name: 'etcd',
+    servers: ['etcd'],
+    server: () => hostPort(requireTestEnv('etcd').endpoints[0]!),
+    section: (via) => ({ endpoints: [`http://${via!.host}:${via!.port}`] }),
+    restart: () => restartServer('etcd'),
+  },
+  zookeeper: {
+    name: 'zookeeper',
+    servers: ['zookeeper'],
+    server: () => ({ host: requireTestEnv('zookeeper').host, port: requireTestEnv('zookeeper').port }),
+    // The session outlives a short cut; the registry's own deadlines are shorter (see the timings).
+    section: (via) => ({ connectString: `${via!.host}:${via!.port}`, sessionTimeoutMs: 4000 }),
+    restart: () => restartServer('zookeeper'),
+  },
+  kubernetes: {
+    name: 'kubernetes',
+    servers: ['kubernetes'],
+    server: () => hostPort(requireTestEnv('kubernetes').server),
+    section: (via, workDir, candidate) => ({
+      namespace: requireTestEnv('kubernetes').namespace,
+      kubeconfig: kubeconfigVia(`https://${via!.host}:${via!.port}`, join(workDir, `${candidate}.kubeconfig`)),
+    }),
+    restart: () => restartServer('kube-apiserver'),
+  },
+};
+
+export function soakBackend(name: string): SoakBackend {
+  if (!(BACKEND_NAMES as readonly string[]).includes(name)) throw new Error(`unknown backend ${JSON.stringify(name)}; the soak runs on ${BACKEND_NAMES.join(', ')}`);
+  return BACKENDS[name as BackendName];
+}
+
+/**
+ * The backends a test run covers: all of them, or those named in
+ * SOAK_BACKENDS (comma-separated), e.g. to rerun one after a failure.
+ */
+export function backendsUnderTest(env: Readonly<Record<string, string | undefined>> = process.env): SoakBackend[] {
+  const names = env.SOAK_BACKENDS?.split(',').map((n) => n.trim()).filter(Boolean) ?? BACKEND_NAMES;
+  return names.map(soakBackend);
+}

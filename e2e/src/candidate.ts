@@ -1,0 +1,174 @@
+/**
+ * A soak candidate: one real process with one registry that campaigns in the
+ * election, contends for the lock, announces itself as a member (updating its
+ * payload now and then) and watches the members. While it leads or holds the
+ * lock it writes to the fenced resource, each write carrying the fencing token
+ * read at that moment. It reports everything on stdout (see protocol.ts) and
+ * takes commands on stdin. It is killed, stopped and cut off by the coordinator.
+ */
+import { createInterface } from 'node:readline';
+import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
+import { writeFenced } from './fenced-resource.js';
+import { monotonicMs } from './monotonic.js';
+import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';
+
+type Report = CandidateEvent extends infer E ? (E extends unknown ? Omit<E, 't' | 'n'> & { t?: number } : never) : never;
+
+const spec = JSON.parse(process.env[SPEC_VARIABLE] ?? 'null') as CandidateSpec | null;
+if (!spec) {
+  console.error(`candidate: ${SPEC_VARIABLE} is not set; the soak coordinator starts candidates`);
+  process.exit(2);
+}
+
+let sequence = 0;
+/** Writes one event line; synchronous on a pipe, so a SIGKILL right after loses nothing. */
+function report(event: Report): number {
+  process.stdout.write(`${JSON.stringify({ ...event, t: event.t ?? monotonicMs(), n: ++sequence })}\n`);
+  return sequence;
+}
+
+const describe = (err: unknown) => ({ code: err instanceof RegistryError ? err.code : undefined, message: String((err as Error)?.message ?? err) });
+const reportError = (where: string, err: unknown) => report({ type: 'error', where, ...describe(err) });
+
+function fatal(err: unknown): never {
+  report({ type: 'fatal', message: String((err as Error)?.stack ?? err) });
+  process.exit(1);
+}
+process.on('uncaughtException', fatal);
+process.on('unhandledRejection', fatal);
+
+/** Warnings and errors of the registry go to stderr (the coordinator keeps them per incarnation). */
+const log = (level: string) => (fields: unknown, message?: string) => process.stderr.write(`${JSON.stringify({ t: monotonicMs(), level, ...(typeof fields === 'string' ? { msg: fields } : { ...(fields as object), msg: message }) }, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`);
+const logger: Logger = { debug: () => {}, info: () => {}, warn: log('warn'), error: log('error') };
+
+const STARTUP_BOUND_MS = 60_000;
+
+/** Opens the registry, retrying while the backend is unreachable (it may be restarting), as a service would. */
+async function open(): Promise<Registry> {
+  const giveUpAt = monotonicMs() + STARTUP_BOUND_MS;
+  for (;;) {
+    try {
+      return await createRegistry(spec!.registry, { logger });
+    } catch (err) {
+      if (!hasCode(err, ErrorCode.UNAVAILABLE) || monotonicMs() > giveUpAt) throw err;
+      reportError('open', err);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+const registry = await open().catch(fatal);
+const closing = new AbortController();
+let leadership: Leadership = registry.campaign(spec.election);
+let lock: LockHandle | undefined;
+
+registry.on('elected', (e) => report({ type: 'elected', token: e.fencingToken }));
+registry.on('leadershipLost', (e) => report({ type: 'lost', token: e.fencingToken, reason: e.reason }));
+registry.on('lockAcquired', (e) => report({ type: 'lockAcquired', token: e.fencingToken }));
+registry.on('lockLost', (e) => report({ type: 'lockLost', token: e.fencingToken, reason: e.reason }));
+for (const state of ['suspended', 'lost', 'reconnected'] as const) registry.on(state, () => report({ type: 'connection', state }));
+
+registry.watchMembers(spec.role, (e) => {
+  if (e.type === 'added') report({ type: 'memberAdded', id: e.member.id, payload: e.member.payload });
+  else if (e.type === 'updated') report({ type: 'memberUpdated', id: e.member.id, payload: e.member.payload });
+  else report({ type: 'memberRemoved', id: e.member.id, payload: e.member.payload, reason: e.reason });
+});
+const member: MemberHandle = await registry.announce({ role: spec.role, id: spec.name, payload: { incarnation: spec.incarnation, seq: 0 } }).catch(fatal);
+report({ type: 'ready' });
+
+// The payload changes now and then, so observers see updates.
+let seq = 0;
+let updating: Promise<void> = Promise.resolve();
+const updates = setInterval(() => {
+  updating = member.update({ incarnation: spec.incarnation, seq: ++seq }).catch((err: unknown) => void reportError('update', err));
+}, spec.updateIntervalMs);
+
+// The lock: wait for it, hold it a while (or until it is lost), release it, wait again.
+void (async () => {
+  while (!closing.signal.aborted) {
+    try {
+      lock = await registry.lock(spec.lock, { signal: closing.signal });
+    } catch (err) {
+      if (closing.signal.aborted) return;
+      reportError('lock', err);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      continue;
+    }
+    const held = lock;
+    const [min, max] = spec.lockHoldMs;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, min + Math.random() * (max - min));
+      held.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    lock = undefined;
+    if (!held.signal.aborted) await held.release().catch((err: unknown) => void reportError('release', err));
+  }
+})();
+
+// Sampling: the state as the application would read it, a write to the resource while it says so.
+const belief: Record<Fenced, number | undefined> = { election: undefined, lock: undefined };
+const lastWrite: Record<Fenced, number> = { election: -Infinity, lock: -Infinity };
+const writing: Record<Fenced, boolean> = { election: false, lock: false };
+let lastTick = monotonicMs();
+
+function sample(of: Fenced, t: number, token: number | undefined): void {
+  if (token !== belief[of]) {
+    belief[of] = token;
+    report({ type: 'belief', of, token, t });
+  }
+  if (token === undefined || writing[of] || t - lastWrite[of] < spec!.writeIntervalMs) return;
+  writing[of] = true;
+  lastWrite[of] = t;
+  void writeFenced(spec!.resourceUrl, { of, token, writer: spec!.name, incarnation: spec!.incarnation, readAt: t }, 2000).then((outcome) => {
+    writing[of] = false;
+    report({ type: 'write', of, token, outcome, t });
+  });
+}
+
+const ticker = setInterval(() => {
+  // Taken before the reads: a read is never earlier than its timestamp.
+  const t = monotonicMs();
+  if (t - lastTick > spec.stallThresholdMs) report({ type: 'stall', from: lastTick, t });
+  lastTick = t;
+  sample('election', t, leadership.fencingToken);
+  const held = lock;
+  sample('lock', t, held?.held ? held.fencingToken : undefined);
+}, spec.tickMs);
+
+async function run(command: CandidateCommand): Promise<void> {
+  switch (command.op) {
+    case 'resign': {
+      const resigning = leadership;
+      await resigning.resign();
+      leadership = registry.campaign(spec!.election);
+      return;
+    }
+    case 'checkpoint': {
+      // members() reads the view synchronously, right after the last event reported.
+      const after = sequence;
+      const members = await registry.members(spec!.role);
+      report({ type: 'members', checkpoint: command.checkpoint, after, members: members.map((m) => ({ id: m.id, payload: m.payload })) });
+      return;
+    }
+    case 'quiesce': {
+      clearInterval(updates);
+      await updating;
+      report({ type: 'quiesced', payload: member.payload });
+      return;
+    }
+    case 'shutdown': {
+      clearInterval(updates);
+      clearInterval(ticker);
+      closing.abort();
+      await registry.close();
+      process.exit(0);
+    }
+  }
+}
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const command = JSON.parse(line) as CandidateCommand;
+  run(command).catch((err: unknown) => reportError(command.op, err));
+});
+// The coordinator went away: so does the candidate.
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,217 @@
+import { join } from 'node:path';
+import type { LeaseTiming, MemberTiming } from '@rollcall/core';
+import type { Address, SoakBackend } from './backends.js';
+import { CandidateProcess, type IncarnationRecord } from './candidate-process.js';
+import type { CandidateEvent, CandidateSpec } from './protocol.js';
+
+/** The timings every candidate's registry runs with. */
+export interface SoakTiming {
+  election: LeaseTiming;
+  lock: LeaseTiming;
+  member: MemberTiming;
+  /** Bound on each backend call, milliseconds. */
+  requestTimeoutMs: number;
+}
+
+/** A connection fault in front of one candidate. */
+export interface ConnectionProxy {
+  readonly port: number;
+  cut(mode: 'reset' | 'blackhole'): void;
+  heal(): void;
+  close(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  backend: SoakBackend;
+  /** Candidate processes. */
+  size: number;
+  /** The registry cluster the candidates share, fresh per run. */
+  cluster: string;
+  /** Where candidate logs, kubeconfigs and the sqlite file go. */
+  workDir: string;
+  resourceUrl: string;
+  timing: SoakTiming;
+  /** A proxy in front of `target` for one candidate, or undefined when connections cannot be cut. */
+  proxy: ((target: Address) => Promise<ConnectionProxy>) | undefined;
+}
+
+/** Bound on a candidate opening its registry and announcing itself, milliseconds (a server may be restarting). */
+const READY_BOUND_MS = 90_000;
+/** Bound on a candidate answering a command, milliseconds. */
+const ANSWER_BOUND_MS = 15_000;
+/** Between two looks at the member views while waiting for them to agree, milliseconds. */
+const CONVERGE_POLL_MS = 250;
+
+interface Slot {
+  name: string;
+  via: Address | undefined;
+  proxy: ConnectionProxy | undefined;
+  current: CandidateProcess;
+  incarnations: number;
+}
+
+/**
+ * The soak's candidates: one slot per name, each a process that is restarted
+ * under the same name after a SIGKILL, behind a proxy of its own. Tracks the
+ * leader from the events as they arrive, to aim faults and wait for terms.
+ */
+export class SoakCluster {
+  /** Every process ever started, in start order. */
+  readonly records: IncarnationRecord[] = [];
+  /** Election terms begun so far. */
+  terms = 0;
+  /** The election's leader by the events seen so far. */
+  leader: { name: string; token: number; process: CandidateProcess } | undefined;
+  private readonly slots = new Map<string, Slot>();
+  private readonly waiters = new Set<() => void>();
+  private checkpoints = 0;
+
+  private constructor(private readonly options: ClusterOptions) {}
+
+  static async start(options: ClusterOptions): Promise<SoakCluster> {
+    const cluster = new SoakCluster(options);
+    const server = options.backend.server();
+    for (let i = 1; i <= options.size; i++) {
+      const name = `c${i}`;
+      const proxy = server && options.proxy ? await options.proxy(server) : undefined;
+      const via = proxy ? { host: '127.0.0.1', port: proxy.port } : server;
+      cluster.slots.set(name, { name, via, proxy, current: undefined!, incarnations: 0 });
+    }
+    await Promise.all([...cluster.slots.keys()].map((name) => cluster.launch(name)));
+    return cluster;
+  }
+
+  get names(): string[] {
+    return [...this.slots.keys()];
+  }
+
+  /** The running processes. */
+  live(): CandidateProcess[] {
+    return [...this.slots.values()].map((s) => s.current).filter((p) => p.alive);
+  }
+
+  /** A running, unpaused candidate other than `except`, at random. */
+  randomCandidate(except?: CandidateProcess): CandidateProcess | undefined {
+    const choices = this.live().filter((p) => p !== except && !p.stopped);
+    return choices[Math.floor(Math.random() * choices.length)];
+  }
+
+  proxyOf(name: string): ConnectionProxy {
+    const proxy = this.slots.get(name)!.proxy;
+    if (!proxy) throw new Error(`candidate ${name} has no proxy to cut`);
+    return proxy;
+  }
+
+  /** Starts the next incarnation of `name` (its last one must be gone) and waits until it has announced itself. */
+  async restart(name: string): Promise<void> {
+    await this.launch(name);
+  }
+
+  /** Resolves once some running, unpaused candidate leads; rejects after `timeoutMs`. */
+  waitForLeader(timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const leader = this.leader;
+        if (!leader || !leader.process.alive || leader.process.stopped) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`no leader within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** Asks every running, unpaused candidate for its member view (the verdict compares it with its events). */
+  checkpoint(): number {
+    const checkpoint = ++this.checkpoints;
+    for (const p of this.live()) if (!p.stopped) p.send({ op: 'checkpoint', checkpoint });
+    return checkpoint;
+  }
+
+  /**
+   * The end of the run: updates stop, then every candidate's member view must
+   * come to hold exactly every candidate with its last payload within
+   * `timeoutMs`. Returns what still differed if it did not (a lost event).
+   */
+  async converge(timeoutMs: number): Promise<string[]> {
+    const live = this.live();
+    live.forEach((p) => p.send({ op: 'quiesce' }));
+    const expected = new Map<string, string>();
+    for (const p of live) expected.set(p.name, JSON.stringify((await p.event('quiesced', ANSWER_BOUND_MS)).payload));
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const checkpoint = this.checkpoint();
+      const views = await Promise.all(live.map(async (p) => ({ p, view: await p.event('members', ANSWER_BOUND_MS, (e) => e.checkpoint === checkpoint) })));
+      const differing = views.flatMap(({ p, view }) => {
+        const seen = new Map(view.members.map((m) => [m.id, JSON.stringify(m.payload)]));
+        const wrong = [...new Set([...expected.keys(), ...seen.keys()])].filter((id) => expected.get(id) !== seen.get(id));
+        return wrong.length === 0 ? [] : [`${p.describe()} sees ${wrong.map((id) => `${id}=${seen.get(id) ?? 'absent'}`).join(', ')}; expected ${wrong.map((id) => `${id}=${expected.get(id) ?? 'absent'}`).join(', ')}`];
+      });
+      if (differing.length === 0) return [];
+      if (performance.now() > deadline) return differing.map((d) => `lost member event: ${timeoutMs} ms after the last update, ${d}`);
+      await new Promise((resolve) => setTimeout(resolve, CONVERGE_POLL_MS));
+    }
+  }
+
+  /** Asks every candidate to close its registry and exit; one that does not within the bound is killed and reported. */
+  async shutdown(): Promise<string[]> {
+    for (const p of this.live()) p.resume();
+    const results = await Promise.all(this.live().map(async (p) => ((await p.shutdown(ANSWER_BOUND_MS)) ? [] : [`${p.describe()} did not exit within ${ANSWER_BOUND_MS} ms of shutdown`])));
+    await Promise.all([...this.slots.values()].map((s) => s.proxy?.close()));
+    return results.flat();
+  }
+
+  /** SIGKILLs whatever still runs (after a failure). */
+  async kill(): Promise<void> {
+    await Promise.all(this.live().map((p) => p.kill()));
+    await Promise.all([...this.slots.values()].map((s) => s.proxy?.close()));
+  }
+
+  private async launch(name: string): Promise<void> {
+    const slot = this.slots.get(name)!;
+    const { backend, timing, workDir } = this.options;
+    const incarnation = ++slot.incarnations;
+    const spec: CandidateSpec = {
+      name,
+      incarnation,
+      registry: {
+        type: backend.name,
+        cluster: this.options.cluster,
+        identity: name,
+        election: timing.election,
+        lock: timing.lock,
+        member: timing.member,
+        requestTimeoutMs: timing.requestTimeoutMs,
+        [backend.name]: backend.section(slot.via, workDir, name),
+      },
+      election: 'soak',
+      lock: 'soak',
+      role: 'candidate',
+      resourceUrl: this.options.resourceUrl,
+      writeIntervalMs: 50,
+      tickMs: 20,
+      stallThresholdMs: 100,
+      updateIntervalMs: 1000,
+      lockHoldMs: [100, 600],
+    };
+    const candidate = new CandidateProcess(spec, join(workDir, `${name}-${incarnation}.log`), (p, e) => this.onEvent(p, e));
+    slot.current = candidate;
+    this.records.push(candidate.record);
+    await candidate.event('ready', READY_BOUND_MS);
+  }
+
+  private onEvent(candidate: CandidateProcess, event: CandidateEvent): void {
+    if (event.type === 'elected') {
+      this.terms++;
+      this.leader = { name: candidate.name, token: event.token, process: candidate };
+    } else if (event.type === 'lost' && this.leader?.process === candidate && this.leader.token === event.token) {
+      this.leader = undefined;
+    }
+    this.waiters.forEach((wake) => wake());
+  }
+}

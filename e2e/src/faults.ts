@@ -1,0 +1,92 @@
+import type { SoakBackend } from './backends.js';
+import type { SoakCluster } from './cluster.js';
+import { monotonicMs } from './monotonic.js';
+import type { FaultRecord } from './timeline.js';
+
+/**
+ * The faults the soak applies:
+ * - `resign`: the leader resigns (and campaigns again at once);
+ * - `kill`: SIGKILL, then a restart under the same name after up to one lease;
+ * - `pause`: SIGSTOP for the election lease plus 0.5–2.5 s, then SIGCONT;
+ * - `cut`: the candidate's connection cut at the TCP proxy for the lease plus 0.5–2 s, then healed;
+ * - `server-restart`: the backend's server restarted through tools/testenv.
+ */
+export type FaultKind = 'resign' | 'kill' | 'pause' | 'cut' | 'server-restart';
+export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'server-restart'];
+
+/** One round of the schedule, before shuffling: resigns are cheap, so twice. */
+const ROUND: readonly FaultKind[] = ['resign', 'resign', 'kill', 'pause', 'cut', 'server-restart'];
+
+/** A fault at a candidate hits the current leader this often (the others hit a follower). */
+const LEADER_SHARE = 0.75;
+
+/** The faults a backend supports: no connection to cut and no server to restart on sqlite. */
+export function faultsFor(backend: SoakBackend): FaultKind[] {
+  return FAULT_KINDS.filter((kind) => (kind === 'cut' || kind === 'server-restart' ? backend.server() !== undefined : true));
+}
+
+/** Random order, every kind once (resign twice) per round, so a short run still applies each. */
+export class FaultSchedule {
+  private bag: FaultKind[] = [];
+  private completed = -1;
+
+  constructor(private readonly kinds: readonly FaultKind[]) {
+    if (kinds.length === 0) throw new Error('the soak needs at least one fault kind');
+  }
+
+  /** Full rounds applied so far. */
+  get rounds(): number {
+    return Math.max(0, this.completed);
+  }
+
+  next(): FaultKind {
+    if (this.bag.length === 0) {
+      this.completed++;
+      this.bag = ROUND.filter((k) => this.kinds.includes(k));
+      for (let i = this.bag.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [this.bag[i], this.bag[j]] = [this.bag[j]!, this.bag[i]!];
+      }
+    }
+    return this.bag.pop()!;
+  }
+}
+
+const between = (min: number, max: number) => min + Math.random() * (max - min);
+/** How long a fault lasts; shapes the workload, synchronises nothing. */
+const hold = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Applies one fault and resolves when it is over (the candidate resumed, healed or restarted; the server healthy). */
+export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend: SoakBackend, leaseMs: number): Promise<FaultRecord> {
+  const leader = cluster.leader;
+  const snapshot = leader && { name: leader.name, token: leader.token };
+  const target = kind === 'server-restart' ? undefined : kind === 'resign' || (leader && Math.random() < LEADER_SHARE) ? leader?.process : cluster.randomCandidate(leader?.process);
+  if (kind !== 'server-restart' && !target) throw new Error(`no candidate to ${kind}: no leader and no live candidate`);
+  const at = monotonicMs();
+  switch (kind) {
+    case 'resign':
+      target!.send({ op: 'resign' });
+      break;
+    case 'kill':
+      await target!.kill();
+      await hold(between(0, leaseMs));
+      await cluster.restart(target!.name);
+      break;
+    case 'pause':
+      target!.pause();
+      await hold(leaseMs + between(500, 2500));
+      target!.resume();
+      break;
+    case 'cut': {
+      const proxy = cluster.proxyOf(target!.name);
+      proxy.cut(Math.random() < 0.5 ? 'reset' : 'blackhole');
+      await hold(leaseMs + between(500, 2000));
+      proxy.heal();
+      break;
+    }
+    case 'server-restart':
+      await backend.restart!();
+      break;
+  }
+  return { kind, at, until: monotonicMs(), target: target?.name, leader: snapshot };
+}

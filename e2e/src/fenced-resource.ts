@@ -1,0 +1,87 @@
+import { createServer, request, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Fenced } from './protocol.js';
+import { monotonicMs } from './monotonic.js';
+
+/** One write as the resource decided it. */
+export interface ResourceWrite {
+  of: Fenced;
+  token: number;
+  /** The writing candidate and its incarnation. */
+  writer: string;
+  incarnation: number;
+  /** When the writer read the token it sent (CLOCK_MONOTONIC ms, the writer's clock = ours). */
+  readAt: number;
+  /** When the resource decided. */
+  decidedAt: number;
+  accepted: boolean;
+}
+
+/** The body of a write. */
+interface WriteRequest {
+  of: Fenced;
+  token: number;
+  writer: string;
+  incarnation: number;
+  readAt: number;
+}
+
+/**
+ * A storage service guarded by fencing tokens, as the contract expects a
+ * resource to use them: it accepts a write whose token is at least the highest
+ * it has accepted, and rejects any other. The election and the lock each have
+ * their own highest token. Every decision is kept for the verdict.
+ */
+export class FencedResource {
+  readonly writes: ResourceWrite[] = [];
+  private readonly highest: Record<Fenced, number> = { election: 0, lock: 0 };
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<FencedResource> {
+    let resource: FencedResource;
+    const server = createServer((req, res) => resource.handle(req, res));
+    resource = new FencedResource(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return resource;
+  }
+
+  /** `http://127.0.0.1:<port>`. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const write = JSON.parse(body) as WriteRequest;
+      const accepted = write.token >= this.highest[write.of];
+      if (accepted) this.highest[write.of] = write.token;
+      this.writes.push({ ...write, decidedAt: monotonicMs(), accepted });
+      res.writeHead(accepted ? 200 : 409, { 'content-type': 'application/json' }).end(JSON.stringify({ highest: this.highest[write.of] }));
+    });
+  }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+
+/** A candidate's write to the resource; resolves with the decision, or `failed` when the resource did not answer within `timeoutMs`. */
+export function writeFenced(url: string, write: WriteRequest, timeoutMs: number): Promise<'accepted' | 'rejected' | 'failed'> {
+  return new Promise((resolve) => {
+    const req = request(`${url}/write`, { method: 'POST', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200 ? 'accepted' : res.statusCode === 409 ? 'rejected' : 'failed'));
+      res.on('error', () => resolve('failed'));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve('failed'));
+    req.end(JSON.stringify(write));
+  });
+}

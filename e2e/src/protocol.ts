@@ -1,0 +1,84 @@
+import type { RegistryConfigInput } from '@rollcall/core';
+
+/** What a candidate process is started with (JSON in the SOAK_CANDIDATE environment variable). */
+export interface CandidateSpec {
+  /** The candidate's name: its holderIdentity in the election and its member id. */
+  name: string;
+  /** Which start of this candidate this process is: 1, then one more after each SIGKILL and restart. */
+  incarnation: number;
+  /** The registry configuration, object form, backend section included. */
+  registry: RegistryConfigInput;
+  /** The election every candidate campaigns in. */
+  election: string;
+  /** The lock every candidate contends for. */
+  lock: string;
+  /** The role every candidate announces itself under and watches. */
+  role: string;
+  /** The fenced resource, `http://127.0.0.1:<port>`. */
+  resourceUrl: string;
+  /** A leader or lock holder writes to the resource at most this often, milliseconds. */
+  writeIntervalMs: number;
+  /** How often the candidate samples its state (and writes); a longer gap between two samples is reported as a stall. Milliseconds. */
+  tickMs: number;
+  /** A gap between samples longer than this is a stall (the process did not run), milliseconds. */
+  stallThresholdMs: number;
+  /** The member payload is updated this often, milliseconds. */
+  updateIntervalMs: number;
+  /** A lock is held this long (uniformly at random in the range) before it is released, milliseconds. */
+  lockHoldMs: [number, number];
+}
+
+/** Which of the two fenced resources: the election's or the lock's. */
+export type Fenced = 'election' | 'lock';
+
+/** A member as a candidate's view holds it. */
+export interface ViewedMember {
+  id: string;
+  payload: unknown;
+}
+
+/**
+ * What a candidate reports, one JSON line on stdout each (a pipe is written
+ * synchronously on Linux, so nothing reported is lost to a SIGKILL). `t` is
+ * CLOCK_MONOTONIC milliseconds; `n` numbers the lines of one process.
+ */
+export type CandidateEvent = { t: number; n: number } & (
+  | { type: 'ready' }
+  /** The registry's connection state changed. */
+  | { type: 'connection'; state: string }
+  | { type: 'elected'; token: number }
+  | { type: 'lost'; token: number; reason: string }
+  | { type: 'lockAcquired'; token: number }
+  | { type: 'lockLost'; token: number; reason: string }
+  /** A sample of `fencingToken` (election) or `held` (lock) that differs from the previous sample. */
+  | { type: 'belief'; of: Fenced; token: number | undefined }
+  /** The process did not run between `from` and `t` (a SIGSTOP, or the scheduler). */
+  | { type: 'stall'; from: number }
+  | { type: 'memberAdded'; id: string; payload: unknown }
+  | { type: 'memberUpdated'; id: string; payload: unknown }
+  | { type: 'memberRemoved'; id: string; payload: unknown; reason: string }
+  /** The view `members()` returned, taken right after event number `after`. */
+  | { type: 'members'; checkpoint: number; after: number; members: ViewedMember[] }
+  /** A write to the fenced resource; `t` is when the token was read, `outcome` what the resource said. */
+  | { type: 'write'; of: Fenced; token: number; outcome: 'accepted' | 'rejected' | 'failed' }
+  /** Updates stopped; `payload` is the last one written. */
+  | { type: 'quiesced'; payload: unknown }
+  /** Something the candidate caught and carried on after (a failed update, a refused lock). */
+  | { type: 'error'; where: string; code: string | undefined; message: string }
+  /** The candidate could not go on; it exits non-zero after this. */
+  | { type: 'fatal'; message: string }
+);
+
+/** What the coordinator asks of a candidate, one JSON line on stdin each. */
+export type CandidateCommand =
+  /** Resign the election (if leading, a `lost` follows), then campaign again. */
+  | { op: 'resign' }
+  /** Report the member view (a `members` event). */
+  | { op: 'checkpoint'; checkpoint: number }
+  /** Stop updating the member payload and report the last one. */
+  | { op: 'quiesce' }
+  /** Close the registry and exit 0. */
+  | { op: 'shutdown' };
+
+/** The environment variable that carries a candidate's {@link CandidateSpec}. */
+export const SPEC_VARIABLE = 'SOAK_CANDIDATE';

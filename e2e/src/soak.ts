@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { soakBackend, type BackendName } from './backends.js';
+import { SoakCluster, type ConnectionProxy, type SoakTiming } from './cluster.js';
+import { FencedResource } from './fenced-resource.js';
+import { applyFault, faultsFor, FaultSchedule, type FaultKind } from './faults.js';
+import { figures, type Figures } from './figures.js';
+import { monotonicMs } from './monotonic.js';
+import type { FaultRecord, Timeline } from './timeline.js';
+import { judge } from './verdict.js';
+
+/** The conformance suite's short timings: many terms per minute, and a 500 ms margin between renew deadline and lease. */
+export const DEFAULT_SOAK_TIMING: Readonly<SoakTiming> = Object.freeze({
+  election: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 },
+  lock: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 },
+  member: { heartbeatIntervalMs: 400, leaseDurationMs: 2000 },
+  requestTimeoutMs: 1000,
+});
+
+export interface SoakOptions {
+  backend: BackendName;
+  /** Candidate processes. Default 3. */
+  candidates?: number;
+  /** Stop once this many election terms have begun. Default: no bound (give durationMs). */
+  terms?: number;
+  /** Stop after this long, milliseconds. Default: no bound (give terms). */
+  durationMs?: number;
+  /** Go on at least until every fault kind has been applied this many times over (a full round of the schedule). Default 1. */
+  rounds?: number;
+  /** The faults to apply. Default: every kind the backend supports. */
+  faults?: readonly FaultKind[];
+  timing?: SoakTiming;
+  /** Where logs and the timeline go. Default: a new directory under the OS temp dir. */
+  workDir?: string;
+  /** A proxy for one candidate's connection; without one, `cut` is not applied. */
+  proxy?: (target: { host: string; port: number }) => Promise<ConnectionProxy>;
+  /** Progress lines. Default: none. */
+  log?: (line: string) => void;
+}
+
+export interface SoakResult {
+  /** Empty when the run passed. */
+  violations: string[];
+  /** The fault kinds the run applied. */
+  kinds: FaultKind[];
+  figures: Figures;
+  timeline: Timeline;
+  /** Candidate logs (`<name>-<incarnation>.log`) and `timeline.json`. */
+  workDir: string;
+}
+
+/** Bound on a leader emerging after a fault, milliseconds: the lease, a server restart, a slow start, with room. */
+const LEADER_BOUND_MS = 60_000;
+/** Bound on the member views agreeing once updates stop, milliseconds: a member lease and a watch restart, with room. */
+const CONVERGE_BOUND_MS = 30_000;
+
+/**
+ * One chaos soak on one backend: candidates campaign, lock, announce and write
+ * through the fenced resource while faults hit them one after another; at the
+ * end the member views must agree, and the merged timeline is judged.
+ */
+export async function runSoak(options: SoakOptions): Promise<SoakResult> {
+  if (options.terms === undefined && options.durationMs === undefined) throw new Error('runSoak needs terms or durationMs');
+  const backend = soakBackend(options.backend);
+  const timing = options.timing ?? DEFAULT_SOAK_TIMING;
+  const kinds = (options.faults ?? faultsFor(backend)).filter((k) => k !== 'cut' || options.proxy);
+  const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), `rollcall-soak-${backend.name}-`));
+  mkdirSync(workDir, { recursive: true });
+  const log = options.log ?? (() => {});
+  const startedAt = monotonicMs();
+  const resource = await FencedResource.start();
+  const faults: FaultRecord[] = [];
+  const violations: string[] = [];
+  let cluster: SoakCluster | undefined;
+  try {
+    cluster = await SoakCluster.start({
+      backend,
+      size: options.candidates ?? 3,
+      cluster: `soak-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`,
+      workDir,
+      resourceUrl: resource.url,
+      timing,
+      proxy: options.proxy,
+    });
+    log(`${backend.name}: ${cluster.names.length} candidates up; faults: ${kinds.join(', ')}`);
+    await cluster.waitForLeader(LEADER_BOUND_MS);
+    const schedule = new FaultSchedule(kinds);
+    const done = () =>
+      schedule.rounds >= (options.rounds ?? 1) && ((options.terms !== undefined && cluster!.terms >= options.terms) || (options.durationMs !== undefined && monotonicMs() - startedAt >= options.durationMs));
+    while (!done()) {
+      const fault = await applyFault(schedule.next(), cluster, backend, timing.election.leaseDurationMs);
+      faults.push(fault);
+      try {
+        await cluster.waitForLeader(LEADER_BOUND_MS);
+      } catch {
+        violations.push(`no leader within ${LEADER_BOUND_MS} ms after ${fault.kind} of ${fault.target ?? 'the server'} at +${((fault.at - startedAt) / 1000).toFixed(3)} s`);
+        break;
+      }
+      // Let the new leader write and the lock change hands before the next fault.
+      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 600));
+      cluster.checkpoint();
+      if (faults.length % 10 === 0) log(`${backend.name}: ${faults.length} faults, ${cluster.terms} terms, ${((monotonicMs() - startedAt) / 1000).toFixed(0)} s`);
+    }
+    if (violations.length === 0) violations.push(...(await cluster.converge(CONVERGE_BOUND_MS)));
+    violations.push(...(await cluster.shutdown()));
+  } catch (err) {
+    violations.push(`the soak could not go on: ${(err as Error).message}`);
+    await cluster?.kill();
+  } finally {
+    await resource.close();
+  }
+  const timeline: Timeline = {
+    names: cluster?.names ?? [],
+    incarnations: cluster?.records ?? [],
+    writes: resource.writes,
+    faults,
+    renewDeadlineMs: { election: timing.election.renewDeadlineMs, lock: timing.lock.renewDeadlineMs },
+    startedAt,
+    endedAt: monotonicMs(),
+  };
+  violations.push(...judge(timeline));
+  writeFileSync(join(workDir, 'timeline.json'), JSON.stringify({ ...timeline, violations }));
+  return { violations, kinds, figures: figures(backend.name, timeline.names.length, timeline, violations.length), timeline, workDir };
+}

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import type { IncarnationRecord } from '../src/candidate-process.js';
+import type { ResourceWrite } from '../src/fenced-resource.js';
+import type { CandidateEvent } from '../src/protocol.js';
+import type { Timeline } from '../src/timeline.js';
+import { judge } from '../src/verdict.js';
+
+// The verdict on hand-made timelines: each check fails when it must, and what the contract allows passes.
+
+type Event = CandidateEvent extends infer E ? (E extends unknown ? Omit<E, 'n'> : never) : never;
+
+function candidate(name: string, events: Event[], extra: Partial<IncarnationRecord> = {}): IncarnationRecord {
+  return {
+    name,
+    incarnation: 1,
+    pid: 1,
+    startedAt: 0,
+    events: events.map((e, i) => ({ ...e, n: i + 1 }) as CandidateEvent),
+    pauses: [],
+    killedAt: undefined,
+    shutdownAt: 10_000,
+    exitedAt: 10_000,
+    exit: { code: 0, signal: null },
+    logFile: `${name}.log`,
+    ...extra,
+  };
+}
+
+function write(writer: string, token: number, readAt: number, accepted = true, of: 'election' | 'lock' = 'election'): ResourceWrite {
+  return { of, token, writer, incarnation: 1, readAt, decidedAt: readAt + 1, accepted };
+}
+
+function verdict(incarnations: IncarnationRecord[], writes: ResourceWrite[] = []): string[] {
+  const timeline: Timeline = { names: ['a', 'b'], incarnations, writes, faults: [], renewDeadlineMs: { election: 1500, lock: 1500 }, startedAt: 0, endedAt: 10_000 };
+  return judge(timeline);
+}
+
+describe('two leaders at one instant', () => {
+  it('passes a handover: one term ends before the next begins', () => {
+    expect(verdict([candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'released', t: 100 }]), candidate('b', [{ type: 'elected', token: 2, t: 150 }])])).toEqual([]);
+  });
+
+  it('fails on overlapping terms of two running processes', () => {
+    const found = verdict([candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'renew-deadline', t: 300 }]), candidate('b', [{ type: 'elected', token: 2, t: 200 }])]);
+    expect(found).toEqual([expect.stringMatching(/^two leaders at once: a#1 .* and b#1 .* overlap 100\.0 ms/)]);
+  });
+
+  it('ends a term at the first sample that read the token as gone, before the lost event', () => {
+    const a = candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'belief', of: 'election', token: undefined, t: 100 }, { type: 'lost', token: 1, reason: 'renew-deadline', t: 400 }]);
+    expect(verdict([a, candidate('b', [{ type: 'elected', token: 2, t: 200 }])])).toEqual([]);
+  });
+
+  it('excuses a paused process from SIGSTOP until its first event after SIGCONT, and no longer', () => {
+    const paused = (firstAfter: number) => candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'renew-deadline', t: firstAfter }], { pauses: [{ from: 50, to: 400 }] });
+    expect(verdict([paused(410), candidate('b', [{ type: 'elected', token: 2, t: 200 }])])).toEqual([]);
+    // b's term began before the SIGSTOP: no allowance covers 20..50.
+    expect(verdict([paused(410), candidate('b', [{ type: 'elected', token: 2, t: 20 }])])).toEqual([expect.stringMatching(/overlap 30\.0 ms/)]);
+  });
+
+  it('excuses a stall the process reported, and only its span', () => {
+    const stalled = (stallEnd: number) =>
+      candidate('a', [
+        { type: 'elected', token: 1, t: 0 },
+        { type: 'stall', from: 100, t: stallEnd },
+        { type: 'belief', of: 'election', token: undefined, t: 500 },
+      ]);
+    expect(verdict([stalled(500), candidate('b', [{ type: 'elected', token: 2, t: 300 }])])).toEqual([]);
+    expect(verdict([stalled(350), candidate('b', [{ type: 'elected', token: 2, t: 300 }])])).toEqual([expect.stringMatching(/overlap 150\.0 ms/)]);
+  });
+
+  it('ends a SIGKILLed holder at the kill', () => {
+    const killed = candidate('a', [{ type: 'elected', token: 1, t: 0 }], { killedAt: 100, exitedAt: 101, exit: { code: null, signal: 'SIGKILL' }, shutdownAt: undefined });
+    expect(verdict([killed, candidate('b', [{ type: 'elected', token: 2, t: 150 }])])).toEqual([]);
+  });
+
+  it('checks lock holds the same way', () => {
+    const found = verdict([candidate('a', [{ type: 'lockAcquired', token: 1, t: 0 }, { type: 'lockLost', token: 1, reason: 'released', t: 300 }]), candidate('b', [{ type: 'lockAcquired', token: 2, t: 200 }])]);
+    expect(found).toEqual([expect.stringMatching(/^two lock holders at once/)]);
+  });
+});
+
+describe('fencing', () => {
+  it('fails on a token not above the last', () => {
+    const found = verdict([candidate('a', [{ type: 'elected', token: 5, t: 0 }, { type: 'lost', token: 5, reason: 'released', t: 10 }]), candidate('b', [{ type: 'elected', token: 5, t: 20 }])]);
+    expect(found).toEqual([expect.stringMatching(/^fencing token not above the last: election token 5 of b#1/)]);
+  });
+
+  it('fails on a stale write the resource accepted, not on one it rejected', () => {
+    const a = candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'renew-deadline', t: 100 }]);
+    const b = candidate('b', [{ type: 'elected', token: 2, t: 200 }]);
+    expect(verdict([a, b], [write('a', 1, 50), write('a', 1, 300, false)])).toEqual([]);
+    expect(verdict([a, b], [write('a', 1, 300)])).toEqual([expect.stringMatching(/^stale write accepted: a#1 wrote election token 1/)]);
+  });
+
+  it('fails on a write with a token read after a SIGSTOP past the renew deadline, accepted or not', () => {
+    const a = candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'renew-deadline', t: 2100 }], { pauses: [{ from: 100, to: 2000 }] });
+    expect(verdict([a], [write('a', 1, 50), write('a', 1, 2010, false)])).toEqual([expect.stringMatching(/^a write past the renew deadline: a#1 .* after a SIGSTOP of 1900 ms .*\(rejected\)/)]);
+    // A pause shorter than the deadline leaves the term valid.
+    const short = candidate('a', [{ type: 'elected', token: 1, t: 0 }], { pauses: [{ from: 100, to: 1200 }] });
+    expect(verdict([short], [write('a', 1, 1210)])).toEqual([]);
+  });
+
+  it('fails on a write with a token its writer was never announced', () => {
+    expect(verdict([candidate('a', [{ type: 'elected', token: 1, t: 0 }])], [write('a', 2, 10)])).toEqual([expect.stringMatching(/^a write with a token never announced: a#1 wrote election token 2/)]);
+  });
+});
+
+describe('candidate crash', () => {
+  it('fails on an exit nobody asked for, not on a SIGKILL or a shutdown', () => {
+    expect(verdict([candidate('a', [], { shutdownAt: undefined, exit: { code: 1, signal: null } })])).toEqual([expect.stringMatching(/^candidate crash: a#1 exited/)]);
+    expect(verdict([candidate('a', [], { shutdownAt: undefined, killedAt: 5, exit: { code: null, signal: 'SIGKILL' } })])).toEqual([]);
+    expect(verdict([candidate('a', [{ type: 'fatal', message: 'boom', t: 5 }], { exit: { code: 1, signal: null } })])).toEqual([expect.stringMatching(/^candidate crash: a#1 reported a fatal error .*boom/)]);
+  });
+});
+
+describe('member events', () => {
+  const added = (id: string, seq: number, t: number): Event => ({ type: 'memberAdded', id, payload: { seq }, t });
+
+  it('passes a replay that matches the checkpoints, also when events came between the view and its report', () => {
+    const events: Event[] = [
+      added('a', 0, 1),
+      added('b', 0, 2),
+      { type: 'memberUpdated', id: 'b', payload: { seq: 1 }, t: 3 },
+      // members() was called right after event 3; event 5 was reported before its answer.
+      { type: 'memberRemoved', id: 'a', payload: { seq: 0 }, reason: 'expired', t: 4 },
+      { type: 'members', checkpoint: 1, after: 4, members: [{ id: 'b', payload: { seq: 1 } }], t: 5 },
+    ];
+    expect(verdict([candidate('a', events)])).toEqual([]);
+  });
+
+  it('fails on a view that differs from members() at a checkpoint', () => {
+    const events: Event[] = [added('a', 0, 1), { type: 'members', checkpoint: 1, after: 1, members: [{ id: 'a', payload: { seq: 0 } }, { id: 'b', payload: { seq: 0 } }], t: 2 }];
+    expect(verdict([candidate('a', events)])).toEqual([expect.stringMatching(/^lost or phantom member event: a#1 at checkpoint 1: its events say b=absent, members\(\) says b=\{"seq":0\}/)]);
+  });
+
+  it('fails on added twice, removed or updated without added, and an unknown member', () => {
+    const events: Event[] = [added('a', 0, 1), added('a', 0, 2), { type: 'memberRemoved', id: 'b', payload: null, reason: 'deleted', t: 3 }, { type: 'memberUpdated', id: 'b', payload: null, t: 4 }, added('z', 0, 5)];
+    expect(verdict([candidate('a', events)])).toEqual([
+      expect.stringMatching(/a#1 saw a added twice/),
+      expect.stringMatching(/a#1 saw b removed without having seen it added/),
+      expect.stringMatching(/a#1 saw b updated without having seen it added/),
+      expect.stringMatching(/^phantom member: a#1 saw z added/),
+    ]);
+  });
+});
