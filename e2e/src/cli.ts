@@ -18,7 +18,7 @@ const { values } = parseArgs({
     backend: { type: 'string', default: BACKEND_NAMES.join(',') },
     terms: { type: 'string' },
     'duration-s': { type: 'string' },
-    candidates: { type: 'string', default: '5' },
+    candidates: { type: 'string', default: '3' },
     help: { type: 'boolean', default: false },
   },
 });
