@@ -22,6 +22,12 @@ export interface SoakBackend {
   section(via: Address | undefined, workDir: string, candidate: string): Record<string, unknown>;
   /** Restarts the server for the server-restart fault; undefined when there is no server. */
   readonly restart: (() => Promise<void>) | undefined;
+  /**
+   * Whether a watcher is told of every change of a record, in order (a change
+   * log or a revisioned watch), rather than of its latest state (ZooKeeper's
+   * one-shot watches: two quick changes may reach it as one).
+   */
+  readonly watchSeesEveryChange: boolean;
 }
 
 const hostPort = (address: string): Address => {
@@ -45,6 +51,7 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
     server: () => undefined,
     section: (_via, workDir) => ({ path: join(workDir, 'soak.db') }),
     restart: undefined,
+    watchSeesEveryChange: true,
   },
   mysql: {
     name: 'mysql',
@@ -55,6 +62,7 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
       return { host: via!.host, port: via!.port, user: env.user, password: env.password, database: env.database };
     },
     restart: () => restartServer('mariadb'),
+    watchSeesEveryChange: true,
   },
   etcd: {
     name: 'etcd',
@@ -62,6 +70,7 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
     server: () => hostPort(requireTestEnv('etcd').endpoints[0]!),
     section: (via) => ({ endpoints: [`http://${via!.host}:${via!.port}`] }),
     restart: () => restartServer('etcd'),
+    watchSeesEveryChange: true,
   },
   zookeeper: {
     name: 'zookeeper',
@@ -70,6 +79,7 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
     // The session outlives a short cut; the registry's own deadlines are shorter (see the timings).
     section: (via) => ({ connectString: `${via!.host}:${via!.port}`, sessionTimeoutMs: 4000 }),
     restart: () => restartServer('zookeeper'),
+    watchSeesEveryChange: false,
   },
   kubernetes: {
     name: 'kubernetes',
@@ -80,6 +90,7 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
       kubeconfig: kubeconfigVia(`https://${via!.host}:${via!.port}`, join(workDir, `${candidate}.kubeconfig`)),
     }),
     restart: () => restartServer('kube-apiserver'),
+    watchSeesEveryChange: true,
   },
 };
 

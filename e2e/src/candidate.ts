@@ -73,14 +73,16 @@ registry.watchMembers(spec.role, (e) => {
   else if (e.type === 'updated') report({ type: 'memberUpdated', id: e.member.id, payload: e.member.payload });
   else report({ type: 'memberRemoved', id: e.member.id, payload: e.member.payload, reason: e.reason });
 });
-const member: MemberHandle = await registry.announce({ role: spec.role, id: spec.name, payload: { incarnation: spec.incarnation, seq: 0 } }).catch(fatal);
+let seq = 0;
+const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
+let member: MemberHandle = await registry.announce({ role: spec.role, id: spec.name, payload: nextPayload() }).catch(fatal);
 report({ type: 'ready' });
 
 // The payload changes now and then, so observers see updates.
-let seq = 0;
 let updating: Promise<void> = Promise.resolve();
+let rejoining = false;
 const updates = setInterval(() => {
-  updating = member.update({ incarnation: spec.incarnation, seq: ++seq }).catch((err: unknown) => void reportError('update', err));
+  if (!rejoining) updating = member.update(nextPayload()).catch((err: unknown) => void reportError('update', err));
 }, spec.updateIntervalMs);
 
 // The lock: wait for it, hold it a while (or until it is lost), release it, wait again.
@@ -141,6 +143,25 @@ async function run(command: CandidateCommand): Promise<void> {
       const resigning = leadership;
       await resigning.resign();
       leadership = registry.campaign(spec!.election);
+      return;
+    }
+    case 'rejoin': {
+      rejoining = true;
+      try {
+        await updating;
+        const payload = nextPayload();
+        const racing = member.update(payload).then(
+          () => 'written',
+          (err: unknown) => describe(err).code ?? 'error',
+        );
+        // Half the time at once (the update has not started: CLOSED), else while its write may be in flight.
+        if (Math.random() < 0.5) await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
+        await member.withdraw().catch((err: unknown) => void reportError('withdraw', err));
+        report({ type: 'raced', payload, outcome: await racing });
+        member = await registry.announce({ role: spec!.role, id: spec!.name, payload: nextPayload() });
+      } finally {
+        rejoining = false;
+      }
       return;
     }
     case 'checkpoint': {

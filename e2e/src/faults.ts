@@ -9,13 +9,14 @@ import type { FaultRecord } from './timeline.js';
  * - `kill`: SIGKILL, then a restart under the same name after up to one lease;
  * - `pause`: SIGSTOP for the election lease plus 0.5–2.5 s, then SIGCONT;
  * - `cut`: the candidate's connection cut at the TCP proxy for the lease plus 0.5–2 s, then healed;
- * - `server-restart`: the backend's server restarted through tools/testenv.
+ * - `server-restart`: the backend's server restarted through tools/testenv;
+ * - `withdraw`: a member update raced by its withdraw, then the member announced again.
  */
-export type FaultKind = 'resign' | 'kill' | 'pause' | 'cut' | 'server-restart';
-export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'server-restart'];
+export type FaultKind = 'resign' | 'kill' | 'pause' | 'cut' | 'server-restart' | 'withdraw';
+export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];
 
 /** One round of the schedule, before shuffling: resigns are cheap, so twice. */
-const ROUND: readonly FaultKind[] = ['resign', 'resign', 'kill', 'pause', 'cut', 'server-restart'];
+const ROUND: readonly FaultKind[] = ['resign', 'resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];
 
 /** A fault at a candidate hits the current leader this often (the others hit a follower). */
 const LEADER_SHARE = 0.75;
@@ -60,7 +61,11 @@ const hold = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend: SoakBackend, leaseMs: number): Promise<FaultRecord> {
   const leader = cluster.leader;
   const snapshot = leader && { name: leader.name, token: leader.token };
-  const target = kind === 'server-restart' ? undefined : kind === 'resign' || (leader && Math.random() < LEADER_SHARE) ? leader?.process : cluster.randomCandidate(leader?.process);
+  const target =
+    kind === 'server-restart' ? undefined
+    : kind === 'withdraw' ? cluster.randomCandidate()
+    : kind === 'resign' || (leader && Math.random() < LEADER_SHARE) ? leader?.process
+    : cluster.randomCandidate(leader?.process);
   if (kind !== 'server-restart' && !target) throw new Error(`no candidate to ${kind}: no leader and no live candidate`);
   const at = monotonicMs();
   switch (kind) {
@@ -86,6 +91,10 @@ export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend:
     }
     case 'server-restart':
       await backend.restart!();
+      break;
+    case 'withdraw':
+      target!.send({ op: 'rejoin' });
+      await target!.event('raced', 30_000, (e) => e.t > at);
       break;
   }
   return { kind, at, until: monotonicMs(), target: target?.name, leader: snapshot };

@@ -23,6 +23,8 @@ export interface Figures {
   lockHolds: number;
   faults: Partial<Record<FaultKind, FaultFigures>>;
   writes: { accepted: number; rejected: number; failed: number };
+  /** Updates raced by a withdraw, by outcome: `written`, `CLOSED`, or another error code. */
+  raced: Record<string, number>;
   /** Sampling gaps over the stall threshold outside SIGSTOPs: the scheduler's doing. */
   stalls: { count: number; maxMs: number };
   violations: number;
@@ -42,6 +44,8 @@ export function figures(backend: string, candidates: number, timeline: Timeline,
     const f = (faults[fault.kind] ??= { applied: 0, onLeader: 0, kept: 0, leaderless: [] });
     f.applied++;
     const { leader } = fault;
+    // A withdraw is a member's business, not the election's.
+    if (fault.kind === 'withdraw') return;
     if (!leader || (fault.kind !== 'server-restart' && fault.target !== leader.name)) return;
     f.onLeader++;
     const next = elected.find((e) => e.t > fault.at && e.token > leader.token);
@@ -65,6 +69,10 @@ export function figures(backend: string, candidates: number, timeline: Timeline,
       rejected: timeline.writes.filter((w) => !w.accepted).length,
       failed: written.filter((o) => o === 'failed').length,
     },
+    raced: timeline.incarnations.reduce<Record<string, number>>((counts, r) => {
+      for (const e of r.events) if (e.type === 'raced') counts[e.outcome] = (counts[e.outcome] ?? 0) + 1;
+      return counts;
+    }, {}),
     stalls: { count: stalls.length, maxMs: stalls.length === 0 ? 0 : Math.max(...stalls) },
     violations,
   };
@@ -77,6 +85,7 @@ export function formatFigures(f: Figures): string {
   const lines = [
     `${f.backend}: ${f.candidates} candidates, ${f.durationS.toFixed(0)} s, ${f.terms} terms, ${f.lockHolds} lock holds, ${f.violations} violations`,
     `writes: ${f.writes.accepted} accepted, ${f.writes.rejected} rejected (stale token), ${f.writes.failed} unanswered; stalls over 100 ms outside SIGSTOPs: ${f.stalls.count} (longest ${ms(f.stalls.maxMs)})`,
+    `updates raced by a withdraw: ${Object.entries(f.raced).map(([outcome, n]) => `${n} ${outcome}`).join(', ') || 'none'}`,
     '',
     '| fault | applied | on the leader | leader kept its term | no leader after it, p50 | p99 | max |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',

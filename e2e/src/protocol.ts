@@ -61,6 +61,12 @@ export type CandidateEvent = { t: number; n: number } & (
   | { type: 'members'; checkpoint: number; after: number; members: ViewedMember[] }
   /** A write to the fenced resource; `t` is when the token was read, `outcome` what the resource said. */
   | { type: 'write'; of: Fenced; token: number; outcome: 'accepted' | 'rejected' | 'failed' }
+  /**
+   * An update raced a withdraw (then the member was announced again): `written`
+   * when update() resolved, else the code it rejected with (CLOSED when the
+   * withdraw overtook it: its payload was never written).
+   */
+  | { type: 'raced'; payload: unknown; outcome: 'written' | string }
   /** Updates stopped; `payload` is the last one written. */
   | { type: 'quiesced'; payload: unknown }
   /** Something the candidate caught and carried on after (a failed update, a refused lock). */
@@ -73,6 +79,8 @@ export type CandidateEvent = { t: number; n: number } & (
 export type CandidateCommand =
   /** Resign the election (if leading, a `lost` follows), then campaign again. */
   | { op: 'resign' }
+  /** Update the payload, withdraw at once or 0–30 ms later (racing the update), then announce again; a `raced` event follows. */
+  | { op: 'rejoin' }
   /** Report the member view (a `members` event). */
   | { op: 'checkpoint'; checkpoint: number }
   /** Stop updating the member payload and report the last one. */

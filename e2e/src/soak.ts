@@ -116,6 +116,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     incarnations: cluster?.records ?? [],
     writes: resource.writes,
     faults,
+    watchSeesEveryChange: backend.watchSeesEveryChange,
     renewDeadlineMs: { election: timing.election.renewDeadlineMs, lock: timing.lock.renewDeadlineMs },
     startedAt,
     endedAt: monotonicMs(),

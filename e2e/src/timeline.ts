@@ -24,6 +24,8 @@ export interface Timeline {
   /** Every write the fenced resource decided. */
   writes: readonly ResourceWrite[];
   faults: readonly FaultRecord[];
+  /** Whether the backend's watch tells of every change (see SoakBackend): then an update that resolved must have been seen. */
+  watchSeesEveryChange: boolean;
   /** Renew deadlines the candidates ran with, milliseconds. */
   renewDeadlineMs: Readonly<Record<Fenced, number>>;
   startedAt: number;

@@ -20,7 +20,8 @@ const FENCED: readonly Fenced[] = ['election', 'lock'];
  * - a stale write accepted: the resource accepted a write whose token was read after a term with a higher token had begun;
  * - a write past the deadline: a write with a token read after a SIGSTOP longer than the renew deadline that began during that term;
  * - a write with a token its writer was never announced;
- * - a lost or phantom member event: per observer, `added` for a member present or unknown, `updated`/`removed` for one absent, or a view that differs from what `members()` returned at a checkpoint.
+ * - a lost or phantom member event: per observer, `added` for a member present or unknown, `updated`/`removed` for one absent, or a view that differs from what `members()` returned at a checkpoint;
+ * - an update raced by a withdraw that was told the wrong thing: rejected with CLOSED but seen written, or (where the watch tells of every change) resolved but never seen.
  */
 export function judge(timeline: Timeline): string[] {
   const at = (t: number) => `+${((t - timeline.startedAt) / 1000).toFixed(3)} s`;
@@ -36,7 +37,7 @@ export function judge(timeline: Timeline): string[] {
     const sorted = terms[of].sort((a, b) => a.from - b.from);
     violations.push(...overlaps(sorted, blind, at), ...tokenOrder(sorted, at));
   }
-  violations.push(...writeViolations(timeline, terms, at));
+  violations.push(...writeViolations(timeline, terms, at), ...racedUpdates(timeline));
   return violations;
 }
 
@@ -154,3 +155,22 @@ function memberViolations(record: IncarnationRecord, names: readonly string[]): 
 }
 
 const describeView = (view: Map<string, string>, ids: string[]) => ids.map((id) => `${id}=${view.get(id) ?? 'absent'}`).join(', ');
+
+/** Issue 12, item 2: an update overtaken by a withdraw rejects with CLOSED, and one that resolves was written. */
+function racedUpdates(timeline: Timeline): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  for (const r of timeline.incarnations) {
+    for (const e of r.events) if (e.type === 'memberAdded' || e.type === 'memberUpdated' || e.type === 'memberRemoved') seen.add(`${e.id}/${JSON.stringify(e.payload)}`);
+  }
+  for (const r of timeline.incarnations) {
+    for (const e of r.events) {
+      if (e.type !== 'raced') continue;
+      const payload = JSON.stringify(e.payload);
+      const wasSeen = seen.has(`${r.name}/${payload}`);
+      if (e.outcome === 'CLOSED' && wasSeen) found.push(`an update rejected with CLOSED was written: ${describeHolder(r)}'s payload ${payload} was seen by a watcher`);
+      if (e.outcome === 'written' && !wasSeen && timeline.watchSeesEveryChange) found.push(`an update that resolved was never written: no watcher saw ${describeHolder(r)}'s payload ${payload} before its withdraw`);
+    }
+  }
+  return found;
+}

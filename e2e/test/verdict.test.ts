@@ -31,7 +31,7 @@ function write(writer: string, token: number, readAt: number, accepted = true, o
 }
 
 function verdict(incarnations: IncarnationRecord[], writes: ResourceWrite[] = []): string[] {
-  const timeline: Timeline = { names: ['a', 'b'], incarnations, writes, faults: [], renewDeadlineMs: { election: 1500, lock: 1500 }, startedAt: 0, endedAt: 10_000 };
+  const timeline: Timeline = { names: ['a', 'b'], incarnations, writes, faults: [], watchSeesEveryChange: true, renewDeadlineMs: { election: 1500, lock: 1500 }, startedAt: 0, endedAt: 10_000 };
   return judge(timeline);
 }
 
@@ -141,5 +141,25 @@ describe('member events', () => {
       expect.stringMatching(/a#1 saw b updated without having seen it added/),
       expect.stringMatching(/^phantom member: a#1 saw z added/),
     ]);
+  });
+});
+
+describe('an update raced by a withdraw', () => {
+  const raced = (outcome: string, seenPayload: number | undefined) =>
+    candidate('a', [
+      { type: 'memberAdded', id: 'a', payload: { seq: 0 }, t: 1 },
+      ...(seenPayload === undefined ? [] : [{ type: 'memberUpdated', id: 'a', payload: { seq: seenPayload }, t: 2 } as Event]),
+      { type: 'memberRemoved', id: 'a', payload: { seq: seenPayload ?? 0 }, reason: 'deleted', t: 3 },
+      { type: 'raced', payload: { seq: 1 }, outcome, t: 4 },
+    ]);
+
+  it('passes CLOSED for a payload never seen, and a resolved update that was seen', () => {
+    expect(verdict([raced('CLOSED', undefined)])).toEqual([]);
+    expect(verdict([raced('written', 1)])).toEqual([]);
+  });
+
+  it('fails on CLOSED for a payload that was written, and on a resolved update never seen', () => {
+    expect(verdict([raced('CLOSED', 1)])).toEqual([expect.stringMatching(/^an update rejected with CLOSED was written: a#1's payload \{"seq":1\}/)]);
+    expect(verdict([raced('written', undefined)])).toEqual([expect.stringMatching(/^an update that resolved was never written/)]);
   });
 });
