@@ -64,7 +64,7 @@ export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend:
   const target =
     kind === 'server-restart' ? undefined
     : kind === 'withdraw' ? cluster.randomCandidate()
-    : kind === 'resign' || (leader && Math.random() < LEADER_SHARE) ? leader?.process
+    : leader && (kind === 'resign' || Math.random() < LEADER_SHARE) ? leader.process
     : cluster.randomCandidate(leader?.process);
   if (kind !== 'server-restart' && !target) throw new Error(`no candidate to ${kind}: no leader and no live candidate`);
   const at = monotonicMs();

@@ -90,6 +90,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const done = () =>
       schedule.rounds >= (options.rounds ?? 1) && ((options.terms !== undefined && cluster!.terms >= options.terms) || (options.durationMs !== undefined && monotonicMs() - startedAt >= options.durationMs));
     while (!done()) {
+      // The leader may have stepped down since (a server restart's late effect): aim at the one there is now.
+      await cluster.waitForLeader(LEADER_BOUND_MS);
       const fault = await applyFault(schedule.next(), cluster, backend, timing.election.leaseDurationMs);
       faults.push(fault);
       try {
