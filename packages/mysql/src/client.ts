@@ -30,6 +30,8 @@ interface PoolConnection extends Queryable {
 export interface Pool extends Queryable {
   getConnection(): Promise<PoolConnection>;
   end(): Promise<void>;
+  /** A new connection, before anyone borrows it; mysql2 hands over its callback-style core connection. */
+  on(event: 'connection', listener: (connection: { query(sql: string, callback: (err: unknown) => void): void }) => void): void;
 }
 
 /** The mysql2 pool settings we pass. */

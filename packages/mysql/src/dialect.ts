@@ -32,6 +32,13 @@ export class MysqlDialect implements SqlDialect {
     });
     // An idle connection the server dropped surfaces here; the pool replaces it.
     (this.pool as unknown as { on(event: string, fn: (err: unknown) => void): void }).on?.('error', () => undefined);
+    // Every write takes the state row's lock first. A client paused or cut off in the middle of
+    // one would hold it, and block every other writer, until the server noticed its connection
+    // gone (wait_timeout: hours); the server ends such a transaction after this many idle seconds.
+    // Queued before the pool hands the connection out. MySQL lacks the variable (error 1193): its
+    // transactions stay unbounded, as its README says.
+    const idleSeconds = Math.max(1, Math.ceil(requestTimeoutMs / 1000));
+    this.pool.on('connection', (connection) => connection.query(`SET SESSION idle_transaction_timeout = ${idleSeconds}`, () => undefined));
     this.reader = this.executor(this.pool);
   }
 

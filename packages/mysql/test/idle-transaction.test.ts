@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { formatMicroTime } from '@rollcall/core/spi';
+import { rejection, waitFor } from '@rollcall/conformance';
+import type { SqlRecordStore } from '@rollcall/sql';
+import { createMysqlStore } from '../src/index.js';
+import { testDatabase, testOptions } from './support/mariadb.js';
+
+// Found by the e2e chaos soak: a candidate SIGSTOPped in the middle of a write held the
+// state row's lock (every write takes it first), and every other process's writes timed out
+// until it resumed — leaders stepped down, nobody could take over, members expired. A client
+// that vanishes mid-transaction (paused, partitioned: the server cannot tell) must not block
+// the other writers for longer than about the request timeout.
+
+const db = testDatabase('idle_tx');
+const stores: SqlRecordStore[] = [];
+afterAll(async () => void (await Promise.allSettled(stores.map((s) => s.close()))));
+
+const REQUEST_TIMEOUT_MS = 1000;
+
+/** A store with a pool of its own (pools are shared by identical settings, so each gets a distinct poolSize). */
+async function store(poolSize: number): Promise<SqlRecordStore> {
+  const s = await createMysqlStore({ cluster: 'idle-tx', ...testOptions(db.name, { poolSize }), requestTimeoutMs: REQUEST_TIMEOUT_MS });
+  stores.push(s);
+  return s;
+}
+
+const record = (holderIdentity: string) => {
+  const now = formatMicroTime(new Date());
+  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1 };
+};
+
+describe('mysql: a writer that goes silent in the middle of a write transaction', () => {
+  it('blocks the other writers no longer than about the request timeout, and its own write is rolled back', async () => {
+    const [silent, other] = [await store(2), await store(3)];
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    let locked!: () => void;
+    const stateRowLocked = new Promise<void>((resolve) => (locked = resolve));
+    // Takes the state row's lock as every write does first, then says nothing: what the server
+    // sees of a client that was paused or cut off right there.
+    const { dialect, tables } = silent.database;
+    const stuck = dialect.transaction(async (tx) => {
+      await dialect.nextRevision(tx, tables);
+      locked();
+      await resumed;
+    });
+    await stateRowLocked;
+    try {
+      const started = performance.now();
+      await waitFor(() => other.create('election/after-the-silent-one', record('other')).then(() => true, () => false), 10_000, "the other client's write");
+      expect(performance.now() - started).toBeLessThan(4 * REQUEST_TIMEOUT_MS);
+    } finally {
+      resume();
+    }
+    // The server ended the silent transaction: it committed nothing.
+    await rejection(stuck);
+  });
+});
