@@ -32,6 +32,8 @@ export type { GlobalSetupOptions, PrivateInstance } from './global-setup-factory
 export { zookeeperMode, fourLetterWord } from './four-letter-word.js';
 export { waitFor } from './wait-for.js';
 export { TcpProxy, TcpProxyGroup } from './tcp-proxy.js';
+export { kubeconfigVia, proxiedKubeconfig } from './proxied-kubeconfig.js';
+export { percentile, summarize, type Summary } from './stats.js';
 export { ClientProxies } from './client-proxies.js';
 export type { TcpFault, TcpCutOptions, TcpTarget } from './tcp-proxy.js';
 export { TestenvError } from './errors.js';

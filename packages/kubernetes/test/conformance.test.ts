@@ -1,10 +1,10 @@
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { compactServer, restartServer, type TcpProxy } from '@rollcall/tools/testenv';
+import { compactServer, proxiedKubeconfig, restartServer, type TcpProxy } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
 import { createKubernetesStore, registryPlugin } from '../src/index.js';
-import { kubeEnv, proxiedKubeconfig } from './kube-env.js';
+import { kubeEnv } from './kube-env.js';
 
 const env = kubeEnv();
 const proxies = new WeakMap<Registry, TcpProxy>();

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
-import { compactServer } from '@rollcall/tools/testenv';
+import { compactServer, kubeconfigVia, proxiedKubeconfig } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_LABEL, KIND_LABEL, createKubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
-import { kubeconfigVia, kubeEnv, proxiedKubeconfig, registryEvent } from './kube-env.js';
+import { kubeEnv, registryEvent } from './kube-env.js';
 import type { TcpProxy } from '@rollcall/tools/testenv';
 
 const plugins = [registryPlugin as never];
