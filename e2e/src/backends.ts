@@ -1,6 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { requireTestEnv, restartServer, type ServerName } from '@rollcall/tools/testenv';
+import { kubeconfigVia, requireTestEnv, restartServer, type ServerName } from '@rollcall/tools/testenv';
 
 /** The backends the soak runs on. `memory` is not one: it lives inside one process. */
 export const BACKEND_NAMES = ['sqlite', 'mysql', 'etcd', 'zookeeper', 'kubernetes'] as const;
@@ -18,8 +17,8 @@ export interface SoakBackend {
   readonly servers: readonly ServerName[];
   /** Where the server listens, for a proxy in front of it; undefined when there is no server (sqlite). */
   server(): Address | undefined;
-  /** The backend section of a candidate's registry configuration, connecting to `via` (the server, or a proxy in front of it). */
-  section(via: Address | undefined, workDir: string, candidate: string): Record<string, unknown>;
+  /** The backend section of a candidate's registry configuration, connecting to `via` (a proxy in front of the server); sqlite's file goes in `workDir`. */
+  section(via: Address | undefined, workDir: string): Record<string, unknown>;
   /** Restarts the server for the server-restart fault; undefined when there is no server. */
   readonly restart: (() => Promise<void>) | undefined;
   /**
@@ -34,15 +33,6 @@ const hostPort = (address: string): Address => {
   const url = new URL(address.includes('://') ? address : `tcp://${address}`);
   return { host: url.hostname, port: Number(url.port) };
 };
-
-/** The admin kubeconfig with its server replaced by `server` (a proxy in front of the API server), written to `file`. */
-function kubeconfigVia(server: string, file: string): string {
-  // tools/testenv writes kubeconfigs as JSON.
-  const config = JSON.parse(readFileSync(requireTestEnv('kubernetes').kubeconfig, 'utf8')) as { clusters: { cluster: { server: string } }[] };
-  for (const c of config.clusters) c.cluster.server = server;
-  writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
-  return file;
-}
 
 const BACKENDS: Record<BackendName, SoakBackend> = {
   sqlite: {
@@ -85,10 +75,8 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
     name: 'kubernetes',
     servers: ['kubernetes'],
     server: () => hostPort(requireTestEnv('kubernetes').server),
-    section: (via, workDir, candidate) => ({
-      namespace: requireTestEnv('kubernetes').namespace,
-      kubeconfig: kubeconfigVia(`https://${via!.host}:${via!.port}`, join(workDir, `${candidate}.kubeconfig`)),
-    }),
+    // The cut goes through a kubeconfig that points at the candidate's proxy.
+    section: (via) => ({ namespace: requireTestEnv('kubernetes').namespace, kubeconfig: kubeconfigVia(`https://${via!.host}:${via!.port}`) }),
     restart: () => restartServer('kube-apiserver'),
     watchSeesEveryChange: true,
   },

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { LeaseTiming, MemberTiming } from '@rollcall/core';
+import { TcpProxy } from '@rollcall/tools/testenv';
 import type { Address, SoakBackend } from './backends.js';
 import { CandidateProcess, type IncarnationRecord } from './candidate-process.js';
 import type { CandidateEvent, CandidateSpec } from './protocol.js';
@@ -13,14 +14,6 @@ export interface SoakTiming {
   requestTimeoutMs: number;
 }
 
-/** A connection fault in front of one candidate. */
-export interface ConnectionProxy {
-  readonly port: number;
-  cut(mode: 'reset' | 'blackhole'): void;
-  heal(): void;
-  close(): Promise<void>;
-}
-
 export interface ClusterOptions {
   backend: SoakBackend;
   /** Candidate processes. */
@@ -31,8 +24,6 @@ export interface ClusterOptions {
   workDir: string;
   resourceUrl: string;
   timing: SoakTiming;
-  /** A proxy in front of `target` for one candidate, or undefined when connections cannot be cut. */
-  proxy: ((target: Address) => Promise<ConnectionProxy>) | undefined;
 }
 
 /** Bound on a candidate opening its registry and announcing itself, milliseconds (a server may be restarting). */
@@ -45,14 +36,14 @@ const CONVERGE_POLL_MS = 250;
 interface Slot {
   name: string;
   via: Address | undefined;
-  proxy: ConnectionProxy | undefined;
+  proxy: TcpProxy | undefined;
   current: CandidateProcess;
   incarnations: number;
 }
 
 /**
  * The soak's candidates: one slot per name, each a process that is restarted
- * under the same name after a SIGKILL, behind a proxy of its own. Tracks the
+ * under the same name after a SIGKILL, behind a TCP proxy of its own. Tracks the
  * leader from the events as they arrive, to aim faults and wait for terms.
  */
 export class SoakCluster {
@@ -73,8 +64,9 @@ export class SoakCluster {
     const server = options.backend.server();
     for (let i = 1; i <= options.size; i++) {
       const name = `c${i}`;
-      const proxy = server && options.proxy ? await options.proxy(server) : undefined;
-      const via = proxy ? { host: '127.0.0.1', port: proxy.port } : server;
+      // Each candidate reaches the server through a proxy of its own, so one can be cut off alone.
+      const proxy = server && (await TcpProxy.start(server));
+      const via = proxy ? { host: proxy.host, port: proxy.port } : undefined;
       cluster.slots.set(name, { name, via, proxy, current: undefined!, incarnations: 0 });
     }
     await Promise.all([...cluster.slots.keys()].map((name) => cluster.launch(name)));
@@ -96,7 +88,7 @@ export class SoakCluster {
     return choices[Math.floor(Math.random() * choices.length)];
   }
 
-  proxyOf(name: string): ConnectionProxy {
+  proxyOf(name: string): TcpProxy {
     const proxy = this.slots.get(name)!.proxy;
     if (!proxy) throw new Error(`candidate ${name} has no proxy to cut`);
     return proxy;
@@ -187,7 +179,7 @@ export class SoakCluster {
         lock: timing.lock,
         member: timing.member,
         requestTimeoutMs: timing.requestTimeoutMs,
-        [backend.name]: backend.section(slot.via, workDir, name),
+        [backend.name]: backend.section(slot.via, workDir),
       },
       election: 'soak',
       lock: 'soak',

@@ -1,3 +1,4 @@
+import type { TcpFault } from '@rollcall/tools/testenv';
 import type { SoakBackend } from './backends.js';
 import type { SoakCluster } from './cluster.js';
 import { monotonicMs } from './monotonic.js';
@@ -8,7 +9,7 @@ import type { FaultRecord } from './timeline.js';
  * - `resign`: the leader resigns (and campaigns again at once);
  * - `kill`: SIGKILL, then a restart under the same name after up to one lease;
  * - `pause`: SIGSTOP for the election lease plus 0.5–2.5 s, then SIGCONT;
- * - `cut`: the candidate's connection cut at the TCP proxy for the lease plus 0.5–2 s, then healed;
+ * - `cut`: the candidate's connections cut at its TCP proxy (reset, blackhole or stall) for the lease plus 0.5–2 s, then healed;
  * - `server-restart`: the backend's server restarted through tools/testenv;
  * - `withdraw`: a member update raced by its withdraw, then the member announced again.
  */
@@ -17,6 +18,9 @@ export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cu
 
 /** One round of the schedule, before shuffling: resigns are cheap, so twice. */
 const ROUND: readonly FaultKind[] = ['resign', 'resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];
+
+/** How a cut breaks the connections (see tools' TcpProxy): refused at once, silent, or held. */
+const CUT_MODES: readonly TcpFault[] = ['reset', 'blackhole', 'stall'];
 
 /** A fault at a candidate hits the current leader this often (the others hit a follower). */
 const LEADER_SHARE = 0.75;
@@ -84,7 +88,7 @@ export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend:
       break;
     case 'cut': {
       const proxy = cluster.proxyOf(target!.name);
-      proxy.cut(Math.random() < 0.5 ? 'reset' : 'blackhole');
+      proxy.cut(CUT_MODES[Math.floor(Math.random() * CUT_MODES.length)]!);
       await hold(leaseMs + between(500, 2000));
       proxy.heal();
       break;

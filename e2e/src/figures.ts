@@ -1,3 +1,4 @@
+import { percentile } from '@rollcall/tools/testenv';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
 import type { Timeline } from './timeline.js';
 
@@ -28,13 +29,6 @@ export interface Figures {
   /** Sampling gaps over the stall threshold outside SIGSTOPs: the scheduler's doing. */
   stalls: { count: number; maxMs: number };
   violations: number;
-}
-
-/** Nearest-rank percentile of `values` (need not be sorted); NaN when empty. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 export function figures(backend: string, candidates: number, timeline: Timeline, violations: number): Figures {
@@ -93,8 +87,8 @@ export function formatFigures(f: Figures): string {
   for (const kind of FAULT_KINDS) {
     const k = f.faults[kind];
     if (!k) continue;
-    const max = k.leaderless.length === 0 ? NaN : Math.max(...k.leaderless);
-    lines.push(`| ${kind} | ${k.applied} | ${k.onLeader} | ${k.kept} | ${ms(percentile(k.leaderless, 50))} | ${ms(percentile(k.leaderless, 99))} | ${ms(max)} |`);
+    const at = (p: number) => (k.leaderless.length === 0 ? NaN : percentile(k.leaderless, p));
+    lines.push(`| ${kind} | ${k.applied} | ${k.onLeader} | ${k.kept} | ${ms(at(50))} | ${ms(at(99))} | ${ms(at(100))} |`);
   }
   return lines.join('\n');
 }

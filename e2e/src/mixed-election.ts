@@ -23,8 +23,7 @@ import { parseArgs } from 'node:util';
 import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
 import { objectName } from '@rollcall/kubernetes';
-import { buildClientGoElector, ClientGoCandidate, down, requireTestEnv, up } from '@rollcall/tools/testenv';
-import { percentile } from './figures.js';
+import { buildClientGoElector, ClientGoCandidate, down, requireTestEnv, summarize, up } from '@rollcall/tools/testenv';
 import { E2E_INSTANCE } from './instance.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '20' } } });
@@ -149,8 +148,9 @@ async function mixedGroup(binary: string, workDir: string): Promise<void> {
   console.log(`mixed group: 2 Rollcall + 2 client-go candidates on one Lease, both at 15 s / 10 s / 2 s, ${ROUNDS} graceful handovers`);
   for (const k of ['rollcall', 'client-go'] as const) console.log(`  a ${k} leader left ${wins[k].rollcall + wins[k]['client-go']} times: Rollcall won ${wins[k].rollcall}, client-go ${wins[k]['client-go']}`);
   for (const k of ['rollcall', 'client-go'] as const) {
-    const t = handover[k];
-    if (t.length > 0) console.log(`  ${k} won ${t.length} times, ${percentile(t, 50)} ms (p50) / ${Math.max(...t)} ms (max) after the leader began to leave`);
+    if (handover[k].length === 0) continue;
+    const { n, p50, p99, max } = summarize(handover[k]);
+    console.log(`  ${k} won ${n} times, elected ${p50} ms (p50), ${p99} ms (p99), ${max} ms (max) after the leader began to leave`);
   }
 }
 

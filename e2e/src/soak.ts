@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { soakBackend, type BackendName } from './backends.js';
-import { SoakCluster, type ConnectionProxy, type SoakTiming } from './cluster.js';
+import { SoakCluster, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
 import { applyFault, faultsFor, FaultSchedule, type FaultKind } from './faults.js';
 import { figures, type Figures } from './figures.js';
@@ -34,8 +34,6 @@ export interface SoakOptions {
   timing?: SoakTiming;
   /** Where logs and the timeline go. Default: a new directory under the OS temp dir. */
   workDir?: string;
-  /** A proxy for one candidate's connection; without one, `cut` is not applied. */
-  proxy?: (target: { host: string; port: number }) => Promise<ConnectionProxy>;
   /** Progress lines. Default: none. */
   log?: (line: string) => void;
 }
@@ -65,7 +63,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   if (options.terms === undefined && options.durationMs === undefined) throw new Error('runSoak needs terms or durationMs');
   const backend = soakBackend(options.backend);
   const timing = options.timing ?? DEFAULT_SOAK_TIMING;
-  const kinds = (options.faults ?? faultsFor(backend)).filter((k) => k !== 'cut' || options.proxy);
+  const kinds = [...(options.faults ?? faultsFor(backend))];
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), `rollcall-soak-${backend.name}-`));
   mkdirSync(workDir, { recursive: true });
   const log = options.log ?? (() => {});
@@ -82,7 +80,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       workDir,
       resourceUrl: resource.url,
       timing,
-      proxy: options.proxy,
     });
     log(`${backend.name}: ${cluster.names.length} candidates up; faults: ${kinds.join(', ')}`);
     await cluster.waitForLeader(LEADER_BOUND_MS);
