@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { formatMicroTime } from '@rollcall/core/spi';
-import { rejection, waitFor } from '@rollcall/conformance';
+import { leaseRecord, rejection, waitFor } from '@rollcall/conformance';
 import type { SqlRecordStore } from '@rollcall/sql';
 import { createMysqlStore } from '../src/index.js';
 import { testDatabase, testOptions } from './support/mariadb.js';
@@ -24,11 +23,6 @@ async function store(poolSize: number): Promise<SqlRecordStore> {
   return s;
 }
 
-const record = (holderIdentity: string) => {
-  const now = formatMicroTime(new Date());
-  return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1 };
-};
-
 describe('mysql: a writer that goes silent in the middle of a write transaction', () => {
   it('blocks the other writers no longer than about the request timeout, and its own write is rolled back', async () => {
     const [silent, other] = [await store(2), await store(3)];
@@ -47,7 +41,7 @@ describe('mysql: a writer that goes silent in the middle of a write transaction'
     await stateRowLocked;
     try {
       const started = performance.now();
-      await waitFor(() => other.create('election/after-the-silent-one', record('other')).then(() => true, () => false), 10_000, "the other client's write");
+      await waitFor(() => other.create('election/after-the-silent-one', leaseRecord('other')).then(() => true, () => false), 10_000, "the other client's write");
       expect(performance.now() - started).toBeLessThan(4 * REQUEST_TIMEOUT_MS);
     } finally {
       resume();
