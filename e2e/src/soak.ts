@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { soakBackend, type BackendName } from './backends.js';
@@ -12,7 +12,7 @@ import type { FaultRecord, Timeline } from './timeline.js';
 import { judge } from './verdict.js';
 
 /** The conformance suite's short timings: many terms per minute, and a 500 ms margin between renew deadline and lease. */
-export const DEFAULT_SOAK_TIMING: Readonly<SoakTiming> = Object.freeze({
+export const SOAK_TIMING: Readonly<SoakTiming> = Object.freeze({
   election: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 },
   lock: { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 },
   member: { heartbeatIntervalMs: 400, leaseDurationMs: 2000 },
@@ -29,11 +29,6 @@ export interface SoakOptions {
   durationMs?: number;
   /** Go on at least until every fault kind has been applied this many times over (a full round of the schedule). Default 1. */
   rounds?: number;
-  /** The faults to apply. Default: every kind the backend supports. */
-  faults?: readonly FaultKind[];
-  timing?: SoakTiming;
-  /** Where logs and the timeline go. Default: a new directory under the OS temp dir. */
-  workDir?: string;
   /** Progress lines. Default: none. */
   log?: (line: string) => void;
 }
@@ -62,10 +57,9 @@ const CONVERGE_BOUND_MS = 30_000;
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   if (options.terms === undefined && options.durationMs === undefined) throw new Error('runSoak needs terms or durationMs');
   const backend = soakBackend(options.backend);
-  const timing = options.timing ?? DEFAULT_SOAK_TIMING;
-  const kinds = [...(options.faults ?? faultsFor(backend))];
-  const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), `rollcall-soak-${backend.name}-`));
-  mkdirSync(workDir, { recursive: true });
+  const timing = SOAK_TIMING;
+  const kinds = faultsFor(backend);
+  const workDir = mkdtempSync(join(tmpdir(), `rollcall-soak-${backend.name}-`));
   const log = options.log ?? (() => {});
   const startedAt = monotonicMs();
   const resource = await FencedResource.start();
