@@ -29,6 +29,8 @@ export interface MemberHandleOptions {
 export class MemberHandle {
   private own: StoredRecord | undefined;
   private current: JsonValue | undefined;
+  /** The payload of the last successful write. */
+  private written: JsonValue | undefined;
   private writing: Promise<void> = Promise.resolve();
   private timer: Timer | undefined;
   private withdrawn = false;
@@ -59,12 +61,22 @@ export class MemberHandle {
     this.scheduleHeartbeat();
   }
 
-  /** Replaces the payload and writes it at once, without waiting for the next heartbeat. */
+  /**
+   * Replaces the payload and writes it at once, without waiting for the next
+   * heartbeat. Rejects with CLOSED when a withdraw overtook it before its
+   * payload was written.
+   */
   async update(payload: JsonValue): Promise<void> {
     if (this.withdrawn) throw new ClosedError(`member ${this.options.role}/${this.options.id} was withdrawn`);
     this.options.validatePayload(payload);
     this.current = payload;
-    await this.enqueue();
+    try {
+      await this.enqueue();
+    } catch (err) {
+      // A heartbeat queued before this update may have gone out after it, carrying its payload: then it was written.
+      if (hasCode(err, ErrorCode.CLOSED) && this.written === payload) return;
+      throw err;
+    }
   }
 
   /** Heartbeats now, e.g. after a reconnect. Failures are logged, not thrown. */
@@ -129,7 +141,9 @@ export class MemberHandle {
     const { store, key } = this.options;
     for (let attempt = 0; ; attempt++) {
       try {
-        this.own = this.own ? await store.update(key, this.record(), this.own.version) : await store.create(key, this.record());
+        const record = this.record();
+        this.own = this.own ? await store.update(key, record, this.own.version) : await store.create(key, record);
+        this.written = record.payload;
         return;
       } catch (err) {
         if (attempt >= 3 || !hasCode(err, ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FOUND)) throw err;

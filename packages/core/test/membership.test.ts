@@ -186,4 +186,42 @@ describe('membership on the injected clock', () => {
       ['removed', { n: 2 }],
     ]);
   });
+
+  // Found by the e2e soak on ZooKeeper: a heartbeat queued before the update went out after it
+  // and carried its payload; withdraw then overtook the update's own write, which rejected with
+  // CLOSED though peers had seen the payload.
+  it('an update whose payload an earlier-queued heartbeat wrote resolves, though withdraw overtook its own write', async () => {
+    h = new Harness();
+    const gated = new GatedStore({ backend: h.backend, cluster: 'test' });
+    const a = await h.registry('a', timing, h.clock, gated);
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    const member = await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    const payload = () => h.backend.rows.values().next().value?.record?.payload as { n?: number } | undefined;
+    const version = () => h.backend.rows.values().next().value?.version;
+    const announced = version();
+    gated.hold();
+    member.heartbeatNow(); // in flight, its reply held
+    await until(() => version() !== announced);
+    member.heartbeatNow(); // queued behind it
+    const update = member.update({ n: 2 }).then(
+      () => 'resolved',
+      (err: unknown) => err,
+    ); // queued behind the second heartbeat
+    // The first reply comes; the second heartbeat goes out with the new payload and its reply is held.
+    gated.open();
+    gated.hold();
+    await until(() => payload()?.n === 2);
+    const withdrawn = member.withdraw(); // overtakes the update's own write
+    gated.open();
+    expect(await update).toBe('resolved');
+    await withdrawn;
+    await h.clock.advance(0);
+    expect(events.map((e) => [e.type, e.member.payload])).toEqual([
+      ['added', { n: 1 }],
+      ['updated', { n: 2 }],
+      ['removed', { n: 2 }],
+    ]);
+  });
 });
