@@ -75,6 +75,8 @@ export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend:
   switch (kind) {
     case 'resign':
       target!.send({ op: 'resign' });
+      // Over when the leader has stepped down (a resign never waits out anything but its in-flight write).
+      if (leader?.process === target) await target!.event('lost', 30_000, (e) => e.token === leader!.token);
       break;
     case 'kill':
       await target!.kill();
