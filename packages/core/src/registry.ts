@@ -157,6 +157,9 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     this.monitor.on('lost', () => this.holders.forEach((h) => h.connectionLost()));
     this.monitor.on('reconnected', () => this.members_.forEach((m) => m.heartbeatNow()));
+    // Calls failing means this process may be blind even where its watch has not said so.
+    this.monitor.on('suspended', () => this.cache.blind());
+    this.monitor.on('reconnected', () => this.cache.sighted());
     const offSession = store.onSessionState?.((state) => this.monitor.session(state));
     if (offSession) this.subscriptions.add(offSession);
     this.subscriptions.add(

@@ -111,6 +111,22 @@ export class WatchCache {
     if (live) for (const listener of [...this.liveListeners]) listener();
   }
 
+  /**
+   * The backend stopped answering this process. Its watch may not have said so
+   * (a client that resumes by itself), so the cache counts as blind until the
+   * watch delivers again or, once {@link sighted}, has lasted without error.
+   */
+  blind(): void {
+    this.liveTimer?.cancel();
+    this.setLive(false);
+  }
+
+  /** The backend answers again: the watch is trusted as after a resume. */
+  sighted(): void {
+    if (this.isLive || this.closed || !this.subscription) return;
+    this.trustLater();
+  }
+
   /** Calls `listener` for each change of exactly `key`; returns the unsubscribe function. */
   watchKey(key: RecordKey, listener: CacheListener): () => void {
     let set = this.keyListeners.get(key);
@@ -154,10 +170,13 @@ export class WatchCache {
       },
     });
     // A store that does not announce an established watch: one that has lasted this long without error is trusted.
-    if (!this.isLive) {
-      this.liveTimer?.cancel();
-      this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.trustWatchAfterMs);
-    }
+    if (!this.isLive) this.trustLater();
+  }
+
+  private trustLater(): void {
+    const generation = this.generation;
+    this.liveTimer?.cancel();
+    this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.trustWatchAfterMs);
   }
 
   private onEvent(event: WatchEvent): void {

@@ -1,4 +1,6 @@
 import { createRegistry, type Clock, type Registry, type RegistryConfigInput } from '../src/index.js';
+import { UnavailableError } from '../src/errors.js';
+import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { ManualClock, MemoryBackend, MemoryStore, settle } from '../src/testing.js';
 
 /** A clock that shares a ManualClock's time but whose wall clock is off by `offsetMs`, like a host with a wrong clock. */
@@ -55,6 +57,51 @@ export class GatedStore extends MemoryStore {
     const written = await super.update(...args);
     await gate;
     return written;
+  }
+}
+
+/**
+ * A memory store whose outage its watch hides, as a client that resumes its watch
+ * by itself does (the Kubernetes store across an API server restart): during
+ * `outage()` calls fail UNAVAILABLE and the watch neither ends nor delivers; at
+ * `restore()` it delivers what it missed.
+ */
+export class SilentOutageStore extends MemoryStore {
+  private out = false;
+  private readonly held: (() => void)[] = [];
+  outage(): void {
+    this.out = true;
+  }
+  restore(): void {
+    this.out = false;
+    for (const deliver of this.held.splice(0)) deliver();
+  }
+  override watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+    const hold = <T>(fn: (arg: T) => void) => (arg: T) => (this.out ? this.held.push(() => fn(arg)) : fn(arg));
+    return super.watch(prefix, fromRevision, { event: hold((e) => listener.event(e)), error: hold((e) => listener.error(e)) });
+  }
+  override async get(...args: Parameters<MemoryStore['get']>): ReturnType<MemoryStore['get']> {
+    this.failWhileOut();
+    return super.get(...args);
+  }
+  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
+    this.failWhileOut();
+    return super.create(...args);
+  }
+  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
+    this.failWhileOut();
+    return super.update(...args);
+  }
+  override async delete(...args: Parameters<MemoryStore['delete']>): ReturnType<MemoryStore['delete']> {
+    this.failWhileOut();
+    return super.delete(...args);
+  }
+  override async list(...args: Parameters<MemoryStore['list']>): ReturnType<MemoryStore['list']> {
+    this.failWhileOut();
+    return super.list(...args);
+  }
+  private failWhileOut(): void {
+    if (this.out) throw new UnavailableError('server down', { backend: 'memory' });
   }
 }
 

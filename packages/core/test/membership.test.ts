@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, ErrorCode, type MemberEvent } from '../src/index.js';
 import { MemoryStore } from '../src/testing.js';
-import { GatedStore, Harness, until } from './harness.js';
+import { GatedStore, Harness, SilentOutageStore, until } from './harness.js';
 
 const timing = { member: { heartbeatIntervalMs: 5000, leaseDurationMs: 20000 } };
 
@@ -139,6 +139,27 @@ describe('membership on the injected clock', () => {
     b.store.heal();
     await h.clock.advance(10_000);
     expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added alive']);
+  });
+
+  it('an observer whose watch hid an outage does not expire a member that could not heartbeat through it', async () => {
+    // The Kubernetes store resumes its watch across an API server restart without ending it:
+    // the observer's calls fail (suspended) while its watch says nothing.
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const silent = new SilentOutageStore({ backend: h.backend, cluster: 'test' });
+    const b = await h.registry('b', timing, h.clock, silent);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', collect(events));
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: 1 });
+    await h.clock.advance(0);
+    silent.outage();
+    a.store.partition(); // the server is down for everyone
+    await h.clock.advance(60_000);
+    silent.restore(); // back for the observer first; the member's next heartbeat is still to come
+    await h.clock.advance(4_000);
+    a.store.heal();
+    await h.clock.advance(10_000);
+    expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added w1']);
   });
 
   it('a member that died while the observer was cut off is removed once the observer sees again', async () => {
