@@ -1,0 +1,59 @@
+import type { LeaderInfo, Registry } from '@rollcall/core';
+import type { Instruments } from './instruments.js';
+
+/**
+ * `rollcall_election_leader`, `rollcall_leadership_changes_total` for every
+ * campaign of this process (from the registry's `elected` and
+ * `leadershipLost`), and `rollcall_election_leader_present`,
+ * `rollcall_election_leader_changes_total` for the elections it observes;
+ * `rollcall_election_fencing_token` from both.
+ */
+export function trackElections(registry: Registry, m: Instruments, observed: readonly string[]): () => void {
+  /** The identities of this process leading each election now (a process may campaign under several). */
+  const leading = new Map<string, Set<string>>();
+  const tokens = new Map<string, number>();
+  const seeToken = (election: string, token: number) => {
+    // Tokens only grow: the latest term is the largest, whichever view saw it first.
+    const latest = Math.max(tokens.get(election) ?? 0, token);
+    tokens.set(election, latest);
+    m.electionFencingToken.set({ election }, latest);
+  };
+  const setLeading = (election: string, identity: string, leads: boolean) => {
+    const set = leading.get(election) ?? leading.set(election, new Set()).get(election)!;
+    if (leads) set.add(identity);
+    else set.delete(identity);
+    m.electionLeader.set({ election }, set.size > 0 ? 1 : 0);
+  };
+
+  const offs = [
+    registry.on('elected', ({ election, identity, fencingToken }) => {
+      setLeading(election, identity, true);
+      seeToken(election, fencingToken);
+      m.leadershipChanges.inc({ election, event: 'elected' });
+    }),
+    registry.on('leadershipLost', ({ election, identity, reason }) => {
+      setLeading(election, identity, false);
+      m.leadershipChanges.inc({ election, event: 'lost', reason });
+    }),
+  ];
+
+  const observers = observed.map((election) => {
+    const observer = registry.observe(election);
+    const show = (leader: LeaderInfo | undefined) => {
+      m.electionLeaderPresent.set({ election }, leader ? 1 : 0);
+      if (leader) seeToken(election, leader.fencingToken);
+    };
+    show(observer.leader);
+    m.electionLeaderChanges.inc({ election }, 0);
+    observer.on('changed', ({ leader }) => {
+      show(leader);
+      m.electionLeaderChanges.inc({ election });
+    });
+    return observer;
+  });
+
+  return () => {
+    offs.forEach((off) => off());
+    observers.forEach((o) => o.close());
+  };
+}
