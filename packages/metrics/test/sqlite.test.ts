@@ -27,7 +27,7 @@ async function open(identity: string): Promise<Registry> {
 /** Scrapes until `test(samples)` holds; returns those samples. */
 function scrapeUntil(what: string, test: (samples: MetricSample[]) => boolean): Promise<MetricSample[]> {
   let last: MetricSample[] = [];
-  return waitFor(async () => test((last = await scrapeMetrics(url))) && last, WAIT_MS, () => `${what}; last scrape: ${last.map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`).join('\n')}`);
+  return waitFor(async () => (test((last = await scrapeMetrics(url))) ? last : undefined), WAIT_MS, () => `${what}; last scrape: ${last.map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`).join('\n')}`);
 }
 
 beforeAll(async () => {
