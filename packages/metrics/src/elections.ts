@@ -5,10 +5,11 @@ import type { Instruments } from './instruments.js';
  * `rollcall_election_leader`, `rollcall_leadership_changes_total` for every
  * campaign of this process (from the registry's `elected` and
  * `leadershipLost`), and `rollcall_election_leader_present`,
- * `rollcall_election_leader_changes_total` for the elections it observes;
+ * `rollcall_election_leader_changes_total` for the elections it observes
+ * (each through `observe`, or all through `watchElections`);
  * `rollcall_election_fencing_token` from both.
  */
-export function trackElections(registry: Registry, m: Instruments, observed: readonly string[]): () => void {
+export function trackElections(registry: Registry, m: Instruments, observed: readonly string[] | 'all'): () => void {
   /** The identities of this process leading each election now (a process may campaign under several). */
   const leading = new Map<string, Set<string>>();
   const tokens = new Map<string, number>();
@@ -37,23 +38,36 @@ export function trackElections(registry: Registry, m: Instruments, observed: rea
     }),
   ];
 
-  const observers = observed.map((election) => {
-    const observer = registry.observe(election);
-    const show = (leader: LeaderInfo | undefined) => {
-      m.electionLeaderPresent.set({ election }, leader ? 1 : 0);
-      if (leader) seeToken(election, leader.fencingToken);
-    };
-    show(observer.leader);
-    m.electionLeaderChanges.inc({ election }, 0);
-    observer.on('changed', ({ leader }) => {
-      show(leader);
-      m.electionLeaderChanges.inc({ election });
+  const show = (election: string, leader: LeaderInfo | undefined) => {
+    m.electionLeaderPresent.set({ election }, leader ? 1 : 0);
+    if (leader) seeToken(election, leader.fencingToken);
+  };
+  const closers: (() => void)[] = [];
+  if (observed === 'all') {
+    const subscription = registry.watchElections((event) => {
+      const election = event.lease.name;
+      if (event.type === 'removed') return show(election, undefined);
+      show(election, event.lease.holder);
+      seeToken(election, event.lease.fencingToken);
+      if (event.type === 'added') m.electionLeaderChanges.inc({ election }, 0);
+      else m.electionLeaderChanges.inc({ election });
     });
-    return observer;
-  });
+    closers.push(() => subscription.close());
+  } else {
+    for (const election of observed) {
+      const observer = registry.observe(election);
+      show(election, observer.leader);
+      m.electionLeaderChanges.inc({ election }, 0);
+      observer.on('changed', ({ leader }) => {
+        show(election, leader);
+        m.electionLeaderChanges.inc({ election });
+      });
+      closers.push(() => observer.close());
+    }
+  }
 
   return () => {
     offs.forEach((off) => off());
-    observers.forEach((o) => o.close());
+    closers.forEach((close) => close());
   };
 }

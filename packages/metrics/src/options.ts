@@ -10,10 +10,12 @@ export interface RollcallMetricsOptions {
   /**
    * Elections to observe without campaigning (`registry.observe`), for
    * `rollcall_election_leader_present`, `rollcall_election_fencing_token` and
-   * `rollcall_election_leader_changes_total`. Elections this process
-   * campaigns in are always counted. Default: none.
+   * `rollcall_election_leader_changes_total`; `'all'`: every election of the
+   * cluster, through `watchElections` (for a cluster-wide exporter such as
+   * `rollcall watch --metrics-port`). Elections this process campaigns in
+   * are always counted. Default: none.
    */
-  elections?: readonly string[];
+  elections?: readonly string[] | 'all';
   /**
    * The `lock` label of a lock name. Lock names that are unbounded (one per
    * job, one per row) must map to a bounded set here, e.g.

@@ -66,4 +66,24 @@ describe('leadership metrics', () => {
     expect(await h.value('rollcall_election_fencing_token', { election: 'scheduler' })).toBe(token + 1);
     expect(await h.value('rollcall_election_leader_changes_total', { election: 'scheduler' })).toBe(4);
   });
+
+  it("elections 'all': every election of the cluster, as watchElections sees them", async () => {
+    h = new MetricsHarness();
+    const peer = await h.registry('peer');
+    const reports = await peer.registry.campaign('reports').whenElected();
+    await h.watched('app', { elections: 'all' });
+    expect(await h.value('rollcall_election_leader_present', { election: 'reports' })).toBe(1);
+    expect(await h.value('rollcall_election_fencing_token', { election: 'reports' })).toBe(reports);
+    expect(await h.value('rollcall_election_leader_changes_total', { election: 'reports' })).toBe(0);
+
+    const scheduler = peer.registry.campaign('scheduler');
+    const token = await scheduler.whenElected();
+    await h.clock.advance(0);
+    expect(await h.value('rollcall_election_leader_present', { election: 'scheduler' })).toBe(1);
+    expect(await h.value('rollcall_election_fencing_token', { election: 'scheduler' })).toBe(token);
+    await scheduler.resign();
+    await h.clock.advance(0);
+    expect(await h.value('rollcall_election_leader_present', { election: 'scheduler' })).toBe(0);
+    expect(await h.value('rollcall_election_leader_changes_total', { election: 'scheduler' })).toBe(1);
+  });
 });
