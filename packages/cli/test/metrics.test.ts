@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import type { Registry } from '@rollcall/core';
-import { sampleValue, scrapeMetrics, waitFor, type MetricSample } from '@rollcall/conformance';
+import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, Running, sqliteFixture } from './cli.js';
 
@@ -19,11 +19,6 @@ afterAll(async () => {
   await fx?.close();
 });
 
-/** Scrapes `url` until `test(samples)` holds; returns those samples. */
-function scrapeUntil(url: string, what: string, test: (samples: MetricSample[]) => boolean): Promise<MetricSample[]> {
-  let last: MetricSample[] = [];
-  return waitFor(async () => (test((last = await scrapeMetrics(url))) ? last : undefined), WAIT_MS, () => `${what}; last scrape: ${last.filter((s) => s.name.startsWith('rollcall_')).map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`).join('\n')}`);
-}
 
 describe('rollcall watch --metrics-port', () => {
   it('serves the cluster as a Prometheus exporter: members by role, every election, the connection, backend traffic; Ctrl-C stops it', async () => {
@@ -43,13 +38,13 @@ describe('rollcall watch --metrics-port', () => {
       const leadership = peer.campaign('scheduler');
       const token = await leadership.whenElected(AbortSignal.timeout(WAIT_MS));
       await peer.announce({ role: 'master', id: 'master-1' });
-      const seen = await scrapeUntil(url, 'the leader and the master', (s) => sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 1 && sampleValue(s, 'rollcall_members', { role: 'master' }) === 1);
+      const seen = await scrapeUntil(url, 'the leader and the master', (s) => sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 1 && sampleValue(s, 'rollcall_members', { role: 'master' }) === 1, WAIT_MS);
       expect(sampleValue(seen, 'rollcall_election_fencing_token', { election: 'scheduler' })).toBe(token);
       expect(sampleValue(seen, 'rollcall_member_events_total', { role: 'master', event: 'added' })).toBe(1);
       expect(sampleValue(seen, 'rollcall_watch_events_total', { type: 'put' })).toBeGreaterThanOrEqual(2);
 
       await leadership.resign();
-      const after = await scrapeUntil(url, 'no leader', (s) => sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 0);
+      const after = await scrapeUntil(url, 'no leader', (s) => sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 0, WAIT_MS);
       expect(sampleValue(after, 'rollcall_election_leader_changes_total', { election: 'scheduler' })).toBe(1);
     } finally {
       w.child.kill('SIGINT');

@@ -3,6 +3,7 @@
  * /metrics endpoint (`@rollcall/metrics`, `rollcall --metrics-port`) and
  * assert on what a Prometheus server would store.
  */
+import { waitFor } from './wait-for.js';
 
 /** One sample line: `name{label="value",...} value`. */
 export interface MetricSample {
@@ -48,4 +49,14 @@ export async function scrapeMetrics(url: string): Promise<MetricSample[]> {
   const res = await fetch(url);
   if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
   return parsePrometheusText(await res.text());
+}
+
+/** Scrapes `url` until `test(samples)` holds and resolves with those samples; rejects after `timeoutMs` with `what` and the last scrape's rollcall_ samples. */
+export function scrapeUntil(url: string, what: string, test: (samples: MetricSample[]) => boolean, timeoutMs: number): Promise<MetricSample[]> {
+  let last: MetricSample[] = [];
+  return waitFor(
+    async () => (test((last = await scrapeMetrics(url))) ? last : undefined),
+    timeoutMs,
+    () => `${what}; last scrape:\n${last.filter((s) => s.name.startsWith('rollcall_')).map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`).join('\n')}`,
+  );
 }

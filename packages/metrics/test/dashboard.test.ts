@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parser } from '@prometheus-io/lezer-promql';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../src/index.js';
+import { EXPORTED_SERIES as SERIES, selectedMetrics } from './promql.js';
 
 const DASHBOARD = new URL('../../../deploy/grafana/rollcall-dashboard.json', import.meta.url);
 
@@ -17,22 +17,6 @@ interface Panel {
 interface Dashboard {
   panels: Panel[];
   templating: { list: { name: string; type: string; query: string | { query: string } }[] };
-}
-
-/** Every series name a scrape can hold: each metric, and a histogram's _bucket, _sum and _count. */
-const SERIES = new Set(Object.values(METRICS).flatMap((m) => (m.type === 'histogram' ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`] : [m.name])));
-
-/** The metric names an expression selects, read from its PromQL syntax tree; throws on a syntax error. Grafana's `$__…` intervals become a duration first. */
-function selectedMetrics(expr: string): string[] {
-  const promql = expr.replace(/\$__\w+/g, '5m');
-  const names: string[] = [];
-  parser.parse(promql).iterate({
-    enter(node) {
-      if (node.type.isError) throw new Error(`not valid PromQL at ${node.from}: ${promql}`);
-      if (node.type.name === 'Identifier' && node.node.parent?.type.name === 'VectorSelector') names.push(promql.slice(node.from, node.to));
-    },
-  });
-  return names;
 }
 
 const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;

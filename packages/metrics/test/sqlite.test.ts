@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { sampleValue, scrapeMetrics, waitFor, type MetricSample } from '@rollcall/conformance';
+import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/conformance';
 import { Registry as PromRegistry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerRollcallMetrics, serveMetrics, type MetricsServer } from '../src/index.js';
@@ -24,11 +24,6 @@ async function open(identity: string): Promise<Registry> {
   return createRegistry({ type: 'sqlite', cluster: 'metrics', identity, sqlite: { path: join(dir, 'registry.db') }, ...timing });
 }
 
-/** Scrapes until `test(samples)` holds; returns those samples. */
-function scrapeUntil(what: string, test: (samples: MetricSample[]) => boolean): Promise<MetricSample[]> {
-  let last: MetricSample[] = [];
-  return waitFor(async () => (test((last = await scrapeMetrics(url))) ? last : undefined), WAIT_MS, () => `${what}; last scrape: ${last.map((s) => `${s.name}${JSON.stringify(s.labels)} ${s.value}`).join('\n')}`);
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rollcall-metrics-test-'));
@@ -59,7 +54,7 @@ describe('metrics of a registry on sqlite, scraped over HTTP in the text format'
     const worker = await peer.announce({ role: 'worker', id: 'w1', payload: { load: 0.5 } });
     const leadership = peer.campaign('scheduler');
     const token = await leadership.whenElected(AbortSignal.timeout(WAIT_MS));
-    const seen = await scrapeUntil('the peer\'s worker and leadership', (s) => sampleValue(s, 'rollcall_members', { role: 'worker' }) === 1 && sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 1);
+    const seen = await scrapeUntil(url, 'the peer\'s worker and leadership', (s) => sampleValue(s, 'rollcall_members', { role: 'worker' }) === 1 && sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 1, WAIT_MS);
     expect(sampleValue(seen, 'rollcall_election_fencing_token', { election: 'scheduler' })).toBe(token);
     expect(sampleValue(seen, 'rollcall_watch_events_total', { type: 'put' })).toBeGreaterThanOrEqual(1);
 
@@ -78,7 +73,7 @@ describe('metrics of a registry on sqlite, scraped over HTTP in the text format'
     await worker.withdraw();
     await leadership.resign();
     await lock.release();
-    const after = await scrapeUntil('the worker gone and the election free', (s) => sampleValue(s, 'rollcall_members', { role: 'worker' }) === 0 && sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 0);
+    const after = await scrapeUntil(url, 'the worker gone and the election free', (s) => sampleValue(s, 'rollcall_members', { role: 'worker' }) === 0 && sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 0, WAIT_MS);
     expect(sampleValue(after, 'rollcall_member_events_total', { role: 'worker', event: 'removed', reason: 'deleted' })).toBe(1);
     expect(sampleValue(after, 'rollcall_lock_held', { lock: 'nightly' })).toBe(0);
     expect(sampleValue(after, 'rollcall_lock_changes_total', { lock: 'nightly', event: 'lost', reason: 'released' })).toBe(1);
