@@ -53,6 +53,21 @@ describe('rollcall watch --metrics-port', () => {
     await expect(fetch(url)).rejects.toThrow();
   });
 
+  it('rollcall demo --metrics-port: the view\'s metrics while the demo runs — its workers joining, the failover of scheduler', async () => {
+    const demo = Running.start(['demo', '--metrics-port', '0']);
+    try {
+      const port = await demo.until('the metrics address', (_out, err) => /metrics at http:\/\/localhost:(\d+)\/metrics/.exec(err)?.[1], 60_000);
+      const url = `http://127.0.0.1:${port}/metrics`;
+      // Counters only grow: reached while the demo runs, they stay until it ends.
+      const seen = await scrapeUntil(url, 'four workers added and a leader change after the first', (s) => sampleValue(s, 'rollcall_member_events_total', { role: 'worker', event: 'added' }) === 4 && (sampleValue(s, 'rollcall_election_leader_changes_total', { election: 'scheduler' }) ?? 0) >= 2, 60_000);
+      expect(sampleValue(seen, 'rollcall_members', { role: 'master' })).toBeLessThanOrEqual(3);
+      expect(sampleValue(seen, 'rollcall_election_fencing_token', { election: 'scheduler' })).toBeGreaterThanOrEqual(2);
+      expect((await demo.exited).code).toBe(0);
+    } finally {
+      demo.child.kill('SIGINT');
+    }
+  });
+
   it('a port that is not one is a USAGE error, exit 2, before anything connects', async () => {
     for (const command of ['watch', 'demo']) {
       const r = await run([command, ...fx.args, '--metrics-port', 'http']);
