@@ -1,4 +1,4 @@
-import { ErrorCode, InvalidArgumentError, RegistryError } from './errors.js';
+import { ClosedError, ErrorCode, InvalidArgumentError, RegistryError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { Registry } from './registry.js';
 
@@ -35,10 +35,13 @@ export type BackendActivityListener = (activity: BackendActivity) => void;
  */
 export class BackendActivityReporter {
   private readonly listeners = new Set<BackendActivityListener>();
+  private closed = false;
 
   constructor(private readonly logger: Logger) {}
 
   add(listener: BackendActivityListener): () => void {
+    // A listener added now would never hear `closed`: refused like every call on a closed registry.
+    if (this.closed) throw new ClosedError('the registry is closed');
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -62,6 +65,7 @@ export class BackendActivityReporter {
 
   /** Reports `closed` and lets every listener go. */
   close(): void {
+    this.closed = true;
     this.report({ type: 'closed' });
     this.listeners.clear();
   }
@@ -77,8 +81,9 @@ export function bindBackendActivity(registry: Registry, reporter: BackendActivit
 /**
  * Calls `listener` with every backend call `registry` makes from now on, every
  * watch event and watch break, and finally `closed` when the registry closes.
- * Returns the unsubscribe function. A function beside the Registry API, not a
- * part of it: for instrumentation such as `@rollcall/metrics`.
+ * Returns the unsubscribe function; throws CLOSED on a closed registry. A
+ * function beside the Registry API, not a part of it: for instrumentation such
+ * as `@rollcall/metrics`.
  *
  * @example
  * const off = observeBackend(registry, (a) => a.type === 'request' && a.code && console.warn(a.operation, a.code));

@@ -68,6 +68,7 @@ describe('observeBackend', () => {
     await peer.announce({ role: 'worker', id: 'w3' });
     await h.clock.advance(1000);
     expect(seen).toHaveLength(count);
+    expect(() => observeBackend(registry, () => {})).toThrow(expect.objectContaining({ code: 'CLOSED' }));
   });
 
   it('a listener that throws changes nothing for the registry or the other listeners; unsubscribing stops the calls', async () => {

@@ -51,6 +51,14 @@ describe('registering and unregistering', () => {
     expect(await h.value('rollcall_members', { role: 'worker' })).toBe(1);
   });
 
+  it('a closed Rollcall registry is refused with CLOSED, and nothing is left registered', async () => {
+    h = new MetricsHarness();
+    const { registry } = await h.registry('app');
+    await registry.close();
+    expect(() => registerRollcallMetrics(registry, h.prom)).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+    expect(h.prom.getMetricsAsArray()).toEqual([]);
+  });
+
   it('refuses what is not a prom-client Registry', async () => {
     h = new MetricsHarness();
     const { registry } = await h.registry('app');
