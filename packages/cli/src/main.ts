@@ -38,6 +38,11 @@ function withConfig(cmd: Command): Command {
     .option('-c, --cluster <name>', 'registry.cluster (default "default")');
 }
 
+/** `--metrics-port` on the commands that run until stopped. */
+function withMetrics(cmd: Command): Command {
+  return cmd.option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics while running (0: any free port)');
+}
+
 function withOutput(cmd: Command): Command {
   return cmd.addOption(new Option('--output <format>', 'output format').choices(['table', 'json']).default('table')).option('--json', 'same as --output json');
 }
@@ -71,8 +76,8 @@ export function program(setExit: (code: number) => void): Command {
   examples(locks, ['rollcall locks -t mysql -o mysql.host=db -o mysql.user=app -o mysql.database=app', 'rollcall locks --config rollcall.json --output json']);
   locks.action(async (opts) => locksCommand(opts));
 
-  const watch = withOutput(withConfig(root.command('watch').description('print the current members, leaders and locks, then every change as it happens, until Ctrl-C')));
-  examples(watch, ['rollcall watch -t zookeeper -o zookeeper.connectString=zk1:2181', 'rollcall watch --config rollcall.json --json    # one JSON object per line']);
+  const watch = withMetrics(withOutput(withConfig(root.command('watch').description('print the current members, leaders and locks, then every change as it happens, until Ctrl-C'))));
+  examples(watch, ['rollcall watch -t zookeeper -o zookeeper.connectString=zk1:2181', 'rollcall watch --config rollcall.json --json    # one JSON object per line', 'rollcall watch --config rollcall.json --metrics-port 9464 > /dev/null   # a Prometheus exporter of the cluster']);
   watch.action(async (opts) => setExit(await watchCommand(opts)));
 
   const release = withOutput(withConfig(root.command('release').argument('<lock>', 'the lock to free').description('force-release a lock whatever its holder (asks first); prints the fencing token it broke').option('-y, --yes', 'do not ask for confirmation')));
@@ -90,7 +95,7 @@ export function program(setExit: (code: number) => void): Command {
   examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);
   doctor.action(async (opts) => setExit(await doctorCommand(opts)));
 
-  const demo = withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000'));
+  const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
   demo.action(async (opts) => setExit(await demoCommand(opts)));
 

@@ -30,6 +30,7 @@ describe('help and usage', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Examples:\n {2}\$ rollcall /);
     expect(r.stdout).toContain('--config <file>');
+    expect(r.stdout.includes('--metrics-port <port>')).toBe(command === 'watch' || command === 'demo');
   });
 
   it('--help lists the commands and the exit codes; demo-node stays hidden', async () => {

@@ -5,6 +5,7 @@ export { DEFAULT_CONFORMANCE_TIMINGS, resolveTimings, type ConformanceTimings } 
 export { nextEvent, observeFor, rejection, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable } from './wait-for.js';
 export { collectWatch, describeEvent, type ChangeEvent, type CollectedWatch } from './collect-watch.js';
 export { uniqueCluster } from './names.js';
+export { parsePrometheusText, sampleValue, scrapeMetrics, scrapeUntil, type MetricSample } from './prometheus-text.js';
 export { leaseRecord } from './records.js';
 export { IpcRecordStore, serveStore, type IpcChannel, type IpcStoreDescription } from './ipc-store.js';
 export { CrashClient, crashChildEntry } from './crash-client.js';

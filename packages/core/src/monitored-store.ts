@@ -1,13 +1,16 @@
+import { BackendActivityReporter, type BackendOperation } from './backend-activity.js';
 import type { Clock } from './clock.js';
 import type { ConnectionMonitor } from './connection-monitor.js';
 import { RegistryError, UnavailableError } from './errors.js';
 import type { LeaseRecord } from './lease-record.js';
+import { silentLogger } from './logger.js';
 import type { RecordKey, RecordList, RecordStore, StoredRecord, WatchListener, WatchSubscription } from './store.js';
 
 /**
  * The store as the algorithms use it: every call bounded by a timeout, and its
  * outcome reported to the connection monitor. A timed-out write may still land;
- * compare-and-set keeps that safe.
+ * compare-and-set keeps that safe. Every call, watch event and watch break is
+ * also reported to `activity`, for instrumentation.
  * @internal
  */
 export class MonitoredStore {
@@ -16,6 +19,7 @@ export class MonitoredStore {
     private readonly clock: Clock,
     private readonly requestTimeoutMs: number,
     private readonly monitor: ConnectionMonitor,
+    readonly activity: BackendActivityReporter = new BackendActivityReporter(silentLogger),
   ) {}
 
   get backend(): string {
@@ -49,19 +53,29 @@ export class MonitoredStore {
   }
 
   watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
-    return this.inner.watch(prefix, fromRevision, {
-      event: (event) => {
-        this.monitor.succeeded();
-        listener.event(event);
-      },
-      error: (error) => {
-        this.monitor.failed(error);
-        listener.error(error);
-      },
-    });
+    let subscription: WatchSubscription;
+    try {
+      subscription = this.inner.watch(prefix, fromRevision, {
+        event: (event) => {
+          this.monitor.succeeded();
+          this.activity.report({ type: 'watchEvent', event: event.type });
+          listener.event(event);
+        },
+        error: (error) => {
+          this.monitor.failed(error);
+          this.activity.report({ type: 'watchEnded', code: error.code });
+          listener.error(error);
+        },
+      });
+    } catch (err) {
+      this.activity.request('watch', 0, true, err);
+      throw err;
+    }
+    this.activity.request('watch', 0, false);
+    return subscription;
   }
 
-  private call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  private call<T>(operation: BackendOperation, run: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const startedAt = this.clock.now();
@@ -70,6 +84,7 @@ export class MonitoredStore {
         settled = true;
         const error = new UnavailableError(`${operation} did not answer within ${this.requestTimeoutMs} ms`, { backend: this.backend });
         this.monitor.failed(error, startedAt);
+        this.activity.request(operation, this.clock.now() - startedAt, true, error);
         reject(error);
       }, this.requestTimeoutMs);
       let pending: Promise<T>;
@@ -84,6 +99,7 @@ export class MonitoredStore {
           settled = true;
           timer.cancel();
           this.monitor.succeeded();
+          this.activity.request(operation, this.clock.now() - startedAt, false);
           resolve(value);
         },
         (err: unknown) => {
@@ -93,6 +109,7 @@ export class MonitoredStore {
           // A refusal (CONFLICT, NOT_FOUND, ...) is still an answer from the backend.
           if (err instanceof RegistryError && err.code !== 'UNAVAILABLE') this.monitor.succeeded();
           else this.monitor.failed(err, startedAt);
+          this.activity.request(operation, this.clock.now() - startedAt, true, err);
           reject(err);
         },
       );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BackendActivityReporter, bindBackendActivity } from './backend-activity.js';
 import { systemClock, type Clock } from './clock.js';
 import type { RegistryConfig } from './config/registry-config.js';
 import { ConnectionMonitor, type ConnectionEvents, type ConnectionState } from './connection-monitor.js';
@@ -126,7 +127,7 @@ export class Registry extends Emitter<RegistryEvents> {
       probeIntervalMs: Math.min(resolved.election.retryPeriodMs, resolved.lock.retryPeriodMs),
       probe: (): Promise<unknown> => monitored.get('probe/connection'),
     });
-    monitored = new MonitoredStore(store, clock, resolved.requestTimeoutMs, monitor);
+    monitored = new MonitoredStore(store, clock, resolved.requestTimeoutMs, monitor, new BackendActivityReporter(logger));
     const cache = new WatchCache({
       store: monitored,
       clock,
@@ -147,6 +148,7 @@ export class Registry extends Emitter<RegistryEvents> {
     const directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs);
     registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
     stores.set(registry, store);
+    bindBackendActivity(registry, monitored.activity);
     registry.wire(store);
     return registry;
   }
@@ -412,7 +414,11 @@ export class Registry extends Emitter<RegistryEvents> {
     this.directory.close();
     this.cache.close();
     this.monitor.close();
-    await this.rawStore.close();
+    try {
+      await this.rawStore.close();
+    } finally {
+      this.store.activity.close();
+    }
   }
 
   private lockIdentity(): string {

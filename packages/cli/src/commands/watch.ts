@@ -1,9 +1,10 @@
 import { createRegistry, type LeaderInfo, type LeaseEvent, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
+import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
 import { compactJson, outputFormat } from '../output.js';
 
-export interface WatchFlags extends ConfigFlags {
+export interface WatchFlags extends ConfigFlags, MetricsFlags {
   output?: string;
   json?: boolean;
 }
@@ -52,8 +53,14 @@ function electionEvent(e: LeaseEvent): Event | undefined {
  */
 export async function watchCommand(flags: WatchFlags): Promise<number> {
   const format = outputFormat(flags);
+  const port = metricsPort(flags);
   const config = await resolveCliConfig(flags);
   const registry: Registry = await createRegistry(config.flat as never);
+  // A cluster-wide exporter: every role (the default) and every election.
+  const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }).catch(async (err: unknown) => {
+    await registry.close();
+    throw err;
+  });
   const emit = (e: Event) => {
     if (format === 'json') process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...e }) + '\n');
     else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${text(e)}\n`);
@@ -76,7 +83,9 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
       process.off('SIGTERM', stop);
       elections.close();
       locks.close();
-      void registry.close().finally(() => resolve(ExitCode.INTERRUPTED));
+      void stopMetrics()
+        .then(() => registry.close())
+        .finally(() => resolve(ExitCode.INTERRUPTED));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

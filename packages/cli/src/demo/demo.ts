@@ -8,10 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { createRegistry, type LeaderInfo, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, formatError, toCliError, usageError } from '../errors.js';
+import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
 import { age, since, table } from '../output.js';
 import type { NodeMessage } from './node.js';
 
-export interface DemoFlags extends ConfigFlags {
+export interface DemoFlags extends ConfigFlags, MetricsFlags {
   /** Election and member lease, milliseconds. */
   lease?: string;
 }
@@ -44,6 +45,7 @@ class Interrupted extends Error {}
 export async function demoCommand(flags: DemoFlags): Promise<number> {
   const leaseMs = flags.lease === undefined ? 3000 : Number(flags.lease);
   if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > 60_000) throw usageError(`--lease ${JSON.stringify(flags.lease)}: expected milliseconds, 1000 to 60000`);
+  const port = metricsPort(flags);
   const timings = {
     'registry.cluster': `demo-${randomBytes(3).toString('hex')}`,
     'registry.election.leaseDurationMs': leaseMs,
@@ -64,7 +66,7 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  return new Demo(config, dir, leaseMs).run();
+  return new Demo(config, dir, leaseMs, port).run();
 }
 
 class Demo {
@@ -78,6 +80,7 @@ class Demo {
   private readonly waiters = new Set<() => void>();
   private readonly abort = new AbortController();
   private view: Registry | undefined;
+  private stopMetrics: (() => Promise<void>) | undefined;
   private observer: LeaderObserver | undefined;
   private renderTimer: NodeJS.Timeout | undefined;
   private lastFrameLines = 0;
@@ -88,6 +91,8 @@ class Demo {
     private readonly config: CliConfig,
     private readonly dir: string,
     private readonly leaseMs: number,
+    /** `--metrics-port`: serve the view's metrics there while the demo runs. */
+    private readonly metricsPort: number | undefined,
   ) {}
 
   private where(): string {
@@ -203,6 +208,7 @@ class Demo {
     const configFile = join(this.dir, 'config.json');
     writeFileSync(configFile, JSON.stringify(this.config.flat), { mode: 0o600 });
     this.view = await createRegistry({ ...this.config.flat, 'registry.identity': 'demo-view' } as never);
+    if (this.metricsPort !== undefined) this.stopMetrics = await serveRegistryMetrics(this.view, this.metricsPort, { roles: ['master', 'worker'], elections: ['scheduler'] });
     for (const role of ['master', 'worker']) {
       this.view.watchMembers(role, (e) => {
         const key = `${e.member.role}/${e.member.id}`;
@@ -389,6 +395,7 @@ class Demo {
       await bounded(5000);
       for (const n of nodes) if (!n.exited) n.proc.kill('SIGKILL');
       await bounded(5000);
+      await this.stopMetrics?.();
       await Promise.race([this.view?.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
       rmSync(this.dir, { recursive: true, force: true });
       return nodes.map((n) => n.pid).filter((pid) => pid > 0);

@@ -1,0 +1,41 @@
+/** One metric `registerRollcallMetrics` exports: its name, type, labels and meaning. */
+export interface MetricSpec {
+  name: string;
+  type: 'gauge' | 'counter' | 'histogram';
+  labels: readonly string[];
+  help: string;
+}
+
+function spec<const T extends MetricSpec['type'], const L extends readonly string[]>(name: string, type: T, labels: L, help: string) {
+  return { name, type, labels, help } as const;
+}
+
+/**
+ * Every metric, by the key the code uses. Labels are bounded: states, roles,
+ * election and lock names the process itself uses, operations and error codes;
+ * never a member id or an identity. The README's table and the Grafana
+ * dashboard's test are generated from / checked against this list.
+ */
+export const METRICS = {
+  registryInfo: spec('rollcall_registry_info', 'gauge', ['backend', 'cluster'], 'Always 1; the backend and cluster of this process\'s registry.'),
+  connectionState: spec('rollcall_connection_state', 'gauge', ['state'], '1 for the connection state now (connected, suspended or lost), 0 for the other two.'),
+  connectionChanges: spec('rollcall_connection_changes_total', 'counter', ['state'], 'Connection state changes, by what happened: suspended, lost, reconnected.'),
+  members: spec('rollcall_members', 'gauge', ['role'], 'Members this process sees now, by role.'),
+  memberEvents: spec('rollcall_member_events_total', 'counter', ['role', 'event', 'reason'], 'Member changes seen, by role: added, updated (payload changed), removed (reason deleted, expired or corrupt).'),
+  electionLeader: spec('rollcall_election_leader', 'gauge', ['election'], '1 while this process leads the election, else 0; for each election it campaigns in.'),
+  electionLeaderPresent: spec('rollcall_election_leader_present', 'gauge', ['election'], '1 while the election has a leader by this process\'s view, else 0; for each election it observes.'),
+  electionFencingToken: spec('rollcall_election_fencing_token', 'gauge', ['election'], 'The latest term\'s fencing token this process has seen: its own when elected, the leader\'s of an observed election.'),
+  leadershipChanges: spec('rollcall_leadership_changes_total', 'counter', ['election', 'event', 'reason'], 'This process\'s leadership transitions: elected, lost (reason released, renew-deadline, taken, deleted, connection-lost, closed or failed).'),
+  electionLeaderChanges: spec('rollcall_election_leader_changes_total', 'counter', ['election'], 'Leader changes of an observed election: a new leader, a new term, or none.'),
+  lockHeld: spec('rollcall_lock_held', 'gauge', ['lock'], 'Holds of the lock this process has now (0 or 1; more when several names share one label).'),
+  lockFencingToken: spec('rollcall_lock_fencing_token', 'gauge', ['lock'], 'The fencing token of this process\'s latest hold of the lock.'),
+  lockChanges: spec('rollcall_lock_changes_total', 'counter', ['lock', 'event', 'reason'], 'This process\'s lock transitions: acquired, lost (reason released, renew-deadline, taken, deleted, connection-lost or closed).'),
+  backendRequests: spec('rollcall_backend_requests_total', 'counter', ['operation', 'code'], 'Calls to the backend by operation (get, create, update, delete, list, watch, assertCanHold) and outcome: OK or the error code (CONFLICT, UNAVAILABLE, ...).'),
+  backendRequestDuration: spec('rollcall_backend_request_duration_seconds', 'histogram', ['operation', 'code'], 'Time from a backend call to its answer (the request timeout when it timed out), by operation and outcome; watches, which are streams, are not in it.'),
+  watchEvents: spec('rollcall_watch_events_total', 'counter', ['type'], 'Events the backend watch delivered: put, delete, corrupt, progress.'),
+  watchRestarts: spec('rollcall_watch_restarts_total', 'counter', ['code'], 'Backend watches that broke and were started again, by the error code that broke them.'),
+  watchRelists: spec('rollcall_watch_relists_total', 'counter', [], 'Relists: a watch broke with REVISION_TOO_OLD, so the registry listed again before watching.'),
+} as const satisfies Record<string, MetricSpec>;
+
+/** The name of every metric `registerRollcallMetrics` exports (histograms add `_bucket`, `_sum` and `_count` series). */
+export const METRIC_NAMES: readonly string[] = Object.values(METRICS).map((m) => m.name);
