@@ -1,6 +1,11 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
-import { loadPlugin, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
+import { loadPlugin, missingPackage, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
 
 const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 
@@ -98,6 +103,37 @@ describe('configuration', () => {
     const err = await loadPlugin('kubernetes', { kubernetes: '@rollcall/not-installed-backend' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });
     expect((err as Error).message).toContain('Run: npm install @rollcall/not-installed-backend');
+  });
+
+  it('a plugin whose own dependency is missing is reported as that dependency, not as the plugin', async () => {
+    // Laid out as npm would: the importing file's path names the plugin package, which the old check mistook for the missing one.
+    const dir = mkdtempSync(join(tmpdir(), 'rollcall-plugin-'));
+    const entry = join(dir, 'node_modules', '@rollcall', 'etcd', 'index.js');
+    mkdirSync(dirname(entry), { recursive: true });
+    writeFileSync(entry, "export { Etcd3 } from 'etcd3-not-installed';\n");
+    try {
+      const err = await loadPlugin('etcd', { etcd: pathToFileURL(entry).href }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });
+      expect((err as Error).message).toContain('its dependency etcd3-not-installed is not');
+      expect((err as Error).message).toContain('Run: npm install etcd3-not-installed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('missingPackage reads the package out of Node\'s own errors, ESM and CommonJS', async () => {
+    const esm = await import('@scope-not-installed/pkg/deep/file.js' as string).catch((e: unknown) => e);
+    expect(missingPackage(esm)).toBe('@scope-not-installed/pkg');
+    let cjs: unknown;
+    try {
+      createRequire(import.meta.url)('plain-not-installed/sub');
+    } catch (err) {
+      cjs = err;
+    }
+    expect(missingPackage(cjs)).toBe('plain-not-installed');
+    const file = await import(pathToFileURL(join(tmpdir(), 'rollcall-no-such-file.js')).href).catch((e: unknown) => e);
+    expect(missingPackage(file)).toBeUndefined();
+    expect(missingPackage(new Error('boom'))).toBeUndefined();
   });
 
   it('validates before it contacts anything', async () => {
