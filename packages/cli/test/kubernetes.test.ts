@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
@@ -33,6 +35,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await registry?.close();
   if (namespace) await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace }).catch(() => {});
+});
+
+describe('without a kubeconfig', () => {
+  it('a command fails with INVALID_CONFIG naming registry.kubernetes.kubeconfig and what was tried (exit 3)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rollcall-home-'));
+    try {
+      const r = await run(['members', '-t', 'kubernetes'], { env: { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' } });
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toMatch(/^rollcall: error INVALID_CONFIG \[kubernetes\]: registry\.kubernetes\.kubeconfig: no kubeconfig found; tried KUBECONFIG \(not set\), .*\.kube\/config \(no such file\), the in-cluster service account/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('on the real Kubernetes API server', () => {
