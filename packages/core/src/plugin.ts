@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import { BUILTIN_BACKENDS } from './config/backend-sections.js';
 import type { OptionSchema } from './config/option-schema.js';
 import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -38,14 +39,7 @@ export interface RegistryPlugin<Options = Readonly<Record<string, unknown>>> {
 }
 
 /** The package behind each built-in type. `memory` ships with core. */
-export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = Object.freeze({
-  memory: '@rollcall/core',
-  kubernetes: '@rollcall/kubernetes',
-  zookeeper: '@rollcall/zookeeper',
-  etcd: '@rollcall/etcd',
-  mysql: '@rollcall/mysql',
-  sqlite: '@rollcall/sqlite',
-});
+export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = BUILTIN_BACKENDS;
 
 /**
  * The package a failed import could not find, from Node's own error: the

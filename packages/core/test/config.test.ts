@@ -7,6 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
 import { loadPlugin, missingPackage, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
 
+// A third-party backend's section, declared as its package would: `probe` becomes a valid `type`.
+declare module '../src/index.js' {
+  interface RegistryBackendSections {
+    probe: { endpoints?: string[]; tls?: { caFile?: string } };
+  }
+}
+
 const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 
 function resolve(source: ConfigSource, plugin: RegistryPlugin = memoryPlugin as unknown as RegistryPlugin) {
@@ -51,13 +58,16 @@ describe('configuration', () => {
   });
 
   it('names the key of an unknown key in every form', () => {
+    // @ts-expect-error the type rejects the typo too; a JavaScript or JSON configuration meets the run-time check
     expect(configError(() => resolve({ type: 'memory', clustr: 'x' }))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.clustr' });
     expect(configError(() => resolve({ 'registry.type': 'memory', 'registry.election.leaseDuration': '1' }))).toMatchObject({ key: 'registry.election.leaseDuration' });
     expect(configError(() => resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_NAMESPACE: 'x' })))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'REGISTRY_NAMESPACE' });
+    // @ts-expect-error as above, in the memory section
     expect(configError(() => resolve({ type: 'memory', memory: { nmae: 'x' } }))).toMatchObject({ key: 'registry.memory.nmae' });
   });
 
   it("rejects another backend's section", () => {
+    // @ts-expect-error another backend's section is never in the type either
     const err = configError(() => resolve({ type: 'memory', zookeeper: { connect: 'x' } }));
     expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.zookeeper.connect' });
     expect(err.message).toContain('registry.type=zookeeper');
@@ -84,6 +94,7 @@ describe('configuration', () => {
 
   it('never echoes a secret value', () => {
     const plugin: RegistryPlugin = { type: 'memory', options: { password: { type: 'string', secret: true, doc: 'x', check: () => 'too short' } }, connect: memoryPlugin.connect as never };
+    // @ts-expect-error this test's plugin has a key the memory section's type does not
     const err = configError(() => resolve({ type: 'memory', memory: { password: 'hunter2-sekret' } }, plugin));
     expect(err.key).toBe('registry.memory.password');
     expect(err.message).not.toContain('hunter2');
@@ -96,6 +107,7 @@ describe('configuration', () => {
 
   it('requires registry.type', async () => {
     await expect(createRegistry({} as never)).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
+    // @ts-expect-error not a known type; at run time INVALID_CONFIG
     await expect(createRegistry({ type: 'nosuch' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
   });
 

@@ -172,3 +172,17 @@ describe("better-sqlite3's native addon", () => {
     expect(addonError(new Error('SQLITE_BUSY'))).toBeUndefined();
   });
 });
+
+describe('the configuration types', () => {
+  // Compiled by `tsc -p tsconfig.json` in this package's test: an @ts-expect-error that stops failing fails the build.
+  it('a misspelt type or sqlite key does not compile, and fails at run time too', async () => {
+    // @ts-expect-error 'sqlte' is not a registry.type
+    await expect(createRegistry({ type: 'sqlte' })).rejects.toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.type' });
+    // @ts-expect-error pth is not a key of @rollcall/sqlite's section
+    await expect(createRegistry({ type: 'sqlite', sqlite: { pth: join(dir, 'typo.db') } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.sqlite.pth' });
+    // @ts-expect-error another backend's section
+    await expect(createRegistry({ type: 'sqlite', etcd: { endpoints: ['http://127.0.0.1:2379'] } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.etcd.endpoints' });
+    const registry = await createRegistry({ type: 'sqlite', sqlite: { path: join(dir, 'typed.db'), busyTimeoutMs: 20 } });
+    registries.push(registry);
+  });
+});
