@@ -70,16 +70,16 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database {
 }
 
 /**
- * better-sqlite3 loads its native addon at the first open. Without it (npm 11
- * runs a dependency's install script only once approved) or built for another
- * Node.js, say what fixes it rather than pass on a file-not-found.
+ * better-sqlite3 loads its native addon at the first open. Without it (its
+ * install script did not run) or built for another Node.js, say what fixes it
+ * rather than pass on a file-not-found.
  */
 export function addonError(err: unknown): ConfigurationError | undefined {
   const message = err instanceof Error ? err.message : '';
   const options = { backend: BACKEND, key: 'registry.type', code: 'PLUGIN_NOT_INSTALLED' as const, cause: err };
   if (message.startsWith('Could not locate the bindings file')) {
     return new ConfigurationError(
-      "better-sqlite3's native addon is not built: its install script did not run (npm 11 runs a dependency's install script only once approved). Run: npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3",
+      "better-sqlite3's native addon is not built: its install script did not run (an install with --ignore-scripts, or npm 11 with strict-allow-scripts and better-sqlite3 not approved in allowScripts). Run: npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3",
       options,
     );
   }
