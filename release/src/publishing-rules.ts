@@ -60,6 +60,7 @@ export function publishingProblems(pkg: WorkspacePackage, workspace: readonly Wo
   for (const name of Object.keys(m.scripts ?? {})) {
     if (!PUBLISHED_SCRIPTS.includes(name)) problems.push(`scripts.${name}: dev-only, yet published; a published manifest has only ${PUBLISHED_SCRIPTS.join(' and ')} (put the script in the package's project.json as an nx target, which is not published)`);
   }
+  if (!m.scripts?.build?.startsWith('rm -rf dist && ')) problems.push('scripts.build: must start from an empty dist (rm -rf dist && …), or a file an earlier build left is packed and published');
   if ('nx' in m) problems.push('nx: dev-only configuration in a published manifest; move it to project.json');
 
   const byName = new Map(workspace.map((w) => [w.manifest.name, w]));
