@@ -11,7 +11,13 @@ import { publishedPackages, REPO_ROOT, rootManifest } from '../src/workspace.js'
 // into projects in the temp directory, outside the repository, as a user would.
 // Third-party dependencies come from the registry; nothing @rollcall does.
 
-const BACKENDS = ['@rollcall/kubernetes', '@rollcall/etcd', '@rollcall/zookeeper', '@rollcall/mysql', '@rollcall/sqlite'];
+/**
+ * What the application installs: every published library, a new one too. Not the CLI (it has a project of
+ * its own below) nor the conformance kit (a test suite, with vitest as its peer).
+ */
+const LIBRARIES = publishedPackages()
+  .map((p) => p.manifest.name)
+  .filter((name) => name !== '@rollcall/cli' && name !== '@rollcall/conformance');
 const devVersion = (name: string) => (rootManifest() as { devDependencies?: Record<string, string> }).devDependencies![name]!;
 
 let tarballDir: string;
@@ -22,7 +28,7 @@ beforeAll(() => {
   tarballDir = mkdtempSync(join(tmpdir(), 'rollcall-tarballs-'));
   tarballs = packAll(tarballDir);
   // --ignore-scripts: better-sqlite3's native addon is left unbuilt, for the error that names the fix (whose rebuild then builds it).
-  app = freshProject(tarballs, { rollcall: ['@rollcall/core', ...BACKENDS], registry: { typescript: devVersion('typescript'), '@types/node': devVersion('@types/node') }, ignoreScripts: true });
+  app = freshProject(tarballs, { rollcall: LIBRARIES, registry: { typescript: devVersion('typescript'), '@types/node': devVersion('@types/node') }, ignoreScripts: true });
 });
 
 afterAll(() => {
@@ -139,7 +145,7 @@ console.log(JSON.stringify(members.map((m) => m.id === me.id)));`;
     const readmes = [join(REPO_ROOT, 'README.md'), ...publishedPackages().map((p) => join(p.dir, 'README.md'))];
     const examples = readmes.flatMap((readme) => readmeExamples(readme).map((code, i) => ({ name: `${posix.relative(REPO_ROOT, readme).replace(/[/.]/g, '-')}-${i}.ts`, code })));
     // Every backend's section typed by its package, as in an application that imports them.
-    const sections = BACKENDS.map((b) => `import type {} from '${b}';`).join('\n');
+    const sections = LIBRARIES.map((b) => `import type {} from '${b}';`).join('\n');
     const typos = `import { createRegistry } from '@rollcall/core';
 import type {} from '@rollcall/sqlite';
 // @ts-expect-error not a registry.type
@@ -209,9 +215,9 @@ describe('the CLI alone, laid out as a global install', () => {
   afterAll(() => cli && rmSync(cli.dir, { recursive: true, force: true }));
   const rollcall = (args: string[], timeoutMs = 60_000) => runIn(cli.dir, join(cli.dir, 'node_modules', '.bin', 'rollcall'), args, timeoutMs, { ...process.env, FORCE_COLOR: '0' });
 
-  it('carries no backend but sqlite, and no @kubernetes/client-node', () => {
+  it('carries no backend but sqlite (and metrics, for --metrics-port), and no @kubernetes/client-node', () => {
     const installed = readdirSync(join(cli.dir, 'node_modules', '@rollcall', 'cli', 'node_modules', '@rollcall')).sort();
-    expect(installed).toEqual(['core', 'sql', 'sqlite']);
+    expect(installed).toEqual(['core', 'metrics', 'sql', 'sqlite']);
     expect(copiesOf(cli.dir, '@kubernetes/client-node')).toEqual([]);
   });
 
