@@ -41,7 +41,10 @@ function runModule(project: FreshProject, name: string, source: string, timeoutM
   return runIn(project.dir, process.execPath, [name], timeoutMs);
 }
 
-function runIn(cwd: string, command: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Output without colours, whatever the runner's FORCE_COLOR (nx sets it), so it reads as a user's pipe does. */
+const PLAIN_ENV: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0' };
+
+function runIn(cwd: string, command: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = PLAIN_ENV): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -187,7 +190,7 @@ const shown = new Promise((resolve) => {
   };
 });
 ${code}
-await Promise.race([shown, new Promise((_, reject) => setTimeout(() => reject(new Error('not shown within 20 s')), 20_000))]);
+await Promise.race([shown, new Promise((_, reject) => setTimeout(() => reject(new Error('not shown within 20 s')), 20_000).unref())]);
 await registry.close();
 `;
     for (const [backend, source] of [
@@ -213,7 +216,7 @@ describe('the CLI alone, laid out as a global install', () => {
     cpSync(join(app.dir, addonFrom!, 'build', 'Release', 'better_sqlite3.node'), join(cli.dir, addonTo!, 'build', 'Release', 'better_sqlite3.node'));
   });
   afterAll(() => cli && rmSync(cli.dir, { recursive: true, force: true }));
-  const rollcall = (args: string[], timeoutMs = 60_000) => runIn(cli.dir, join(cli.dir, 'node_modules', '.bin', 'rollcall'), args, timeoutMs, { ...process.env, FORCE_COLOR: '0' });
+  const rollcall = (args: string[], timeoutMs = 60_000) => runIn(cli.dir, join(cli.dir, 'node_modules', '.bin', 'rollcall'), args, timeoutMs);
 
   it('carries no backend but sqlite (and metrics, for --metrics-port), and no @kubernetes/client-node', () => {
     const installed = readdirSync(join(cli.dir, 'node_modules', '@rollcall', 'cli', 'node_modules', '@rollcall')).sort();
