@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { doctorCommand } from './commands/doctor.js';
 import { leaderCommand, locksCommand, membersCommand } from './commands/listings.js';
+import { manifestRoles, manifestsCommand } from './commands/manifests.js';
 import { releaseCommand } from './commands/release.js';
 import { watchCommand } from './commands/watch.js';
 import { demoCommand } from './demo/demo.js';
@@ -17,7 +18,8 @@ Configuration (the library's three forms; later ones win):
   REGISTRY_* variables     REGISTRY_TYPE=sqlite REGISTRY_SQLITE_PATH=/var/lib/app/rollcall.db
   -o key=value             -o registry.type=sqlite -o registry.sqlite.path=rollcall.db (repeatable; "registry." optional)
   --type, --cluster        shorthands for -o registry.type=..., -o registry.cluster=...
-Every key and default: packages/core/README.md and each backend's README.`;
+Every key and default: the README of @rollcall/core and of each backend package
+(https://github.com/rollcall/rollcall/tree/main/packages/core#configuration).`;
 
 const EXIT_HELP = `
 Exit codes:
@@ -94,6 +96,15 @@ export function program(setExit: (code: number) => void): Command {
   );
   examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);
   doctor.action(async (opts) => setExit(await doctorCommand(opts)));
+
+  const manifests = root
+    .command('manifests')
+    .description('print the ServiceAccount, Role and RoleBinding a component needs on Kubernetes, for kubectl apply -f -')
+    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers)').choices(manifestRoles()).makeOptionMandatory())
+    .requiredOption('--namespace <namespace>', 'the namespace of the records (registry.kubernetes.namespace)')
+    .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'));
+  manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n`);
+  manifests.action((opts) => manifestsCommand(opts));
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);

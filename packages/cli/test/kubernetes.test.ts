@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
@@ -13,21 +15,18 @@ let namespace: string;
 let memberKubeconfig: string;
 let registry: Registry;
 
-/** Applies a shipped manifest from deploy/kubernetes into `ns`, binding its subjects there. */
-async function applyManifest(file: string, ns: string): Promise<void> {
+/** Applies what `rollcall manifests --role <role> --namespace <ns>` prints, as `| kubectl apply -f -` would. */
+async function applyManifest(role: string, ns: string): Promise<void> {
+  const printed = await run(['manifests', '--role', role, '--namespace', ns]);
+  expect(printed.code, printed.stderr).toBe(0);
   const objects = KubernetesObjectApi.makeApiClient(kc);
-  const text = readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), 'utf8');
-  for (const doc of loadAllYaml(text) as (KubernetesObject & { subjects?: { namespace?: string }[] })[]) {
-    doc.metadata = { ...doc.metadata, namespace: ns };
-    for (const subject of doc.subjects ?? []) subject.namespace = ns;
-    await objects.create(doc);
-  }
+  for (const doc of loadAllYaml(printed.stdout) as KubernetesObject[]) await objects.create(doc);
 }
 
 beforeAll(async () => {
   namespace = `cli-${Math.random().toString(36).slice(2, 8)}`;
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
-  await applyManifest('rollcall-member.yaml', namespace);
+  await applyManifest('member', namespace);
   memberKubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-member');
   registry = await createRegistry({ type: 'kubernetes', cluster: 'cli', identity: 'worker-k', kubernetes: { kubeconfig: kube.kubeconfig, namespace } });
   await registry.announce({ role: 'worker', payload: { status: 'NORMAL' } });
@@ -36,6 +35,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await registry?.close();
   if (namespace) await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace }).catch(() => {});
+});
+
+describe('without a kubeconfig', () => {
+  it('a command fails with INVALID_CONFIG naming registry.kubernetes.kubeconfig and what was tried (exit 3)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rollcall-home-'));
+    try {
+      const r = await run(['members', '-t', 'kubernetes'], { env: { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' } });
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toMatch(/^rollcall: error INVALID_CONFIG \[kubernetes\]: registry\.kubernetes\.kubeconfig: no kubeconfig found; tried KUBECONFIG \(not set\), .*\.kube\/config \(no such file\), the in-cluster service account/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('on the real Kubernetes API server', () => {
@@ -51,7 +63,7 @@ describe('on the real Kubernetes API server', () => {
     expect(coordinator.code, coordinator.stdout + coordinator.stderr).toBe(8);
     const report = JSON.parse(coordinator.stdout) as { checks: { name: string; status: string; missing?: string[]; fix?: string }[] };
     expect(report.checks.find((c) => c.name === 'connection')).toMatchObject({ status: 'ok' });
-    expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ status: 'fail', missing: ['update leases.coordination.k8s.io'], fix: 'deploy/kubernetes/rollcall-coordinator.yaml' });
+    expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ status: 'fail', missing: ['update leases.coordination.k8s.io'], fix: `rollcall manifests --role coordinator --namespace ${namespace} | kubectl apply -f -` });
 
     const member = await run(['doctor', '--role', 'member'], { env });
     expect(member.code, member.stdout + member.stderr).toBe(0);
@@ -66,6 +78,6 @@ describe('on the real Kubernetes API server', () => {
     const r = await run(['doctor', '--role', 'member', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${nobody}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(r.code, r.stdout + r.stderr).toBe(8);
     expect(r.stdout).toMatch(/^FAIL +connection +PERMISSION_DENIED: /m);
-    expect(r.stdout).toMatch(new RegExp(`^FAIL +permissions +role member: missing in namespace ${namespace}: get leases.coordination.k8s.io, list leases.coordination.k8s.io, watch leases.coordination.k8s.io, create leases.coordination.k8s.io, patch leases.coordination.k8s.io, delete leases.coordination.k8s.io; granted by deploy/kubernetes/rollcall-member.yaml: kubectl apply -n ${namespace} -f deploy/kubernetes/rollcall-member.yaml`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^FAIL +permissions +role member: missing in namespace ${namespace}: get leases.coordination.k8s.io, list leases.coordination.k8s.io, watch leases.coordination.k8s.io, create leases.coordination.k8s.io, patch leases.coordination.k8s.io, delete leases.coordination.k8s.io; granted by the member manifest: rollcall manifests --role member --namespace ${namespace} \\| kubectl apply -f -`, 'm'));
   });
 });

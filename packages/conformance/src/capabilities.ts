@@ -1,4 +1,4 @@
-import type { ConfigSource, Registry, RegistryConfigInput } from '@rollcall/core';
+import type { ConfigSource, CoreConfigInput, Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 
 /**
@@ -22,7 +22,7 @@ export interface StoreCapabilities {
 }
 
 /** The configuration the suite hands to a backend's factory: the object form without `type` or a backend section. */
-export type ConformanceConfig = Omit<RegistryConfigInput, 'type'>;
+export type ConformanceConfig = CoreConfigInput;
 
 /**
  * How the suite starts a crashed client: a real child process that it kills

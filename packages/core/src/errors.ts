@@ -50,11 +50,29 @@ export interface RegistryErrorOptions {
   cause?: unknown;
 }
 
+/** Marks an error as a Rollcall error, whichever copy of @rollcall/core made it. */
+const BRAND = Symbol.for('@rollcall/core.RegistryError');
+
 /**
  * Base of every error Rollcall throws. `code` is stable; the message starts with
  * `[rollcall] [<backend>]`.
+ *
+ * `instanceof` holds across copies of @rollcall/core: a backend installed apart
+ * from the application (a global `rollcall` command and a backend installed
+ * globally beside it) brings its own copy, and its errors still are the
+ * application's `RegistryError`, `UnavailableError`, ... by class name. In a
+ * project, the peer dependency keeps one copy.
  */
 export class RegistryError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    if (typeof value !== 'object' || value === null || !(BRAND in value)) return false;
+    for (let proto = Object.getPrototypeOf(value) as object | null; proto; proto = Object.getPrototypeOf(proto) as object | null) {
+      if ((proto as { constructor?: { name?: string } }).constructor?.name === this.name) return true;
+    }
+    return false;
+  }
+
   readonly code: ErrorCode;
   readonly backend: string;
 
@@ -66,6 +84,7 @@ export class RegistryError extends Error {
     this.backend = backend;
   }
 }
+Object.defineProperty(RegistryError.prototype, BRAND, { value: true });
 
 /** Configuration that is unknown, mistyped or impossible; also a missing plugin. */
 export class ConfigurationError extends RegistryError {

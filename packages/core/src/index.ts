@@ -6,7 +6,9 @@
 export { createRegistry, type RegistryRuntime } from './create-registry.js';
 export { observeBackend, type BackendActivity, type BackendActivityListener, type BackendOperation } from './backend-activity.js';
 export { Registry, type AnnounceOptions, type LockOptions, type RegistryEvents, type Subscription } from './registry.js';
-export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput } from './config/registry-config.js';
+export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput, type CoreConfigInput, type BackendConfigInput } from './config/registry-config.js';
+export type { BackendSection, RegistryBackendSections, RegistryType } from './config/backend-sections.js';
+export type { PluginOptionsInput } from './config/plugin-options.js';
 export { envName } from './config/option-schema.js';
 export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
 export type { ConnectionEvents, ConnectionState } from './connection-monitor.js';

@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import { BUILTIN_BACKENDS } from './config/backend-sections.js';
 import type { OptionSchema } from './config/option-schema.js';
 import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -38,18 +39,27 @@ export interface RegistryPlugin<Options = Readonly<Record<string, unknown>>> {
 }
 
 /** The package behind each built-in type. `memory` ships with core. */
-export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = Object.freeze({
-  memory: '@rollcall/core',
-  kubernetes: '@rollcall/kubernetes',
-  zookeeper: '@rollcall/zookeeper',
-  etcd: '@rollcall/etcd',
-  mysql: '@rollcall/mysql',
-  sqlite: '@rollcall/sqlite',
-});
+export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = BUILTIN_BACKENDS;
+
+/**
+ * The package a failed import could not find, from Node's own error: the
+ * specifier it names (`Cannot find package 'etcd3' imported from …`), cut to
+ * the package name. Undefined for any other failure, and for a missing file
+ * inside a package (a broken install, not a missing package).
+ */
+export function missingPackage(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  const specifier = /Cannot find (?:package|module) '([^']+)'/.exec(String((err as Error).message))?.[1];
+  if (specifier === undefined || /^(\.|\/|file:|[A-Za-z]:[\\/])/.test(specifier)) return undefined;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
 
 /**
  * Loads the plugin for `type` lazily. A type whose package is missing fails with
- * PLUGIN_NOT_INSTALLED and the exact `npm install` line.
+ * PLUGIN_NOT_INSTALLED and the exact `npm install` line; so does a plugin
+ * whose own dependency is missing, naming that dependency.
  */
 export async function loadPlugin(type: string, packages: Readonly<Record<string, string>> = PLUGIN_PACKAGES, builtins: readonly RegistryPlugin<never>[] = []): Promise<RegistryPlugin> {
   const builtin = builtins.find((p) => p.type === type);
@@ -62,9 +72,12 @@ export async function loadPlugin(type: string, packages: Readonly<Record<string,
   try {
     mod = (await import(pkg)) as Record<string, unknown>;
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((err as Error).message).includes(pkg)) {
-      throw new ConfigurationError(`registry.type=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, {
+    const missing = missingPackage(err);
+    if (missing === pkg) {
+      throw new ConfigurationError(`registry.type=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, { key: 'registry.type', code: 'PLUGIN_NOT_INSTALLED', cause: err });
+    }
+    if (missing !== undefined) {
+      throw new ConfigurationError(`registry.type=${type}: ${pkg} is installed, but its dependency ${missing} is not (a partial or pruned install). Run: npm install ${missing}`, {
         key: 'registry.type',
         code: 'PLUGIN_NOT_INSTALLED',
         cause: err,

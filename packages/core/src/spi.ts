@@ -10,7 +10,7 @@ export { recordFromJson, recordToJson } from './record-json.js';
 export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
 export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
 export type { OptionSchema, OptionSpec } from './config/option-schema.js';
-export { loadPlugin, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
+export { loadPlugin, missingPackage, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
 export { registryStore } from './registry.js';
 export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
 export { assertPayloadSize } from './payload.js';

@@ -1,6 +1,18 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
-import { loadPlugin, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
+import { loadPlugin, missingPackage, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
+
+// A third-party backend's section, declared as its package would: `probe` becomes a valid `type`.
+declare module '../src/index.js' {
+  interface RegistryBackendSections {
+    probe: { endpoints?: string[]; tls?: { caFile?: string } };
+  }
+}
 
 const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 
@@ -46,13 +58,16 @@ describe('configuration', () => {
   });
 
   it('names the key of an unknown key in every form', () => {
+    // @ts-expect-error the type rejects the typo too; a JavaScript or JSON configuration meets the run-time check
     expect(configError(() => resolve({ type: 'memory', clustr: 'x' }))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.clustr' });
     expect(configError(() => resolve({ 'registry.type': 'memory', 'registry.election.leaseDuration': '1' }))).toMatchObject({ key: 'registry.election.leaseDuration' });
     expect(configError(() => resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_NAMESPACE: 'x' })))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'REGISTRY_NAMESPACE' });
+    // @ts-expect-error as above, in the memory section
     expect(configError(() => resolve({ type: 'memory', memory: { nmae: 'x' } }))).toMatchObject({ key: 'registry.memory.nmae' });
   });
 
   it("rejects another backend's section", () => {
+    // @ts-expect-error another backend's section is never in the type either
     const err = configError(() => resolve({ type: 'memory', zookeeper: { connect: 'x' } }));
     expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.zookeeper.connect' });
     expect(err.message).toContain('registry.type=zookeeper');
@@ -79,6 +94,7 @@ describe('configuration', () => {
 
   it('never echoes a secret value', () => {
     const plugin: RegistryPlugin = { type: 'memory', options: { password: { type: 'string', secret: true, doc: 'x', check: () => 'too short' } }, connect: memoryPlugin.connect as never };
+    // @ts-expect-error this test's plugin has a key the memory section's type does not
     const err = configError(() => resolve({ type: 'memory', memory: { password: 'hunter2-sekret' } }, plugin));
     expect(err.key).toBe('registry.memory.password');
     expect(err.message).not.toContain('hunter2');
@@ -91,6 +107,7 @@ describe('configuration', () => {
 
   it('requires registry.type', async () => {
     await expect(createRegistry({} as never)).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
+    // @ts-expect-error not a known type; at run time INVALID_CONFIG
     await expect(createRegistry({ type: 'nosuch' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
   });
 
@@ -98,6 +115,37 @@ describe('configuration', () => {
     const err = await loadPlugin('kubernetes', { kubernetes: '@rollcall/not-installed-backend' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });
     expect((err as Error).message).toContain('Run: npm install @rollcall/not-installed-backend');
+  });
+
+  it('a plugin whose own dependency is missing is reported as that dependency, not as the plugin', async () => {
+    // Laid out as npm would: the importing file's path names the plugin package, which the old check mistook for the missing one.
+    const dir = mkdtempSync(join(tmpdir(), 'rollcall-plugin-'));
+    const entry = join(dir, 'node_modules', '@rollcall', 'etcd', 'index.js');
+    mkdirSync(dirname(entry), { recursive: true });
+    writeFileSync(entry, "export { Etcd3 } from 'etcd3-not-installed';\n");
+    try {
+      const err = await loadPlugin('etcd', { etcd: pathToFileURL(entry).href }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });
+      expect((err as Error).message).toContain('its dependency etcd3-not-installed is not');
+      expect((err as Error).message).toContain('Run: npm install etcd3-not-installed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('missingPackage reads the package out of Node\'s own errors, ESM and CommonJS', async () => {
+    const esm = await import('@scope-not-installed/pkg/deep/file.js' as string).catch((e: unknown) => e);
+    expect(missingPackage(esm)).toBe('@scope-not-installed/pkg');
+    let cjs: unknown;
+    try {
+      createRequire(import.meta.url)('plain-not-installed/sub');
+    } catch (err) {
+      cjs = err;
+    }
+    expect(missingPackage(cjs)).toBe('plain-not-installed');
+    const file = await import(pathToFileURL(join(tmpdir(), 'rollcall-no-such-file.js')).href).catch((e: unknown) => e);
+    expect(missingPackage(file)).toBeUndefined();
+    expect(missingPackage(new Error('boom'))).toBeUndefined();
   });
 
   it('validates before it contacts anything', async () => {

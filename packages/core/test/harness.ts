@@ -1,4 +1,4 @@
-import { createRegistry, type Clock, type Registry, type RegistryConfigInput } from '../src/index.js';
+import { createRegistry, type Clock, type Registry, type CoreConfigInput } from '../src/index.js';
 import { UnavailableError } from '../src/errors.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { ManualClock, MemoryBackend, MemoryStore, settle } from '../src/testing.js';
@@ -20,7 +20,7 @@ export class Harness {
 
   async registry(
     identity: string,
-    config: Omit<RegistryConfigInput, 'type'> = {},
+    config: CoreConfigInput = {},
     clock: Clock = this.clock,
     store = new MemoryStore({ backend: this.backend, cluster: 'test' }),
   ): Promise<{ registry: Registry; store: MemoryStore }> {

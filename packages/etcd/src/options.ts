@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core/spi';
+import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
 
 /** TLS files for `https://` endpoints. */
 export interface EtcdTlsOptions {
@@ -113,4 +113,11 @@ export function validateEtcdOptions(options: EtcdOptions): { key: string; rule: 
   if (options.tls?.certFile !== undefined && options.tls.keyFile === undefined) return { key: 'tls.keyFile', rule: 'is required with registry.etcd.tls.certFile' };
   if (options.tls?.keyFile !== undefined && options.tls.certFile === undefined) return { key: 'tls.certFile', rule: 'is required with registry.etcd.tls.keyFile' };
   return undefined;
+}
+
+declare module '@rollcall/core' {
+  /** `etcd: { ... }` in the object form, typed by this package: a misspelt key fails to compile. */
+  interface RegistryBackendSections {
+    etcd: PluginOptionsInput<EtcdOptions>;
+  }
 }

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError } from '@rollcall/core';
 import { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
@@ -9,14 +10,38 @@ import type { KubernetesOptions } from './options.js';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * kubectl's defaults, in its order: the files of `KUBECONFIG`, else
+ * `~/.kube/config`, else the in-cluster service account. None of them there is
+ * INVALID_CONFIG listing what was tried (client-node would fall back to
+ * http://localhost:8080 and fail later with a connection error).
+ */
+function loadDefaultKubeConfig(kc: KubeConfig): void {
+  if (process.env.KUBECONFIG) return kc.loadFromDefault();
+  const file = join(homedir(), '.kube', 'config');
+  if (existsSync(file)) return kc.loadFromFile(file);
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const token = existsSync(SERVICE_ACCOUNT_TOKEN);
+  if (host && token) return kc.loadFromCluster();
+  const inCluster = !host && !token ? 'KUBERNETES_SERVICE_HOST not set and no token' : !host ? 'KUBERNETES_SERVICE_HOST not set' : 'no token';
+  throw new ConfigurationError(
+    `registry.kubernetes.kubeconfig: no kubeconfig found; tried KUBECONFIG (not set), ${file} (no such file), the in-cluster service account (${inCluster} at ${SERVICE_ACCOUNT_TOKEN}). Set registry.kubernetes.kubeconfig (REGISTRY_KUBERNETES_KUBECONFIG) or KUBECONFIG to a kubeconfig file, or run in a pod with a service account`,
+    { key: 'registry.kubernetes.kubeconfig', backend: BACKEND },
+  );
+}
+
 /** The kubeconfig to use: `kubeconfig` and `context` from the options, else kubectl's defaults (KUBECONFIG, ~/.kube/config, the in-cluster service account). */
 export function loadKubeConfig(options: Pick<KubernetesOptions, 'kubeconfig' | 'context'>): KubeConfig {
   const kc = new KubeConfig();
   try {
     if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
-    else kc.loadFromDefault();
+    else loadDefaultKubeConfig(kc);
   } catch (err) {
-    throw new ConfigurationError(`registry.kubernetes.kubeconfig: cannot load ${options.kubeconfig ?? 'the default kubeconfig'}: ${(err as Error).message}`, { key: 'registry.kubernetes.kubeconfig', backend: BACKEND, cause: err });
+    if (err instanceof ConfigurationError) throw err;
+    const what = options.kubeconfig ?? (process.env.KUBECONFIG ? `KUBECONFIG=${process.env.KUBECONFIG}` : 'the default kubeconfig');
+    throw new ConfigurationError(`registry.kubernetes.kubeconfig: cannot load ${what}: ${(err as Error).message}`, { key: 'registry.kubernetes.kubeconfig', backend: BACKEND, cause: err });
   }
   if (options.context) {
     if (!kc.getContextObject(options.context)) throw new ConfigurationError(`registry.kubernetes.context: no context ${JSON.stringify(options.context)} in the kubeconfig`, { key: 'registry.kubernetes.context', backend: BACKEND });

@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core/spi';
+import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
 
 /** `registry.kubernetes.*`: where the records live and how to reach the API server. */
 export interface KubernetesOptions {
@@ -25,3 +25,10 @@ export const kubernetesOptions: OptionSchema = Object.freeze({
   watchSilenceTimeoutMs: { type: 'integer', default: 90_000, min: 1000, doc: 'Restart a silent watch after this long, ms.' },
   watchTimeoutSeconds: { type: 'integer', default: 300, min: 1, doc: 'Server-side watch lifetime, s.' },
 });
+
+declare module '@rollcall/core' {
+  /** `kubernetes: { ... }` in the object form, typed by this package: a misspelt key fails to compile. */
+  interface RegistryBackendSections {
+    kubernetes: PluginOptionsInput<KubernetesOptions>;
+  }
+}

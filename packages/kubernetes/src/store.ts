@@ -345,6 +345,21 @@ export class KubernetesStore implements RecordStore {
   }
 
   /**
+   * Whether this identity may do `verb` on `resource` in the records'
+   * namespace, as the API server answers a SelfSubjectAccessReview (which every
+   * authenticated identity may create). `rollcall doctor` asks it per permission.
+   */
+  async isAllowed(permission: { verb: string; group: string; resource: string }): Promise<boolean> {
+    const review = await this.config.client.request<{ status?: { allowed?: boolean } }>({
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.config.namespace, ...permission } } },
+      context: { verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io', namespace: this.config.namespace },
+    });
+    return review.status?.allowed === true;
+  }
+
+  /**
    * A Role that may create Leases (to announce) but not update them must not
    * win an election by creating its Lease first: before creating an election
    * or lock record, ask the API server (SelfSubjectAccessReview) whether this
@@ -353,15 +368,7 @@ export class KubernetesStore implements RecordStore {
   private async assertMayUpdate(codec: ResourceCodec): Promise<void> {
     let check = this.permissionChecks.get(codec.plural);
     if (!check) {
-      const group = codec.plural === 'leases' ? 'coordination.k8s.io' : '';
-      check = this.config.client
-        .request<{ status?: { allowed?: boolean } }>({
-          method: 'POST',
-          path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.config.namespace, verb: 'update', group, resource: codec.plural } } },
-          context: { verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io', namespace: this.config.namespace },
-        })
-        .then((review) => review.status?.allowed === true);
+      check = this.isAllowed({ verb: 'update', group: codec.plural === 'leases' ? 'coordination.k8s.io' : '', resource: codec.plural });
       this.permissionChecks.set(codec.plural, check);
       check.catch(() => this.permissionChecks.delete(codec.plural));
     }

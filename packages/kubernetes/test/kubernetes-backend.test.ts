@@ -130,6 +130,7 @@ describe('the Kubernetes backend', () => {
   it('rejects a bad kubeconfig, context and option with INVALID_CONFIG naming the key', async () => {
     await expect(createRegistry({ type: 'kubernetes', kubernetes: { kubeconfig: '/nonexistent/kubeconfig' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.kubeconfig' });
     await expect(createRegistry({ type: 'kubernetes', kubernetes: { kubeconfig: kubeEnv().kubeconfig, context: 'nope' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.context' });
+    // @ts-expect-error the section's type has only lease and configmap; a JavaScript or JSON configuration meets the run-time check
     await expect(createRegistry({ type: 'kubernetes', kubernetes: { lock: 'endpoints' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.lock' });
     await expect(createRegistry({ type: 'kubernetes', kubernetes: { namespace: 'Bad_NS' } }, { plugins })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.namespace' });
   });

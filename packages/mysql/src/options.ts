@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core/spi';
+import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
 import { sqlOptions, type SqlOptions } from '@rollcall/sql';
 
 /** TLS to the server. */
@@ -73,4 +73,11 @@ export function validateMysqlOptions(options: MysqlOptions): { key: string; rule
   }
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) return { key: tls.certFile === undefined ? 'tls.certFile' : 'tls.keyFile', rule: 'tls.certFile and tls.keyFile go together' };
   return undefined;
+}
+
+declare module '@rollcall/core' {
+  /** `mysql: { ... }` in the object form, typed by this package: a misspelt key fails to compile. */
+  interface RegistryBackendSections {
+    mysql: PluginOptionsInput<MysqlOptions>;
+  }
 }

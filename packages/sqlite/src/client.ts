@@ -65,6 +65,26 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database {
     db.pragma('synchronous = NORMAL');
     return db;
   } catch (err) {
-    throw toRegistryError(err, 'open', path);
+    throw addonError(err) ?? toRegistryError(err, 'open', path);
   }
+}
+
+/**
+ * better-sqlite3 loads its native addon at the first open. Without it (its
+ * install script did not run) or built for another Node.js, say what fixes it
+ * rather than pass on a file-not-found.
+ */
+export function addonError(err: unknown): ConfigurationError | undefined {
+  const message = err instanceof Error ? err.message : '';
+  const options = { backend: BACKEND, key: 'registry.type', code: 'PLUGIN_NOT_INSTALLED' as const, cause: err };
+  if (message.startsWith('Could not locate the bindings file')) {
+    return new ConfigurationError(
+      "better-sqlite3's native addon is not built: its install script did not run (an install with --ignore-scripts, or npm 11 with strict-allow-scripts and better-sqlite3 not approved in allowScripts). Run: npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3",
+      options,
+    );
+  }
+  if ((err as { code?: unknown }).code === 'ERR_DLOPEN_FAILED' && message.includes('better_sqlite3.node')) {
+    return new ConfigurationError(`better-sqlite3's native addon does not load in Node.js ${process.version} (built for another version or platform). Run: npm rebuild better-sqlite3`, options);
+  }
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core/spi';
+import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
 import { sqlOptions, type SqlOptions } from '@rollcall/sql';
 
 /** `registry.sqlite.*`: the database file, and the keys every SQL backend has. */
@@ -36,3 +36,10 @@ export const sqliteOptions: OptionSchema = {
   busyTimeoutMs: { type: 'integer', default: 50, min: 0, max: 10_000, doc: 'Wait for another process\'s write lock per attempt, ms, before backing off and retrying. Default 50.' },
   ...sqlOptions({ pollIntervalMs: SQLITE_POLL_INTERVAL_MS }),
 };
+
+declare module '@rollcall/core' {
+  /** `sqlite: { ... }` in the object form, typed by this package: a misspelt key fails to compile. */
+  interface RegistryBackendSections {
+    sqlite: PluginOptionsInput<SqliteOptions>;
+  }
+}

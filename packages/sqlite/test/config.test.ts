@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/spi';
 import { schemaScript, tableNames } from '@rollcall/sql';
 import { CREATED_BY, createSqliteStore, schemaStatements, type SqliteStore } from '../src/index.js';
+import { addonError } from '../src/client.js';
 import { rawConnection, tempDir } from './support/sqlite.js';
 
 const dir = tempDir();
@@ -150,5 +152,37 @@ describe('sqlite: schema.sql', () => {
     const store = await createSqliteStore({ cluster: 'c', path, createSchema: false, requestTimeoutMs: 2000 });
     stores.push(store);
     expect((await store.create('lock/x', lease)).version).toBe('1');
+  });
+});
+
+describe("better-sqlite3's native addon", () => {
+  it('missing (its install script never ran) is PLUGIN_NOT_INSTALLED naming the fix', () => {
+    // The error better-sqlite3 itself throws then: `bindings` finds no better_sqlite3.node under the package.
+    const requireFromSqlite = createRequire(createRequire(import.meta.url).resolve('better-sqlite3'));
+    const bindings = requireFromSqlite('bindings') as (opts: { bindings: string; module_root: string }) => unknown;
+    let native: unknown;
+    try {
+      bindings({ bindings: 'better_sqlite3.node', module_root: tempDir() });
+    } catch (err) {
+      native = err;
+    }
+    const err = addonError(native);
+    expect(err).toMatchObject({ code: 'PLUGIN_NOT_INSTALLED', key: 'registry.type', backend: 'sqlite', cause: native });
+    expect(err?.message).toContain('Run: npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3');
+    expect(addonError(new Error('SQLITE_BUSY'))).toBeUndefined();
+  });
+});
+
+describe('the configuration types', () => {
+  // Compiled by `tsc -p tsconfig.json` in this package's test: an @ts-expect-error that stops failing fails the build.
+  it('a misspelt type or sqlite key does not compile, and fails at run time too', async () => {
+    // @ts-expect-error 'sqlte' is not a registry.type
+    await expect(createRegistry({ type: 'sqlte' })).rejects.toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.type' });
+    // @ts-expect-error pth is not a key of @rollcall/sqlite's section
+    await expect(createRegistry({ type: 'sqlite', sqlite: { pth: join(dir, 'typo.db') } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.sqlite.pth' });
+    // @ts-expect-error another backend's section
+    await expect(createRegistry({ type: 'sqlite', etcd: { endpoints: ['http://127.0.0.1:2379'] } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.etcd.endpoints' });
+    const registry = await createRegistry({ type: 'sqlite', sqlite: { path: join(dir, 'typed.db'), busyTimeoutMs: 20 } });
+    registries.push(registry);
   });
 });

@@ -1,4 +1,4 @@
-import type { OptionSchema } from '@rollcall/core/spi';
+import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
 
 /** The `registry.zookeeper.*` keys, validated and frozen. */
 export interface ZookeeperOptions {
@@ -122,4 +122,11 @@ export function validateZookeeperOptions(options: ZookeeperOptions): { key: stri
     return { key: missing, rule: 'auth.username and auth.password are set together' };
   }
   return undefined;
+}
+
+declare module '@rollcall/core' {
+  /** `zookeeper: { ... }` in the object form, typed by this package: a misspelt key fails to compile. */
+  interface RegistryBackendSections {
+    zookeeper: PluginOptionsInput<ZookeeperOptions>;
+  }
 }

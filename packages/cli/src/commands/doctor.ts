@@ -4,6 +4,7 @@ import type { RecordStore } from '@rollcall/core/spi';
 import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, toCliError, usageError } from '../errors.js';
 import { outputFormat, printJson } from '../output.js';
+import { applyCommand } from './manifests.js';
 
 export interface DoctorFlags extends ConfigFlags {
   role?: string;
@@ -19,48 +20,42 @@ interface Check {
   detail: string;
   /** What is missing, e.g. `update leases.coordination.k8s.io`. */
   missing?: string[];
-  /** The manifest under deploy/kubernetes that grants it. */
+  /** The command that grants it: `rollcall manifests … | kubectl apply -f -`. */
   fix?: string;
   code?: string;
 }
 
-/** A permission a Rollcall component needs on Kubernetes, and the shipped manifest that grants it. */
+/** A permission a Rollcall component needs on Kubernetes. */
 interface Permission {
   verb: string;
   group: string;
   resource: string;
-  manifest: string;
+}
+
+/** What a Kubernetes store answers about this identity's permissions (a SelfSubjectAccessReview). */
+interface PermissionProbe {
+  isAllowed(permission: Permission): Promise<boolean>;
 }
 
 const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'] };
 
-/** What deploy/kubernetes grants each role: the least privilege Rollcall needs. */
+/** What the shipped manifests (`rollcall manifests`) grant each role: the least privilege Rollcall needs. */
 export function requiredPermissions(role: 'coordinator' | 'member', lock: string): Permission[] {
-  const leases = LEASE_VERBS[role].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', manifest: `deploy/kubernetes/rollcall-${role}.yaml` }));
+  const leases = LEASE_VERBS[role].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' }));
   if (lock !== 'configmap') return leases;
-  return [...leases, ...CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps', manifest: 'deploy/kubernetes/rollcall-configmap-lock.yaml' }))];
+  return [...leases, ...CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps' }))];
 }
 
 /** Asks the API server, one SelfSubjectAccessReview per permission, which of them this identity lacks. */
-async function missingKubernetesPermissions(options: Record<string, unknown>, namespace: string, permissions: Permission[]): Promise<Permission[]> {
-  const k8s = await import('@kubernetes/client-node');
-  const kc = new k8s.KubeConfig();
-  if (typeof options.kubeconfig === 'string') kc.loadFromFile(options.kubeconfig);
-  else kc.loadFromDefault();
-  if (typeof options.context === 'string') kc.setCurrentContext(options.context);
-  const api = kc.makeApiClient(k8s.AuthorizationV1Api);
+async function missingKubernetesPermissions(store: PermissionProbe, permissions: Permission[]): Promise<Permission[]> {
   const answers = await Promise.all(
     permissions.map(async (p) => {
       try {
-        const review = await api.createSelfSubjectAccessReview({
-          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: p.verb, group: p.group, resource: p.resource } } },
-        });
-        return review.status?.allowed === true;
+        return await store.isAllowed(p);
       } catch (err) {
-        // Only the status: the client's error may carry request details.
-        const code = (err as { code?: number }).code;
-        throw new CliError('UNAVAILABLE', `SelfSubjectAccessReview for ${p.verb} ${p.resource} failed${code ? ` with HTTP ${code}` : ''}`, ExitCode.UNAVAILABLE, 'every authenticated identity may create SelfSubjectAccessReviews; is the API server reachable?', 'kubernetes');
+        const code = (err as { code?: string }).code;
+        throw new CliError('UNAVAILABLE', `SelfSubjectAccessReview for ${p.verb} ${p.resource} failed${code ? ` (${code})` : ''}`, ExitCode.UNAVAILABLE, 'every authenticated identity may create SelfSubjectAccessReviews; is the API server reachable?', 'kubernetes');
       }
     }),
   );
@@ -125,20 +120,21 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
       checks.push({ name: 'permissions', status: 'skip', detail: 'could not connect to the API server' });
     } else {
       const options = config.resolved.options as Record<string, unknown>;
-      const needed = requiredPermissions(role, String(options.lock ?? 'lease'));
+      const lock = String(options.lock ?? 'lease');
+      const needed = requiredPermissions(role, lock);
       try {
-        const missing = await missingKubernetesPermissions(options, namespace, needed);
+        const missing = await missingKubernetesPermissions(store as unknown as PermissionProbe, needed);
         if (missing.length === 0) {
           checks.push({ name: 'permissions', status: 'ok', detail: `role ${role}: all ${needed.length} permissions granted in namespace ${namespace} (${[...new Set(needed.map(resourceName))].join(', ')})` });
         } else {
-          const manifests = [...new Set(missing.map((p) => p.manifest))];
+          const fix = applyCommand(role, namespace, lock);
           checks.push({
             name: 'permissions',
             status: 'fail',
             code: 'PERMISSION_DENIED',
-            detail: `role ${role}: missing in namespace ${namespace}: ${missing.map((p) => `${p.verb} ${resourceName(p)}`).join(', ')}; granted by ${manifests.join(' and ')}: kubectl apply -n ${namespace} ${manifests.map((m) => `-f ${m}`).join(' ')} (set the RoleBinding subject to this identity's service account)`,
+            detail: `role ${role}: missing in namespace ${namespace}: ${missing.map((p) => `${p.verb} ${resourceName(p)}`).join(', ')}; granted by the ${role} manifest: ${fix} (its RoleBinding binds the ServiceAccount rollcall-${role}; run this identity as it, or bind its own)`,
             missing: missing.map((p) => `${p.verb} ${resourceName(p)}`),
-            fix: manifests.join(' '),
+            fix,
           });
         }
       } catch (err) {

@@ -5,7 +5,7 @@
  * reports every leadership and lock event back. It never cleans up: being
  * killed mid-lease is the point.
  */
-import { type Clock, createRegistry, type MemberHandle, type Registry, RegistryError, systemClock } from '@rollcall/core';
+import { type Clock, createRegistry, type MemberHandle, type Registry, type RegistryConfigInput, RegistryError, systemClock } from '@rollcall/core';
 import { IpcRecordStore, type IpcChannel } from '../ipc-store.js';
 import { isControl, type ChildCommand, type ChildEvent, type ChildMessage, type ParentMessage } from './protocol.js';
 
@@ -58,7 +58,8 @@ async function run(command: ChildCommand): Promise<unknown> {
 
 /** A registry on the parent's store, carried over the IPC channel. */
 function onParentStore(config: Record<string, unknown>, store: IpcRecordStore, clock: Clock): Promise<Registry> {
-  return createRegistry({ ...config, type: store.backend }, { store, clock });
+  // Data off the IPC channel: its type is the store's backend, known only at run time.
+  return createRegistry({ ...config, type: store.backend } as RegistryConfigInput, { store, clock });
 }
 
 channel.on('message', (raw: unknown) => {

@@ -3,13 +3,13 @@ import { ConfigurationError } from '../errors.js';
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import type { RegistryPlugin } from '../plugin.js';
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming, type MemberTiming } from '../timing.js';
+import type { BackendSection, RegistryType } from './backend-sections.js';
 import { deepFreeze, envName, flattenObject, resolveSection, type OptionSchema } from './option-schema.js';
 import { resolvePluginSection, STORE_RUNTIME_OPTIONS } from './plugin-options.js';
 
-/** The object form of the configuration. Every key but `type` has a default. */
-export interface RegistryConfigInput {
-  /** The backend: `memory`, `kubernetes`, `zookeeper`, `etcd`, `mysql`, `sqlite`. Required. */
-  type: string;
+/** The keys of the object form every backend shares; each has a default. */
+// A type, not an interface: it stays assignable to Record<string, unknown>.
+export type CoreConfigInput = {
   /** The cluster: a namespace of records within the backend, a DNS-1123 label. Default `default`. */
   cluster?: string;
   /** This process's identity, the holderIdentity of its leases. Default `<hostname>-<pid>`. */
@@ -24,9 +24,24 @@ export interface RegistryConfigInput {
   requestTimeoutMs?: number;
   /** Largest member payload, bytes of UTF-8 JSON; the store's own limit applies when smaller. Default 65536. */
   maxPayloadBytes?: number;
-  /** The backend's own section, e.g. `kubernetes: { namespace: 'prod' }`. */
-  [backendSection: string]: unknown;
-}
+};
+
+/**
+ * The object form for one backend: `type`, the shared keys, and that backend's
+ * section (typed by its package, see {@link RegistryBackendSections}); another
+ * backend's section is an error, as at run time.
+ */
+export type BackendConfigInput<T extends RegistryType> = CoreConfigInput & {
+  /** The backend. Required. */
+  type: T;
+} & { [K in T]?: BackendSection<K> } & { [K in Exclude<RegistryType, T>]?: never };
+
+/**
+ * The object form of the configuration: `type` one of the known backends
+ * ({@link RegistryType}), so `{ type: 'sqlte' }` does not compile; every other
+ * key has a default.
+ */
+export type RegistryConfigInput = { [T in RegistryType]: BackendConfigInput<T> }[RegistryType];
 
 /** The flat form: `{ 'registry.type': 'kubernetes', 'registry.kubernetes.namespace': 'prod' }`. Values may be strings. */
 export type FlatRegistryConfig = Readonly<Record<`registry.${string}`, string | number | boolean | readonly string[]>>;

@@ -1,0 +1,72 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { usageError } from '../errors.js';
+
+/**
+ * Where the build copies deploy/kubernetes/rollcall-*.yaml, byte for byte: a
+ * user with only the package gets the same files as the repository's.
+ */
+const MANIFEST_DIR = new URL('../manifests/', import.meta.url);
+
+/** Not a role: what `--lock configmap` adds to a role's manifest. */
+const CONFIGMAP_LOCK = 'configmap-lock';
+
+/** The namespace the shipped files bind their subjects in; replaced by `--namespace`. */
+const SHIPPED_NAMESPACE = 'rollcall';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Every role a manifest ships for, from the file names (`rollcall-<role>.yaml`). */
+export function manifestRoles(): string[] {
+  return readdirSync(MANIFEST_DIR)
+    .map((f) => /^rollcall-(.+)\.yaml$/.exec(f)?.[1])
+    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK)
+    .sort();
+}
+
+/** The shipped file for a role (or the ConfigMap lock's), as it is in deploy/kubernetes. */
+export function manifestFile(name: string): string {
+  return readFileSync(new URL(`rollcall-${name}.yaml`, MANIFEST_DIR), 'utf8');
+}
+
+/**
+ * Puts every object of a multi-document manifest in `namespace`: a
+ * `namespace:` under each top-level `metadata:`, and the RoleBinding subjects
+ * moved from the shipped namespace to it. Text in, text out, comments kept.
+ */
+export function inNamespace(text: string, namespace: string): string {
+  return text
+    .split('\n')
+    .flatMap((line) => {
+      if (line === 'metadata:') return [line, `  namespace: ${namespace}`];
+      const subject = /^(\s+)namespace: (\S+)$/.exec(line);
+      if (subject && subject[2] === SHIPPED_NAMESPACE) return [`${subject[1]}namespace: ${namespace}`];
+      return [line];
+    })
+    .join('\n');
+}
+
+export interface ManifestsFlags {
+  role?: string;
+  namespace?: string;
+  lock?: string;
+}
+
+/**
+ * `rollcall manifests --role <role> --namespace <ns>`: the ServiceAccount, Role
+ * and RoleBinding a component needs, for `| kubectl apply -f -`.
+ */
+export function manifestsCommand(flags: ManifestsFlags): void {
+  const roles = manifestRoles();
+  if (!flags.role || !roles.includes(flags.role)) throw usageError(`--role ${JSON.stringify(flags.role ?? '')}: expected one of ${roles.join(', ')}`);
+  const namespace = flags.namespace ?? '';
+  if (!DNS_LABEL.test(namespace)) throw usageError(`--namespace ${JSON.stringify(namespace)}: expected a namespace name (a DNS-1123 label), the one registry.kubernetes.namespace names`);
+  const lock = flags.lock ?? 'lease';
+  if (lock !== 'lease' && lock !== 'configmap') throw usageError(`--lock ${JSON.stringify(lock)}: expected lease or configmap, as registry.kubernetes.lock`);
+  const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [manifestFile(CONFIGMAP_LOCK)] : [])];
+  process.stdout.write(files.map((f) => inNamespace(f.trimEnd(), namespace)).join('\n---\n') + '\n');
+}
+
+/** The command line that prints and applies a role's manifest: what `doctor` tells a user to run. */
+export function applyCommand(role: string, namespace: string, lock: string): string {
+  return `rollcall manifests --role ${role} --namespace ${namespace}${lock === 'configmap' ? ' --lock configmap' : ''} | kubectl apply -f -`;
+}

@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { run } from './cli.js';
+
+const DEPLOY = new URL('../../../deploy/kubernetes/', import.meta.url);
+const SHIPPED = new URL('../dist/manifests/', import.meta.url);
+const shippedFiles = () => readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f)).sort();
+const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock');
+
+interface Doc {
+  metadata?: { namespace?: string };
+  subjects?: { namespace?: string }[];
+}
+
+/** The objects of a file as `kubectl apply -n <ns>` would create them: each in `ns`, its subjects bound there. */
+function placed(text: string, namespace: string): Doc[] {
+  return (loadAllYaml(text) as Doc[]).map((doc) => ({ ...doc, metadata: { ...doc.metadata, namespace }, ...(doc.subjects ? { subjects: doc.subjects.map((s) => ({ ...s, namespace })) } : {}) }));
+}
+
+describe('rollcall manifests', () => {
+  it('the package carries every rollcall-*.yaml of deploy/kubernetes, byte for byte', () => {
+    expect(readdirSync(SHIPPED).sort()).toEqual(shippedFiles());
+    for (const file of shippedFiles()) expect(readFileSync(new URL(file, SHIPPED), 'utf8'), file).toBe(readFileSync(new URL(file, DEPLOY), 'utf8'));
+    expect(ROLES).toEqual(expect.arrayContaining(['coordinator', 'member']));
+  });
+
+  it.each(ROLES)('--role %s prints that file, every object and subject in the namespace given', async (role) => {
+    const r = await run(['manifests', '--role', role, '--namespace', 'prod']);
+    expect(r.code, r.stderr).toBe(0);
+    const printed = loadAllYaml(r.stdout) as Doc[];
+    expect(printed).toEqual(placed(readFileSync(new URL(`rollcall-${role}.yaml`, DEPLOY), 'utf8'), 'prod'));
+    expect(printed.length).toBeGreaterThan(0);
+  });
+
+  it('--lock configmap adds the ConfigMap permissions to the role', async () => {
+    const r = await run(['manifests', '--role', 'coordinator', '--namespace', 'prod', '--lock', 'configmap']);
+    expect(r.code, r.stderr).toBe(0);
+    const file = (name: string) => readFileSync(new URL(`rollcall-${name}.yaml`, DEPLOY), 'utf8');
+    expect(loadAllYaml(r.stdout)).toEqual([...placed(file('coordinator'), 'prod'), ...placed(file('configmap-lock'), 'prod')]);
+  });
+
+  it('an unknown role or a bad namespace is a usage error naming what is allowed (exit 2)', async () => {
+    const role = await run(['manifests', '--role', 'admin', '--namespace', 'prod']);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain(ROLES.join(', '));
+    const namespace = await run(['manifests', '--role', 'member', '--namespace', 'Prod_1']);
+    expect(namespace.code).toBe(2);
+    expect(namespace.stderr).toMatch(/--namespace "Prod_1": expected a namespace name/);
+    const missing = await run(['manifests', '--role', 'member']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--namespace');
+  });
+});
