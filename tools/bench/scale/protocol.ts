@@ -34,6 +34,8 @@ export interface WorkerStatus {
   /** Simulated processes that could not open, with the first few reasons. */
   failed: number;
   errors: string[];
+  /** How long each open took, from creating its store to its member announced, ms. */
+  openMs: number[];
   /** For each master hosted here: the workers it sees now. */
   seen: Record<string, number>;
   watch: WatchCounts;

@@ -25,6 +25,8 @@ export interface ScaleRow {
     units: readonly string[];
     /** Average CPU over the window, cores. */
     cores: number;
+    /** The same with no simulated process, measured once per backend before its first size, cores. */
+    idleCores: number;
     /** RSS at the window's end, bytes. */
     rssBytes: number;
   };

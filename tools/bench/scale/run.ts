@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { monotonicMs } from '../../testenv/monotonic.js';
+import { summarize } from '../../testenv/stats.js';
 import { up } from '../../testenv/index.js';
 import { BACKENDS } from '../backends/index.js';
 import type { BenchTarget } from '../target.js';
@@ -23,6 +24,8 @@ const openBoundMs = (n: number) => 60_000 + 100 * n;
 const SETTLE_BOUND_MS = 120_000;
 /** A crashed member is removed after its lease; this much more is allowed before it counts as saturation. */
 const CRASH_SLACK_MS = 30_000;
+/** How long the server's CPU is read with no simulated process, before a backend's first size. */
+const IDLE_MS = 10_000;
 
 type Progress = (line: string) => void;
 
@@ -34,11 +37,11 @@ class Fleet {
   /** Which worker process hosts each simulated process. */
   readonly host = new Map<string, WorkerProcess>();
 
-  async start(plan: ClusterPlan): Promise<void> {
+  async start(backend: ScaleBackend, plan: ClusterPlan): Promise<void> {
     const onEvent = this.book.record.bind(this.book);
     const started = await Promise.allSettled([
-      ...plan.processes.map((_, i) => WorkerProcess.start(`worker ${i}`, onEvent, WAIT_BOUND_MS)),
-      ...plan.crashes.map((_, j) => WorkerProcess.start(`crash ${j}`, onEvent, WAIT_BOUND_MS)),
+      ...plan.processes.map((_, i) => WorkerProcess.start(`worker ${i}`, backend, onEvent, WAIT_BOUND_MS)),
+      ...plan.crashes.map((_, j) => WorkerProcess.start(`crash ${j}`, backend, onEvent, WAIT_BOUND_MS)),
     ]);
     const failure = started.find((s) => s.status === 'rejected');
     const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -77,7 +80,7 @@ function message(err: unknown): string {
 }
 
 /** One backend at one size: bring N simulated processes up, let them settle, measure a window, tear down. */
-async function measureSize(backend: ScaleBackend, target: BenchTarget, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
+async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
   const plan = planCluster(n, options);
   const cluster = benchCluster('scale');
   const fleet = new Fleet();
@@ -85,7 +88,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, n: number
   const say = (line: string) => progress(`${backend} N=${n}: ${line}`);
   try {
     say(`starting ${plan.processes.length} worker processes and ${plan.crashes.length} to crash`);
-    await fleet.start(plan);
+    await fleet.start(backend, plan);
     const empty = sampleProcesses(fleet.main.map((w) => w.pid));
 
     say(`opening ${n} registries (${plan.masters.length} masters, ${n - plan.masters.length} workers), ${plan.elections.length} elections`);
@@ -102,7 +105,9 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, n: number
     if (opened.some((o) => o.status === 'rejected') || open < n) {
       saturated.push(`opening: ${open} of ${n} registries open after ${Math.round((Date.now() - opening) / 1000)} s (${failed} failed: ${statuses.flatMap((s) => s.errors).slice(0, 2).join('; ') || 'still opening'})`);
     }
-    say(`${open} open in ${Math.round((Date.now() - opening) / 1000)} s; waiting for every master to see every worker and every election to have a leader`);
+    const each = statuses.flatMap((s) => s.openMs);
+    const eachOpen = each.length > 0 ? `, each ${summarize(each).p50.toFixed(0)} ms p50, ${summarize(each).max.toFixed(0)} ms max` : '';
+    say(`${open} open in ${Math.round((Date.now() - opening) / 1000)} s${eachOpen}; waiting for every master to see every worker and every election to have a leader`);
     const workersExpected = n - plan.masters.length;
     const seenLeast = (all: WorkerStatus[]) => Math.min(...all.flatMap((s) => Object.values(s.seen)));
     try {
@@ -172,7 +177,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, n: number
       opened: open,
       windowSeconds: seconds,
       saturated,
-      server: { units: SERVER_UNITS[backend], cores: coresBetween(serverBefore, serverAfter, seconds), rssBytes: serverAfter.rssBytes },
+      server: { units: SERVER_UNITS[backend], cores: coresBetween(serverBefore, serverAfter, seconds), idleCores, rssBytes: serverAfter.rssBytes },
       requests: { source: requests.source, ...requestRates(counted, seconds) },
       watch: watchRates(
         watchBefore,
@@ -191,6 +196,14 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, n: number
   }
 }
 
+/** The server's own CPU with no simulated process: its control loops (for Kubernetes, the other controllers and kwok too). */
+async function idleServerCores(backend: ScaleBackend): Promise<number> {
+  const before = sampleServer(backend);
+  const t0 = monotonicMs();
+  await delay(IDLE_MS); // the measurement period itself
+  return coresBetween(before, sampleServer(backend), (monotonicMs() - t0) / 1000);
+}
+
 /**
  * Runs the scale benchmark: for each size N, each backend in turn (so they do
  * not compete for the machine), side by side in the results. A backend that
@@ -203,6 +216,7 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
   const targets = new Map<ScaleBackend, BenchTarget>();
   const rows: ScaleRow[] = [];
   const saturatedAt = new Map<ScaleBackend, number>();
+  const idle = new Map<ScaleBackend, number>();
   const none = { attempted: 0 };
   try {
     for (const n of options.members) {
@@ -213,9 +227,13 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
           continue;
         }
         let target = targets.get(backend);
-        if (!target) targets.set(backend, (target = await BACKENDS[backend].prepare()));
+        if (!target) {
+          targets.set(backend, (target = await BACKENDS[backend].prepare()));
+          progress(`${backend}: the server's CPU for ${IDLE_MS / 1000} s with no simulated process`);
+          idle.set(backend, await idleServerCores(backend));
+        }
         // a size that could not even start is reported as saturated, and the run goes on
-        const row = await measureSize(backend, target, n, options, progress).catch(
+        const row = await measureSize(backend, target, idle.get(backend)!, n, options, progress).catch(
           (err: unknown): ScaleRow => ({ backend, members: n, opened: 0, windowSeconds: 0, saturated: [`failed: ${message(err)}`], announce: none, crash: none, handover: none }),
         );
         if (row.saturated.length > 0) saturatedAt.set(backend, n);

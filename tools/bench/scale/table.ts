@@ -23,7 +23,7 @@ const fixed = (digits: number) => (value: number | undefined) => (value === unde
 export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'N', cell: (r) => String(r.members) },
   { header: 'backend', cell: (r) => r.backend },
-  { header: 'server CPU cores', cell: (r) => fixed(2)(r.server?.cores) },
+  { header: 'server CPU cores (idle)', cell: (r) => (r.server ? `${r.server.cores.toFixed(2)} (${r.server.idleCores.toFixed(2)})` : NA) },
   { header: 'server RSS MiB', cell: (r) => fixed(0)(r.server && r.server.rssBytes / MiB) },
   { header: 'requests/s', cell: (r) => fixed(1)(r.requests?.perSecond) },
   { header: 'watch events/s', cell: (r) => fixed(0)(r.watch?.eventsPerSecond) },

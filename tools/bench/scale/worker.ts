@@ -25,6 +25,7 @@ const seen = new Map<string, Set<string>>();
 const watch = emptyWatchCounts();
 const errors: string[] = [];
 let failed = 0;
+const openMs: number[] = [];
 
 function send(message: FromWorker): void {
   process.send?.(message);
@@ -70,14 +71,18 @@ async function openOne(backend: BackendConfig, cluster: string, spec: SimProcess
 
 /** Opens `processes`, `concurrency` at a time; one that fails is counted, not fatal. */
 async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerStatus> {
-  const create = await storeFactory(request.backend.type);
+  if (request.backend.type !== backendType) throw new Error(`this worker loaded ${backendType}, not ${request.backend.type}`);
   const queue = [...request.processes];
   const lane = async () => {
     for (let spec = queue.shift(); spec; spec = queue.shift()) {
-      await openOne(request.backend, request.cluster, spec, create).catch((err: unknown) => {
-        failed++;
-        if (errors.length < 5) errors.push(`${spec.id}: ${(err as Error).message}`);
-      });
+      const started = monotonicMs();
+      await openOne(request.backend, request.cluster, spec, create).then(
+        () => openMs.push(monotonicMs() - started),
+        (err: unknown) => {
+          failed++;
+          if (errors.length < 5) errors.push(`${spec.id}: ${(err as Error).message}`);
+        },
+      );
     }
   };
   await Promise.all(Array.from({ length: request.concurrency }, lane));
@@ -85,7 +90,7 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
 }
 
 function status(): WorkerStatus {
-  return { opened: simulated.size, failed, errors, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { ...watch } };
+  return { opened: simulated.size, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { ...watch } };
 }
 
 function sim(id: string): Simulated {
@@ -137,4 +142,7 @@ process.on('message', (message: ToWorker) => {
 });
 // the coordinator gone (it crashed, or killed us): nothing left to serve
 process.on('disconnect', () => process.exit(0));
+// loaded before ready, so the process's RSS when empty includes the backend's code
+const backendType = process.argv[2]!;
+const create = await storeFactory(backendType);
 send({ kind: 'ready' });
