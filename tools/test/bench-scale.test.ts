@@ -19,7 +19,7 @@ describe('bench:scale arguments', () => {
     expect(() => parseScaleArgs(['--backend', 'sqlite'])).toThrow(new UsageError('--backend: no backend "sqlite"; the scale benchmark runs kubernetes, etcd, zookeeper'));
     expect(() => parseScaleArgs(['--members', '100,abc'])).toThrow('--members must be a whole number of at least 1, not "abc"');
     expect(() => parseScaleArgs(['--seconds', '0'])).toThrow('--seconds must be a positive number');
-    expect(() => parseScaleArgs(['--members', '20', '--masters', '10'])).toThrow('--members 20 leaves 10 workers beside 10 masters: too few for 3 crashed processes of 4 and one more worker');
+    expect(() => parseScaleArgs(['--members', '24', '--masters', '10'])).toThrow('--members 24 leaves 2 workers beside 10 masters and 12 in crashed processes: at least 3 needed (the candidates of an election)');
     expect(() => parseScaleArgs(['--candidates', '1'])).toThrow('--handovers needs --candidates of at least 2');
     expect(() => parseScaleArgs(['--nodes', '3'])).toThrow(UsageError);
   });
@@ -76,15 +76,23 @@ describe('bench:scale aggregation', () => {
   it('turns counts over a window into rates, in all and per process', () => {
     expect(requestRates({ total: 300, byMethod: { update: 240, get: 60 } }, 60)).toEqual({ perSecond: 5, byMethod: { update: 4, get: 1 } });
     expect(requestRates({ total: 30 }, 10)).toEqual({ perSecond: 3 });
+    const zero = { put: 0, delete: 0, corrupt: 0, progress: 0 };
+    // two worker processes: the first hosts the masters
     const before = [
-      { put: 10, delete: 0, corrupt: 0, progress: 1 },
-      { put: 5, delete: 1, corrupt: 0, progress: 0 },
+      { master: { put: 10, delete: 0, corrupt: 0, progress: 1 }, worker: { put: 5, delete: 1, corrupt: 0, progress: 0 } },
+      { master: zero, worker: { put: 0, delete: 0, corrupt: 0, progress: 0 } },
     ];
     const after = [
-      { put: 110, delete: 10, corrupt: 0, progress: 3 },
-      { put: 85, delete: 1, corrupt: 0, progress: 2 },
+      { master: { put: 110, delete: 10, corrupt: 0, progress: 3 }, worker: { put: 85, delete: 1, corrupt: 0, progress: 2 } },
+      { master: zero, worker: { put: 20, delete: 0, corrupt: 0, progress: 0 } },
     ];
-    expect(watchRates(before, after, 10, 20)).toEqual({ eventsPerSecond: 19, perProcessPerSecond: 0.95, bookmarksPerSecond: 0.4 });
+    expect(watchRates(before, after, 10, { master: 2, worker: 18 })).toEqual({
+      eventsPerSecond: 21,
+      perProcessPerSecond: 1.05,
+      perMasterPerSecond: 5.5,
+      perWorkerPerSecond: 0.5555555555555556,
+      bookmarksPerSecond: 0.4,
+    });
   });
 
   it('counts a change as seen once the last watcher saw it, and not before', () => {

@@ -1,6 +1,6 @@
 import { summarize } from '../../testenv/stats.js';
 import type { RequestTotals } from '../scenarios/idle-requests.js';
-import type { WatchCounts } from './protocol.js';
+import type { SimProcess, WatchCounts } from './protocol.js';
 import type { Latency, ScaleRow } from './results.js';
 
 /** Requests counted over `seconds`, per second, in all and by method. */
@@ -10,16 +10,32 @@ export function requestRates(totals: RequestTotals, seconds: number): { perSecon
   return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}) };
 }
 
-/** Watch events delivered between two readings of each worker process, over `seconds`, in all and per simulated process. */
-export function watchRates(before: readonly WatchCounts[], after: readonly WatchCounts[], seconds: number, processes: number): NonNullable<ScaleRow['watch']> {
-  let events = 0;
+type RoleCounts = Record<SimProcess['role'], WatchCounts>;
+
+/**
+ * Watch events delivered between two readings of each worker process, over
+ * `seconds`: in all, per simulated process, and per master and per worker
+ * (`hosted` says how many of each the readings cover).
+ */
+export function watchRates(before: readonly RoleCounts[], after: readonly RoleCounts[], seconds: number, hosted: Record<SimProcess['role'], number>): NonNullable<ScaleRow['watch']> {
+  const events = { master: 0, worker: 0 };
   let bookmarks = 0;
-  for (const [i, a] of after.entries()) {
-    const b = before[i]!;
-    events += a.put - b.put + (a.delete - b.delete) + (a.corrupt - b.corrupt);
-    bookmarks += a.progress - b.progress;
+  for (const [i, reading] of after.entries()) {
+    for (const role of ['master', 'worker'] as const) {
+      const a = reading[role];
+      const b = before[i]![role];
+      events[role] += a.put - b.put + (a.delete - b.delete) + (a.corrupt - b.corrupt);
+      bookmarks += a.progress - b.progress;
+    }
   }
-  return { eventsPerSecond: events / seconds, perProcessPerSecond: processes > 0 ? events / seconds / processes : 0, bookmarksPerSecond: bookmarks / seconds };
+  const rate = (n: number, per: number) => (per > 0 ? n / seconds / per : 0);
+  return {
+    eventsPerSecond: rate(events.master + events.worker, 1),
+    perProcessPerSecond: rate(events.master + events.worker, hosted.master + hosted.worker),
+    perMasterPerSecond: rate(events.master, hosted.master),
+    perWorkerPerSecond: rate(events.worker, hosted.worker),
+    bookmarksPerSecond: rate(bookmarks, 1),
+  };
 }
 
 /**

@@ -135,10 +135,11 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
   const smallest = options.members[0]!;
-  const workers = smallest - options.masters;
-  if (workers < options.crashes * options.crashMembers + 1) {
+  const crashed = options.crashes * options.crashMembers;
+  const needed = options.elections > 0 ? options.candidates : 1;
+  if (smallest - options.masters - crashed < needed) {
     throw new UsageError(
-      `--members ${smallest} leaves ${workers} workers beside ${options.masters} masters: too few for ${options.crashes} crashed processes of ${options.crashMembers} and one more worker`,
+      `--members ${smallest} leaves ${smallest - options.masters - crashed} workers beside ${options.masters} masters and ${crashed} in crashed processes: at least ${needed} needed (the candidates of an election)`,
     );
   }
   if (options.handovers > 0 && options.elections > 0 && options.candidates < 2) throw new UsageError('--handovers needs --candidates of at least 2');

@@ -38,7 +38,8 @@ export interface WorkerStatus {
   openMs: number[];
   /** For each master hosted here: the workers it sees now. */
   seen: Record<string, number>;
-  watch: WatchCounts;
+  /** Watch events delivered to the masters hosted here, and to the workers. */
+  watch: Record<SimProcess['role'], WatchCounts>;
 }
 
 export type Request =

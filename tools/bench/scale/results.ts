@@ -41,6 +41,10 @@ export interface ScaleRow {
     eventsPerSecond: number;
     /** The same per simulated process. */
     perProcessPerSecond: number;
+    /** Per master (which watches the workers). */
+    perMasterPerSecond: number;
+    /** Per worker (which reads no other worker). */
+    perWorkerPerSecond: number;
     /** Bookmarks (no change), per second in all. */
     bookmarksPerSecond: number;
   };

@@ -183,7 +183,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
         watchBefore,
         mainStatuses.map((s) => s.watch),
         seconds,
-        hosted,
+        { master: plan.masters.length, worker: hosted - plan.masters.length },
       ),
       perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (workersAfter.rssBytes - empty.rssBytes) / hosted },
       announce: latency(samples(announced, 'announce → seen'), options.announces),

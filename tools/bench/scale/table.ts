@@ -28,6 +28,7 @@ export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'requests/s', cell: (r) => fixed(1)(r.requests?.perSecond) },
   { header: 'watch events/s', cell: (r) => fixed(0)(r.watch?.eventsPerSecond) },
   { header: 'events/s per process', cell: (r) => fixed(1)(r.watch?.perProcessPerSecond) },
+  { header: 'events/s per master / worker', cell: (r) => (r.watch ? `${r.watch.perMasterPerSecond.toFixed(1)} / ${r.watch.perWorkerPerSecond.toFixed(1)}` : NA) },
   { header: 'CPU per member millicores', cell: (r) => fixed(2)(r.perMember && r.perMember.cores * 1000) },
   { header: 'RSS per member MiB', cell: (r) => fixed(2)(r.perMember && r.perMember.rssBytes / MiB) },
   { header: 'announce → seen p50 / p99 ms', cell: (r) => latencyCell(r.announce) },

@@ -22,7 +22,7 @@ interface Simulated {
 
 const simulated = new Map<string, Simulated>();
 const seen = new Map<string, Set<string>>();
-const watch = emptyWatchCounts();
+const watch = { [MASTER_ROLE]: emptyWatchCounts(), [WORKER_ROLE]: emptyWatchCounts() };
 const errors: string[] = [];
 let failed = 0;
 const openMs: number[] = [];
@@ -49,7 +49,7 @@ function campaign(process: string, sim: Simulated, election: string): void {
 
 async function openOne(backend: BackendConfig, cluster: string, spec: SimProcess, create: (o: Record<string, unknown>) => Promise<RecordStore>): Promise<void> {
   const { type, ...sections } = backend;
-  const store = countingStore(await create({ ...(sections[type] as Record<string, unknown>), cluster }), watch);
+  const store = countingStore(await create({ ...(sections[type] as Record<string, unknown>), cluster }), watch[spec.role]);
   // the backend's default timings: member heartbeat 5 s, lease 20 s; elections 15 / 10 / 2 s
   const registry = await createRegistry({ type, cluster, identity: spec.id }, { store });
   const sim: Simulated = { registry, members: new Map(), campaigns: new Map() };
@@ -90,7 +90,7 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
 }
 
 function status(): WorkerStatus {
-  return { opened: simulated.size, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { ...watch } };
+  return { opened: simulated.size, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
 }
 
 function sim(id: string): Simulated {
