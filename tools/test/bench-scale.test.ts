@@ -5,7 +5,7 @@ import { parseScaleArgs, SCALE_DEFAULTS } from '../bench/scale/args.js';
 import { planCluster } from '../bench/scale/plan.js';
 import { coresBetween, parseCpuTicks, parseParentPid, parseRssBytes, processTree, sampleProcess } from '../bench/scale/proc.js';
 import type { ScaleRow } from '../bench/scale/results.js';
-import { latencyCell, renderScaleTable, SCALE_COLUMNS } from '../bench/scale/table.js';
+import { latencyCell, renderScaleNotes, renderScaleTable, SCALE_COLUMNS } from '../bench/scale/table.js';
 
 describe('bench:scale arguments', () => {
   it('takes the issue’s command line, sorts the sizes, and defaults the rest', () => {
@@ -114,12 +114,16 @@ describe('bench:scale aggregation', () => {
     const rows: ScaleRow[] = [
       { backend: 'etcd', members: 100, opened: 100, windowSeconds: 60, saturated: ['handover: 1 of 10 did not complete'], announce: latency([12], 1), crash: none, handover: latency([80], 10) },
       { backend: 'etcd', members: 300, opened: 0, windowSeconds: 0, saturated: [], skipped: 'saturated at N = 100', announce: none, crash: none, handover: none },
+      { backend: 'zookeeper', members: 100, opened: 0, windowSeconds: 0, saturated: [], failed: 'timed out after 120000 ms waiting for worker 0 to start', announce: none, crash: none, handover: none },
     ];
-    const [, , saturated, skipped] = renderScaleTable(rows).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
+    const [, , saturated, skipped, failed] = renderScaleTable(rows).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
     const column = (header: string) => SCALE_COLUMNS.findIndex((c) => c.header === header);
     expect(saturated![column('kept up')]).toBe('SATURATED');
     expect(saturated![column('handover p50 / p99 ms')]).toBe('80 / 80 (1 of 10)');
     expect(skipped![column('kept up')]).toBe('not run');
     expect(skipped![column('server CPU cores (idle)')]).toBe('');
+    // the harness could not run it: not the system's saturation
+    expect(failed![column('kept up')]).toBe('failed');
+    expect(renderScaleNotes(rows)).toContain('- N = 100, zookeeper: the harness failed: timed out after 120000 ms waiting for worker 0 to start.');
   });
 });

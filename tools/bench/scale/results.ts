@@ -21,6 +21,8 @@ export interface ScaleRow {
   saturated: string[];
   /** Why the size was not run at all (a smaller one saturated); then the figures are absent. */
   skipped?: string;
+  /** Why the harness could not run the size (e.g. a worker process did not start in time); then the figures are absent. */
+  failed?: string;
   server?: {
     units: readonly string[];
     /** Average CPU over the window, cores. */
@@ -54,6 +56,8 @@ export interface ScaleRow {
     cores: number;
     /** RSS above the worker processes' own before any registry opened, bytes. */
     rssBytes: number;
+    /** The simulated processes these figures are divided among (those of the worker processes, not the crashed ones). */
+    hosted: number;
   };
   /** announce() to the `added` of the last master. */
   announce: Latency;

@@ -16,6 +16,8 @@ import type { ScaleRow } from './results.js';
 import { requestWindow, sampleServer, SERVER_UNITS } from './server.js';
 import { WorkerProcess } from './worker-process.js';
 
+/** Bound on a worker process loading the backend: several load at once, on a busy machine. */
+const START_BOUND_MS = 120_000;
 /** Registries each worker process opens at once. */
 const OPEN_CONCURRENCY = 8;
 /** Bound on opening N registries: a minute, and 100 ms more per member. */
@@ -40,8 +42,8 @@ class Fleet {
   async start(backend: ScaleBackend, plan: ClusterPlan): Promise<void> {
     const onEvent = this.book.record.bind(this.book);
     const started = await Promise.allSettled([
-      ...plan.processes.map((_, i) => WorkerProcess.start(`worker ${i}`, backend, onEvent, WAIT_BOUND_MS)),
-      ...plan.crashes.map((_, j) => WorkerProcess.start(`crash ${j}`, backend, onEvent, WAIT_BOUND_MS)),
+      ...plan.processes.map((_, i) => WorkerProcess.start(`worker ${i}`, backend, onEvent, START_BOUND_MS)),
+      ...plan.crashes.map((_, j) => WorkerProcess.start(`crash ${j}`, backend, onEvent, START_BOUND_MS)),
     ]);
     const failure = started.find((s) => s.status === 'rejected');
     const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -185,7 +187,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
         seconds,
         { master: plan.masters.length, worker: hosted - plan.masters.length },
       ),
-      perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (workersAfter.rssBytes - empty.rssBytes) / hosted },
+      perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (workersAfter.rssBytes - empty.rssBytes) / hosted, hosted },
       announce: latency(samples(announced, 'announce → seen'), options.announces),
       crash: latency(samples(crashed, 'crash → removed').flat(), plan.crashes.length * options.crashMembers),
       handover: latency(samples(handedOver, 'handover'), plan.elections.length > 0 ? options.handovers : 0),
@@ -232,11 +234,12 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
           progress(`${backend}: the server's CPU for ${IDLE_MS / 1000} s with no simulated process`);
           idle.set(backend, await idleServerCores(backend));
         }
-        // a size that could not even start is reported as saturated, and the run goes on
+        // a size the harness could not run is reported as failed, not saturated, and the run goes on
         const row = await measureSize(backend, target, idle.get(backend)!, n, options, progress).catch(
-          (err: unknown): ScaleRow => ({ backend, members: n, opened: 0, windowSeconds: 0, saturated: [`failed: ${message(err)}`], announce: none, crash: none, handover: none }),
+          (err: unknown): ScaleRow => ({ backend, members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
         );
         if (row.saturated.length > 0) saturatedAt.set(backend, n);
+        else if (row.failed) progress(`${backend} N=${n}: failed: ${row.failed}`);
         rows.push(row);
       }
     }

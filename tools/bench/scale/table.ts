@@ -34,12 +34,12 @@ export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'announce → seen p50 / p99 ms', cell: (r) => latencyCell(r.announce) },
   { header: 'crash → removed p50 / p99 ms', cell: (r) => latencyCell(r.crash) },
   { header: 'handover p50 / p99 ms', cell: (r) => latencyCell(r.handover) },
-  { header: 'kept up', cell: (r) => (r.skipped ? 'not run' : r.saturated.length === 0 ? 'yes' : 'SATURATED') },
+  { header: 'kept up', cell: (r) => (r.skipped ? 'not run' : r.failed ? 'failed' : r.saturated.length === 0 ? 'yes' : 'SATURATED') },
 ];
 
 /** The rows as one Markdown table, numbers right-aligned. */
 export function renderScaleTable(rows: readonly ScaleRow[]): string {
-  const cells = [SCALE_COLUMNS.map((c) => c.header), ...rows.map((row) => SCALE_COLUMNS.map((c) => (row.skipped && c.header !== 'N' && c.header !== 'backend' && c.header !== 'kept up' ? '' : c.cell(row))))];
+  const cells = [SCALE_COLUMNS.map((c) => c.header), ...rows.map((row) => SCALE_COLUMNS.map((c) => ((row.skipped || row.failed) && c.header !== 'N' && c.header !== 'backend' && c.header !== 'kept up' ? '' : c.cell(row))))];
   const widths = SCALE_COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
   const text = (i: number) => i === 1;
   const line = (values: string[]) => `| ${values.map((v, i) => (text(i) ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join(' | ')} |`;
@@ -53,13 +53,16 @@ export function renderScaleNotes(rows: readonly ScaleRow[]): string {
   for (const row of rows) {
     const parts: string[] = [];
     if (row.skipped) parts.push(`not run: ${row.skipped}`);
+    if (row.failed) parts.push(`the harness failed: ${row.failed}`);
     if (row.requests) {
       const verbs = Object.entries(row.requests.byMethod ?? {}).filter(([, n]) => n >= 0.05);
       parts.push(`requests/s by method: ${verbs.length === 0 ? 'not split by the server' : verbs.map(([m, n]) => `${m} ${n.toFixed(1)}`).join(', ')} (${row.requests.source})`);
     }
     if (row.server) parts.push(`server processes: ${row.server.units.join(' + ')}`);
     if (row.watch) parts.push(`bookmarks/s ${row.watch.bookmarksPerSecond.toFixed(1)}`);
-    if (!row.skipped) parts.push(`${row.opened} of ${row.members} registries open; window ${row.windowSeconds.toFixed(0)} s`);
+    // a client-side bottleneck shows here: the worker processes near the machine's cores
+    if (row.perMember) parts.push(`worker processes ${(row.perMember.cores * row.perMember.hosted).toFixed(2)} cores in all`);
+    if (!row.skipped && !row.failed) parts.push(`${row.opened} of ${row.members} registries open; window ${row.windowSeconds.toFixed(0)} s`);
     for (const s of row.saturated) parts.push(`SATURATED: ${s}`);
     lines.push(`- N = ${row.members}, ${row.backend}: ${parts.join('. ')}.`);
   }
