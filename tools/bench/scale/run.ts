@@ -11,7 +11,7 @@ import { latency, requestRates, seenByEvery, watchRates } from './aggregate.js';
 import { EventBook } from './event-book.js';
 import { planCluster, type ClusterPlan } from './plan.js';
 import { coresBetween, sampleProcesses } from './proc.js';
-import type { WorkerStatus } from './protocol.js';
+import { MASTER_ROLE, type WorkerStatus } from './protocol.js';
 import type { ScaleRow } from './results.js';
 import { requestWindow, sampleServer, SERVER_UNITS } from './server.js';
 import { WorkerProcess } from './worker-process.js';
@@ -54,8 +54,13 @@ class Fleet {
     plan.crashes.forEach((sims, j) => sims.forEach((s) => this.host.set(s.id, this.crash[j]!)));
   }
 
-  statuses(workers: readonly WorkerProcess[]): Promise<WorkerStatus[]> {
-    return Promise.all(workers.map((w) => w.request<WorkerStatus>({ op: 'status' }, WAIT_BOUND_MS)));
+  /** Each worker's status; undefined for one that did not answer in time (its event loop saturated), named in `late`. */
+  async statuses(workers: readonly WorkerProcess[]): Promise<{ statuses: (WorkerStatus | undefined)[]; late: string[] }> {
+    const settled = await Promise.allSettled(workers.map((w) => w.request<WorkerStatus>({ op: 'status' }, WAIT_BOUND_MS)));
+    return {
+      statuses: settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined)),
+      late: settled.flatMap((s) => (s.status === 'rejected' ? [message(s.reason)] : [])),
+    };
   }
 
   /** Closes every registry (bounded), then ends every process. */
@@ -101,21 +106,23 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
         [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
       ),
     );
-    let statuses = await fleet.statuses([...fleet.main, ...fleet.crash]);
-    const open = statuses.reduce((sum, s) => sum + s.opened, 0);
-    const failed = statuses.reduce((sum, s) => sum + s.failed, 0);
+    const everyone = [...fleet.main, ...fleet.crash];
+    let { statuses } = await fleet.statuses(everyone);
+    const open = statuses.reduce((sum, s) => sum + (s?.opened ?? 0), 0);
+    const failed = statuses.reduce((sum, s) => sum + (s?.failed ?? 0), 0);
     if (opened.some((o) => o.status === 'rejected') || open < n) {
-      saturated.push(`opening: ${open} of ${n} registries open after ${Math.round((Date.now() - opening) / 1000)} s (${failed} failed: ${statuses.flatMap((s) => s.errors).slice(0, 2).join('; ') || 'still opening'})`);
+      saturated.push(`opening: ${open} of ${n} registries open after ${Math.round((Date.now() - opening) / 1000)} s (${failed} failed: ${statuses.flatMap((s) => s?.errors ?? []).slice(0, 2).join('; ') || 'still opening'})`);
     }
-    const each = statuses.flatMap((s) => s.openMs);
+    const each = statuses.flatMap((s) => s?.openMs ?? []);
     const eachOpen = each.length > 0 ? `, each ${summarize(each).p50.toFixed(0)} ms p50, ${summarize(each).max.toFixed(0)} ms max` : '';
     say(`${open} open in ${Math.round((Date.now() - opening) / 1000)} s${eachOpen}; waiting for every master to see every worker and every election to have a leader`);
     const workersExpected = n - plan.masters.length;
-    const seenLeast = (all: WorkerStatus[]) => Math.min(...all.flatMap((s) => Object.values(s.seen)));
+    // a worker that did not answer counts as seeing none
+    const seenLeast = (all: (WorkerStatus | undefined)[]) => (all.includes(undefined) ? 0 : Math.min(...all.flatMap((s) => Object.values(s!.seen))));
     try {
       await fleet.book.until(() => (fleet.book.leaders.size === plan.elections.length ? true : undefined), SETTLE_BOUND_MS, `a leader in each of ${plan.elections.length} elections`);
       const settleBy = Date.now() + SETTLE_BOUND_MS;
-      for (statuses = await fleet.statuses([...fleet.main, ...fleet.crash]); seenLeast(statuses) < workersExpected; statuses = await fleet.statuses([...fleet.main, ...fleet.crash])) {
+      for (; seenLeast(statuses) < workersExpected; statuses = (await fleet.statuses(everyone)).statuses) {
         if (Date.now() > settleBy) throw new Error(`every master to see ${workersExpected} workers`);
         await delay(500); // poll interval of the worker processes' counts
       }
@@ -132,7 +139,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     const t0 = monotonicMs();
     const serverBefore = sampleServer(backend);
     const workersBefore = sampleProcesses(fleet.main.map((w) => w.pid));
-    const watchBefore = (await fleet.statuses(fleet.main)).map((s) => s.watch);
+    const before = await fleet.statuses(fleet.main);
 
     const announces = spread(options.announces, windowMs, async (i) => {
       const process = plan.workers[(i * 7) % plan.workers.length]!;
@@ -165,7 +172,11 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     const seconds = (monotonicMs() - t0) / 1000;
     const serverAfter = sampleServer(backend);
     const workersAfter = sampleProcesses(fleet.main.map((w) => w.pid));
-    const mainStatuses = await fleet.statuses(fleet.main);
+    const after = await fleet.statuses(fleet.main);
+    for (const late of [...before.late, ...after.late]) saturated.push(`a worker process did not report its counts: ${late}`);
+    // watch events of the worker processes that answered both times, divided among what they host
+    const answered = fleet.main.flatMap((_, i) => (before.statuses[i] && after.statuses[i] ? [i] : []));
+    const masters = (i: number) => plan.processes[i]!.filter((s) => s.role === MASTER_ROLE).length;
     const counted = await stopRequests();
     const hosted = plan.processes.reduce((sum, p) => sum + p.length, 0);
     const samples = <T>(settled: PromiseSettledResult<T>[], what: string): T[] => {
@@ -182,10 +193,13 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
       server: { units: SERVER_UNITS[backend], cores: coresBetween(serverBefore, serverAfter, seconds), idleCores, rssBytes: serverAfter.rssBytes },
       requests: { source: requests.source, ...requestRates(counted, seconds) },
       watch: watchRates(
-        watchBefore,
-        mainStatuses.map((s) => s.watch),
+        answered.map((i) => before.statuses[i]!.watch),
+        answered.map((i) => after.statuses[i]!.watch),
         seconds,
-        { master: plan.masters.length, worker: hosted - plan.masters.length },
+        {
+          master: answered.reduce((sum, i) => sum + masters(i), 0),
+          worker: answered.reduce((sum, i) => sum + plan.processes[i]!.length - masters(i), 0),
+        },
       ),
       perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (workersAfter.rssBytes - empty.rssBytes) / hosted, hosted },
       announce: latency(samples(announced, 'announce → seen'), options.announces),
