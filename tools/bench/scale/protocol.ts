@@ -31,6 +31,8 @@ export interface WatchCounts {
 export interface WorkerStatus {
   /** Simulated processes whose registry is open and member announced. */
   opened: number;
+  /** Of those, the workers (that the masters should see). */
+  openedWorkers: number;
   /** Simulated processes that could not open, with the first few reasons. */
   failed: number;
   errors: string[];
@@ -44,7 +46,8 @@ export interface WorkerStatus {
 
 export type Request =
   | { op: 'open'; backend: BackendConfig; cluster: string; processes: SimProcess[]; concurrency: number }
-  | { op: 'status' }
+  /** With `gc`, collects garbage first, so the RSS read next is of live memory. */
+  | { op: 'status'; gc?: boolean }
   | { op: 'announce'; process: string; member: string }
   | { op: 'withdraw'; process: string; member: string }
   | { op: 'resign'; process: string; election: string }

@@ -55,8 +55,8 @@ class Fleet {
   }
 
   /** Each worker's status; undefined for one that did not answer in time (its event loop saturated), named in `late`. */
-  async statuses(workers: readonly WorkerProcess[]): Promise<{ statuses: (WorkerStatus | undefined)[]; late: string[] }> {
-    const settled = await Promise.allSettled(workers.map((w) => w.request<WorkerStatus>({ op: 'status' }, WAIT_BOUND_MS)));
+  async statuses(workers: readonly WorkerProcess[], gc = false): Promise<{ statuses: (WorkerStatus | undefined)[]; late: string[] }> {
+    const settled = await Promise.allSettled(workers.map((w) => w.request<WorkerStatus>({ op: 'status', gc }, WAIT_BOUND_MS)));
     return {
       statuses: settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined)),
       late: settled.flatMap((s) => (s.status === 'rejected' ? [message(s.reason)] : [])),
@@ -116,7 +116,8 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     const each = statuses.flatMap((s) => s?.openMs ?? []);
     const eachOpen = each.length > 0 ? `, each ${summarize(each).p50.toFixed(0)} ms p50, ${summarize(each).max.toFixed(0)} ms max` : '';
     say(`${open} open in ${Math.round((Date.now() - opening) / 1000)} s${eachOpen}; waiting for every master to see every worker and every election to have a leader`);
-    const workersExpected = n - plan.masters.length;
+    // the workers that opened: one that failed is in the opening's saturation already
+    const workersExpected = statuses.reduce((sum, s) => sum + (s?.openedWorkers ?? 0), 0);
     // a worker that did not answer counts as seeing none
     const seenLeast = (all: (WorkerStatus | undefined)[]) => (all.includes(undefined) ? 0 : Math.min(...all.flatMap((s) => Object.values(s!.seen))));
     try {
@@ -172,7 +173,9 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     const seconds = (monotonicMs() - t0) / 1000;
     const serverAfter = sampleServer(backend);
     const workersAfter = sampleProcesses(fleet.main.map((w) => w.pid));
-    const after = await fleet.statuses(fleet.main);
+    // RSS after a collection in each worker, as the empty RSS was read
+    const after = await fleet.statuses(fleet.main, true);
+    const rssAfter = sampleProcesses(fleet.main.map((w) => w.pid)).rssBytes;
     for (const late of [...before.late, ...after.late]) saturated.push(`a worker process did not report its counts: ${late}`);
     // watch events of the worker processes that answered both times, divided among what they host
     const answered = fleet.main.flatMap((_, i) => (before.statuses[i] && after.statuses[i] ? [i] : []));
@@ -201,7 +204,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
           worker: answered.reduce((sum, i) => sum + plan.processes[i]!.length - masters(i), 0),
         },
       ),
-      perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (workersAfter.rssBytes - empty.rssBytes) / hosted, hosted },
+      perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (rssAfter - empty.rssBytes) / hosted, hosted },
       announce: latency(samples(announced, 'announce → seen'), options.announces),
       crash: latency(samples(crashed, 'crash → removed').flat(), plan.crashes.length * options.crashMembers),
       handover: latency(samples(handedOver, 'handover'), plan.elections.length > 0 ? options.handovers : 0),

@@ -35,7 +35,7 @@ export class WorkerProcess {
 
   /** Forks a worker for `backend` (TypeScript through tsx, as the benchmark itself runs) and waits until it has loaded the backend and listens. */
   static async start(label: string, backend: string, onEvent: (event: Exclude<FromWorker, { kind: 'reply' | 'ready' }>) => void, timeoutMs: number): Promise<WorkerProcess> {
-    const child = fork(ENTRY, [backend], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(ENTRY, [backend], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const worker = new WorkerProcess(label, child, onEvent);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new WaitTimeoutError(`${label} to start`, timeoutMs)), timeoutMs);

@@ -14,6 +14,7 @@ import { MASTER_ROLE, TRACKED_MEMBER, WORKER_ROLE, type FromWorker, type Request
 
 /** One simulated process, once open. */
 interface Simulated {
+  role: SimProcess['role'];
   registry: Registry;
   /** Members it announced, by id: its own, and announce probes. */
   members: Map<string, MemberHandle>;
@@ -52,7 +53,7 @@ async function openOne(backend: BackendConfig, cluster: string, spec: SimProcess
   const store = countingStore(await create({ ...(sections[type] as Record<string, unknown>), cluster }), watch[spec.role]);
   // the backend's default timings: member heartbeat 5 s, lease 20 s; elections 15 / 10 / 2 s
   const registry = await createRegistry({ type, cluster, identity: spec.id }, { store });
-  const sim: Simulated = { registry, members: new Map(), campaigns: new Map() };
+  const sim: Simulated = { role: spec.role, registry, members: new Map(), campaigns: new Map() };
   simulated.set(spec.id, sim);
   if (spec.role === MASTER_ROLE) {
     const workers = new Set<string>();
@@ -90,7 +91,7 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
 }
 
 function status(): WorkerStatus {
-  return { opened: simulated.size, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
+  return { opened: simulated.size, openedWorkers: [...simulated.values()].filter((s) => s.role === WORKER_ROLE).length, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
 }
 
 function sim(id: string): Simulated {
@@ -104,6 +105,7 @@ async function handle(request: Request): Promise<unknown> {
     case 'open':
       return open(request);
     case 'status':
+      if (request.gc) collectGarbage();
       return status();
     case 'announce': {
       const at = monotonicMs();
@@ -142,7 +144,13 @@ process.on('message', (message: ToWorker) => {
 });
 // the coordinator gone (it crashed, or killed us): nothing left to serve
 process.on('disconnect', () => process.exit(0));
+/** A full collection (the process runs with --expose-gc), so RSS is read without the garbage of loading or of the window. */
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 // loaded before ready, so the process's RSS when empty includes the backend's code
 const backendType = process.argv[2]!;
 const create = await storeFactory(backendType);
+collectGarbage();
 send({ kind: 'ready' });
