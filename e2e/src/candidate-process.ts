@@ -3,8 +3,8 @@ import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { monotonicMs } from './monotonic.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 /** One process's life on the timeline: what it reported and what was done to it. */
 export interface IncarnationRecord {

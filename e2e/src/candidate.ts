@@ -9,8 +9,8 @@
 import { createInterface } from 'node:readline';
 import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
 import { writeFenced } from './fenced-resource.js';
-import { monotonicMs } from './monotonic.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 type Report = CandidateEvent extends infer E ? (E extends unknown ? Omit<E, 't' | 'n'> & { t?: number } : never) : never;
 

@@ -1,7 +1,7 @@
 import type { TcpFault } from '@rollcall/tools/testenv';
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { SoakBackend } from './backends.js';
 import type { SoakCluster } from './cluster.js';
-import { monotonicMs } from './monotonic.js';
 import type { FaultRecord } from './timeline.js';
 
 /**

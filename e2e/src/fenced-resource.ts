@@ -1,7 +1,7 @@
 import { createServer, request, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Fenced } from './protocol.js';
-import { monotonicMs } from './monotonic.js';
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 /** One write as the resource decided it. */
 export interface ResourceWrite {

@@ -7,9 +7,9 @@ import { SoakCluster, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
 import { applyFault, faultsFor, FaultSchedule, type FaultKind } from './faults.js';
 import { figures, type Figures } from './figures.js';
-import { monotonicMs } from './monotonic.js';
 import type { FaultRecord, Timeline } from './timeline.js';
 import { judge } from './verdict.js';
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 /** The conformance suite's short timings: many terms per minute, and a 500 ms margin between renew deadline and lease. */
 export const SOAK_TIMING: Readonly<SoakTiming> = Object.freeze({

@@ -3,19 +3,11 @@
  * the one benchmark of every backend, printed as one table (see args.ts for
  * the options). Progress goes to stderr, the table and its notes to stdout.
  */
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { parseBenchArgs, UsageError, USAGE } from './args.js';
+import { load, machine } from './machine.js';
 import { runBenchmark } from './run.js';
 import { renderNotes, renderTable } from './table.js';
 import { BENCH_TIMING } from './timing.js';
-
-function machine(): string {
-  const os = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? process.platform;
-  return `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ${os}, Node ${process.version}`;
-}
-
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function main(): Promise<number> {
   let options;

@@ -34,6 +34,7 @@ export { waitFor } from './wait-for.js';
 export { TcpProxy, TcpProxyGroup } from './tcp-proxy.js';
 export { kubeconfigVia, proxiedKubeconfig } from './proxied-kubeconfig.js';
 export { percentile, summarize, type Summary } from './stats.js';
+export { monotonicMs } from './monotonic.js';
 export { ClientProxies } from './client-proxies.js';
 export type { TcpFault, TcpCutOptions, TcpTarget } from './tcp-proxy.js';
 export { TestenvError } from './errors.js';

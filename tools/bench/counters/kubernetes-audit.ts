@@ -4,12 +4,12 @@ import type { RequestTotals } from '../scenarios/idle-requests.js';
 import { WAIT_BOUND_MS } from '../timing.js';
 
 /** One line of the audit log (an audit.k8s.io/v1 Event; one per stage of a request). */
-interface AuditEvent {
+export interface AuditEvent {
   auditID: string;
   verb: string;
   user?: { username?: string };
   requestReceivedTimestamp?: string;
-  objectRef?: { name?: string };
+  objectRef?: { name?: string; namespace?: string };
 }
 
 /** A counting window: where the log ended and the time when it was opened. */
@@ -41,6 +41,29 @@ export class AuditLog {
 
   /** Ends the window now; resolves with each of `users`' requests received inside it. */
   async close(window: AuditWindow, users: readonly string[]): Promise<Map<string, RequestTotals>> {
+    const counts = new Map(users.map((u) => [u, { total: 0, byMethod: {} as Record<string, number> }]));
+    for (const e of await this.requestsIn(window)) {
+      const tally = counts.get(e.user?.username ?? '');
+      if (!tally) continue;
+      tally.total++;
+      tally.byMethod[e.verb] = (tally.byMethod[e.verb] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  /** Ends the window now; resolves with the requests received inside it that `include` picks, by verb. */
+  async closeWhere(window: AuditWindow, include: (event: AuditEvent) => boolean): Promise<RequestTotals> {
+    const totals = { total: 0, byMethod: {} as Record<string, number> };
+    for (const e of await this.requestsIn(window)) {
+      if (!include(e)) continue;
+      totals.total++;
+      totals.byMethod[e.verb] = (totals.byMethod[e.verb] ?? 0) + 1;
+    }
+    return totals;
+  }
+
+  /** Ends the window now: every request received inside it, once (the first of its stages). */
+  private async requestsIn(window: AuditWindow): Promise<AuditEvent[]> {
     const to = Date.now();
     const markerName = `bench-marker-${to.toString(36)}`;
     await this.marker(markerName);
@@ -52,17 +75,13 @@ export class AuditLog {
       WAIT_BOUND_MS,
       `the audit log ${this.path} to show the marker request`,
     );
-    const counts = new Map(users.map((u) => [u, { total: 0, byMethod: {} as Record<string, number> }]));
     const seen = new Set<string>();
-    for (const e of events) {
-      const tally = counts.get(e.user?.username ?? '');
+    return events.filter((e) => {
       const received = Date.parse(e.requestReceivedTimestamp ?? '');
-      if (!tally || seen.has(e.auditID) || !(received >= window.from && received < to)) continue;
+      if (seen.has(e.auditID) || !(received >= window.from && received < to)) return false;
       seen.add(e.auditID);
-      tally.total++;
-      tally.byMethod[e.verb] = (tally.byMethod[e.verb] ?? 0) + 1;
-    }
-    return counts;
+      return true;
+    });
   }
 
   private eventsSince(fromByte: number): AuditEvent[] {

@@ -63,7 +63,8 @@ export function perMinute(totals: RequestTotals, windowMs: number): RoleRequests
   return { perMinute: rate(totals.total), ...(byMethod ? { byMethod } : {}) };
 }
 
-function difference(after: RequestTotals, before: RequestTotals): RequestTotals {
+/** What a counter counted between two readings. */
+export function difference(after: RequestTotals, before: RequestTotals): RequestTotals {
   const total = after.total - before.total;
   if (!after.byMethod) return { total };
   const byMethod: Record<string, number> = {};

@@ -1,0 +1,57 @@
+import { summarize } from '../../testenv/stats.js';
+import type { RequestTotals } from '../scenarios/idle-requests.js';
+import type { SimProcess, WatchCounts } from './protocol.js';
+import type { Latency, ScaleRow } from './results.js';
+
+/** Requests counted over `seconds`, per second, in all and by method. */
+export function requestRates(totals: RequestTotals, seconds: number): { perSecond: number; byMethod?: Record<string, number> } {
+  const rate = (n: number) => n / seconds;
+  const byMethod = totals.byMethod && Object.fromEntries(Object.entries(totals.byMethod).map(([method, n]) => [method, rate(n)]));
+  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}) };
+}
+
+type RoleCounts = Record<SimProcess['role'], WatchCounts>;
+
+/**
+ * Watch events delivered between two readings of each worker process, over
+ * `seconds`: in all, per simulated process, and per master and per worker
+ * (`hosted` says how many of each the readings cover).
+ */
+export function watchRates(before: readonly RoleCounts[], after: readonly RoleCounts[], seconds: number, hosted: Record<SimProcess['role'], number>): NonNullable<ScaleRow['watch']> {
+  const events = { master: 0, worker: 0 };
+  let bookmarks = 0;
+  for (const [i, reading] of after.entries()) {
+    for (const role of ['master', 'worker'] as const) {
+      const a = reading[role];
+      const b = before[i]![role];
+      events[role] += a.put - b.put + (a.delete - b.delete) + (a.corrupt - b.corrupt);
+      bookmarks += a.progress - b.progress;
+    }
+  }
+  const rate = (n: number, per: number) => (per > 0 ? n / seconds / per : 0);
+  return {
+    eventsPerSecond: rate(events.master + events.worker, 1),
+    perProcessPerSecond: rate(events.master + events.worker, hosted.master + hosted.worker),
+    perMasterPerSecond: rate(events.master, hosted.master),
+    perWorkerPerSecond: rate(events.worker, hosted.worker),
+    bookmarksPerSecond: rate(bookmarks, 1),
+  };
+}
+
+/**
+ * How long after `from` every one of `watchers` had seen it: the latest of
+ * their times, or undefined while one has not.
+ */
+export function seenByEvery(from: number, times: ReadonlyMap<string, number> | undefined, watchers: readonly string[]): number | undefined {
+  let last = -Infinity;
+  for (const watcher of watchers) {
+    const at = times?.get(watcher);
+    if (at === undefined) return undefined;
+    last = Math.max(last, at);
+  }
+  return last - from;
+}
+
+export function latency(samples: readonly number[], attempted: number): Latency {
+  return samples.length === 0 ? { attempted } : { summary: summarize(samples), attempted };
+}

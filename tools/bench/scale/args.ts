@@ -1,0 +1,147 @@
+import { parseArgs } from 'node:util';
+import { UsageError } from '../args.js';
+
+/** The backends the scale benchmark runs: each has a server whose costs it reads. */
+export const SCALE_BACKENDS = ['kubernetes', 'etcd', 'zookeeper'] as const;
+export type ScaleBackend = (typeof SCALE_BACKENDS)[number];
+
+/** What one scale run measures. */
+export interface ScaleOptions {
+  /** Backends, measured one after another at each size and printed side by side. Default kubernetes. */
+  backends: ScaleBackend[];
+  /** Cluster sizes N: simulated processes, each one member with its own registry, connection and watch. Default 100, 300, 1000. */
+  members: number[];
+  /** Elections E, each with {@link candidates} candidates among the workers. Default 100. */
+  elections: number;
+  /** Candidates per election. Default 3. */
+  candidates: number;
+  /** Members in role `master`, each watching role `worker`; the rest are workers. Default 10. */
+  masters: number;
+  /** Length of the steady-state window, seconds; it lasts longer when a crash still waits for its removal. Default 60. */
+  seconds: number;
+  /** Worker OS processes hosting the simulated ones, round-robin. Default 4. */
+  processes: number;
+  /** Announces of a new worker member timed to every master's `added`, spread over the window. Default 20. */
+  announces: number;
+  /** Graceful handovers timed under the load, spread over the window. Default 10. */
+  handovers: number;
+  /** OS processes of {@link crashMembers} workers each, killed with SIGKILL during the window (part of N). Default 3. */
+  crashes: number;
+  /** Workers hosted by each crashed process. Default 4. */
+  crashMembers: number;
+  /** Where to write the results as JSON, for the plot and the README table. Default: nowhere. */
+  json?: string;
+}
+
+export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
+  backends: ['kubernetes'],
+  members: [100, 300, 1000],
+  elections: 100,
+  candidates: 3,
+  masters: 10,
+  seconds: 60,
+  processes: 4,
+  announces: 20,
+  handovers: 10,
+  crashes: 3,
+  crashMembers: 4,
+};
+
+export const SCALE_USAGE = `Usage: npm run bench:scale -- [--backend ${SCALE_BACKENDS.join(',')}] [--members 100,300,1000] [options]
+       npm run bench:scale -- --render results.json
+
+Simulates N processes (one registry, connection and watch each) in worker OS
+processes, in roles (masters watching the workers, workers announcing), with E
+elections, default timings; prints per N and backend the server's CPU and RSS,
+requests/s by verb, watch events delivered, process CPU and RSS per member, and
+announce -> seen by every master, crash -> removed and graceful handover p50 / p99.
+
+  --backend <list>         ${SCALE_BACKENDS.join(', ')} (default ${SCALE_DEFAULTS.backends.join(',')})
+  --members <list>         cluster sizes N (default ${SCALE_DEFAULTS.members.join(',')})
+  --elections <n>          elections (default ${SCALE_DEFAULTS.elections})
+  --candidates <n>         candidates per election (default ${SCALE_DEFAULTS.candidates})
+  --masters <n>            members watching the workers (default ${SCALE_DEFAULTS.masters})
+  --seconds <s>            steady-state window (default ${SCALE_DEFAULTS.seconds})
+  --processes <n>          worker OS processes (default ${SCALE_DEFAULTS.processes})
+  --announces <n>          timed announces (default ${SCALE_DEFAULTS.announces})
+  --handovers <n>          timed graceful handovers (default ${SCALE_DEFAULTS.handovers})
+  --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
+  --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
+  --json <file>            also write the results as JSON
+  --render <file>          print the table of a JSON file written by --json, run nothing
+  --help
+
+Servers come up through tools/testenv (ROLLCALL_TESTENV_ROOT, ROLLCALL_TESTENV_PORT_BASE): use a private instance.`;
+
+function count(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** The options of a command line; `{ render }` to print a saved run; 'help'. */
+export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render: string } | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        backend: { type: 'string' },
+        backends: { type: 'string' },
+        members: { type: 'string' },
+        elections: { type: 'string' },
+        candidates: { type: 'string' },
+        masters: { type: 'string' },
+        seconds: { type: 'string' },
+        processes: { type: 'string' },
+        announces: { type: 'string' },
+        handovers: { type: 'string' },
+        crashes: { type: 'string' },
+        'crash-members': { type: 'string' },
+        json: { type: 'string' },
+        render: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (parsed.help) return 'help';
+  if (parsed.render !== undefined) return { render: parsed.render };
+  const d = SCALE_DEFAULTS;
+  const backends = (parsed.backend ?? parsed.backends ?? d.backends.join(',')).split(',').map((b) => b.trim()).filter(Boolean);
+  for (const b of backends) {
+    if (!(SCALE_BACKENDS as readonly string[]).includes(b)) throw new UsageError(`--backend: no backend ${JSON.stringify(b)}; the scale benchmark runs ${SCALE_BACKENDS.join(', ')}`);
+  }
+  if (backends.length === 0) throw new UsageError('--backend names no backend');
+  const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => count('members', n.trim(), 0, 1));
+  const seconds = Number(parsed.seconds ?? d.seconds);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--seconds must be a positive number, not ${JSON.stringify(parsed.seconds)}`);
+  const options: ScaleOptions = {
+    backends: SCALE_BACKENDS.filter((b) => backends.includes(b)),
+    members: [...new Set(members)].sort((a, b) => a - b),
+    elections: count('elections', parsed.elections, d.elections, 0),
+    candidates: count('candidates', parsed.candidates, d.candidates, 1),
+    masters: count('masters', parsed.masters, d.masters, 1),
+    seconds,
+    processes: count('processes', parsed.processes, d.processes, 1),
+    announces: count('announces', parsed.announces, d.announces, 0),
+    handovers: count('handovers', parsed.handovers, d.handovers, 0),
+    crashes: count('crashes', parsed.crashes, d.crashes, 0),
+    crashMembers: count('crash-members', parsed['crash-members'], d.crashMembers, 1),
+    ...(parsed.json !== undefined ? { json: parsed.json } : {}),
+  };
+  const smallest = options.members[0]!;
+  const crashed = options.crashes * options.crashMembers;
+  const needed = options.elections > 0 ? options.candidates : 1;
+  if (smallest - options.masters - crashed < needed) {
+    throw new UsageError(
+      `--members ${smallest} leaves ${smallest - options.masters - crashed} workers beside ${options.masters} masters and ${crashed} in crashed processes: at least ${needed} needed (the candidates of an election)`,
+    );
+  }
+  if (options.handovers > 0 && options.elections > 0 && options.candidates < 2) throw new UsageError('--handovers needs --candidates of at least 2');
+  return options;
+}

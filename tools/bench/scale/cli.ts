@@ -1,0 +1,60 @@
+/**
+ * `npm run bench:scale -- --backend kubernetes,etcd,zookeeper --members 100,300,1000 --elections 100`:
+ * N simulated processes per size, each backend's costs side by side (see
+ * args.ts). Progress goes to stderr; the table and its notes to stdout;
+ * `--json FILE` keeps the results for the plot (plot.py) and `--render FILE`.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING } from '@rollcall/core';
+import { UsageError } from '../args.js';
+import { load, machine } from '../machine.js';
+import { parseScaleArgs, SCALE_USAGE } from './args.js';
+import type { ScaleResults } from './results.js';
+import { runScale } from './run.js';
+import { renderScaleReport } from './table.js';
+
+async function main(): Promise<number> {
+  let options;
+  try {
+    options = parseScaleArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`${err.message}\n\n${SCALE_USAGE}`);
+    return 2;
+  }
+  if (options === 'help') {
+    console.log(SCALE_USAGE);
+    return 0;
+  }
+  if ('render' in options) {
+    console.log(renderScaleReport(JSON.parse(readFileSync(options.render, 'utf8')) as ScaleResults));
+    return 0;
+  }
+  const { json, ...rest } = options;
+  const started = Date.now();
+  const loadBefore = load();
+  const rows = await runScale(options, (line) => console.error(`[bench:scale +${Math.round((Date.now() - started) / 1000)} s] ${line}`));
+  const m = DEFAULT_MEMBER_TIMING;
+  const e = DEFAULT_LEASE_TIMING;
+  const results: ScaleResults = {
+    startedAt: new Date(started).toISOString(),
+    machine: machine(),
+    loadBefore,
+    loadAfter: load(),
+    durationSeconds: (Date.now() - started) / 1000,
+    options: rest,
+    timing: `default timings: member heartbeat ${m.heartbeatIntervalMs / 1000} s, lease ${m.leaseDurationMs / 1000} s; elections ${e.leaseDurationMs / 1000} / ${e.renewDeadlineMs / 1000} / ${e.retryPeriodMs / 1000} s`,
+    rows,
+  };
+  if (json) writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(renderScaleReport(results));
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error('[bench:scale] failed:', err);
+    process.exit(1);
+  },
+);

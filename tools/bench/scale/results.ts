@@ -1,0 +1,80 @@
+import type { Summary } from '../../testenv/stats.js';
+import type { ScaleBackend, ScaleOptions } from './args.js';
+
+/** A latency measured some number of times: the summary of those that completed. */
+export interface Latency {
+  /** Undefined when none completed. */
+  summary?: Summary;
+  /** How many were started; more than `summary.n` means some timed out. */
+  attempted: number;
+}
+
+/** Every figure of one backend at one size N. */
+export interface ScaleRow {
+  backend: ScaleBackend;
+  members: number;
+  /** Simulated processes open when the window started. */
+  opened: number;
+  /** The window's length, seconds (longer than --seconds when a crash's removal was still awaited). */
+  windowSeconds: number;
+  /** Steps that timed out, each saying what it reached; empty when the system kept up. */
+  saturated: string[];
+  /** Why the size was not run at all (a smaller one saturated); then the figures are absent. */
+  skipped?: string;
+  /** Why the harness could not run the size (e.g. a worker process did not start in time); then the figures are absent. */
+  failed?: string;
+  server?: {
+    units: readonly string[];
+    /** Average CPU over the window, cores. */
+    cores: number;
+    /** The same with no simulated process, measured once per backend before its first size, cores. */
+    idleCores: number;
+    /** RSS at the window's end, bytes. */
+    rssBytes: number;
+  };
+  requests?: {
+    source: string;
+    perSecond: number;
+    /** By verb, RPC or statement kind, per second; absent where the server does not tell them apart. */
+    byMethod?: Record<string, number>;
+  };
+  watch?: {
+    /** Events (puts, deletes) delivered to every watch of the simulated processes, per second. */
+    eventsPerSecond: number;
+    /** The same per simulated process. */
+    perProcessPerSecond: number;
+    /** Per master (which watches the workers). */
+    perMasterPerSecond: number;
+    /** Per worker (which reads no other worker). */
+    perWorkerPerSecond: number;
+    /** Bookmarks (no change), per second in all. */
+    bookmarksPerSecond: number;
+  };
+  /** Cost of a simulated member in the worker OS processes. */
+  perMember?: {
+    /** CPU, cores (1 = one core busy). */
+    cores: number;
+    /** RSS above the worker processes' own before any registry opened, bytes. */
+    rssBytes: number;
+    /** The simulated processes these figures are divided among (those of the worker processes, not the crashed ones). */
+    hosted: number;
+  };
+  /** announce() to the `added` of the last master. */
+  announce: Latency;
+  /** SIGKILL of a process to the `removed` of each of its members at the last master. */
+  crash: Latency;
+  /** resign() of a leader to the next candidate's `elected`. */
+  handover: Latency;
+}
+
+/** What `--json` writes: the run's header and every row, from which the table and the plot are made. */
+export interface ScaleResults {
+  startedAt: string;
+  machine: string;
+  loadBefore: string;
+  loadAfter: string;
+  durationSeconds: number;
+  options: Omit<ScaleOptions, 'json'>;
+  timing: string;
+  rows: ScaleRow[];
+}

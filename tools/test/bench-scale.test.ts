@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../bench/args.js';
+import { latency, requestRates, seenByEvery, watchRates } from '../bench/scale/aggregate.js';
+import { parseScaleArgs, SCALE_DEFAULTS } from '../bench/scale/args.js';
+import { planCluster } from '../bench/scale/plan.js';
+import { coresBetween, parseCpuTicks, parseParentPid, parseRssBytes, processTree, sampleProcess } from '../bench/scale/proc.js';
+import type { ScaleRow } from '../bench/scale/results.js';
+import { latencyCell, renderScaleNotes, renderScaleTable, SCALE_COLUMNS } from '../bench/scale/table.js';
+
+describe('bench:scale arguments', () => {
+  it('takes the issue’s command line, sorts the sizes, and defaults the rest', () => {
+    const options = parseScaleArgs(['--backend', 'zookeeper,kubernetes', '--members', '1000,100,300', '--elections', '100', '--seconds', '30', '--json', 'out.json']);
+    expect(options).toEqual({ ...SCALE_DEFAULTS, backends: ['kubernetes', 'zookeeper'], members: [100, 300, 1000], elections: 100, seconds: 30, json: 'out.json' });
+    expect(parseScaleArgs(['--render', 'out.json'])).toEqual({ render: 'out.json' });
+    expect(parseScaleArgs(['--help'])).toBe('help');
+  });
+
+  it('refuses what cannot run, saying why', () => {
+    expect(() => parseScaleArgs(['--backend', 'sqlite'])).toThrow(new UsageError('--backend: no backend "sqlite"; the scale benchmark runs kubernetes, etcd, zookeeper'));
+    expect(() => parseScaleArgs(['--members', '100,abc'])).toThrow('--members must be a whole number of at least 1, not "abc"');
+    expect(() => parseScaleArgs(['--seconds', '0'])).toThrow('--seconds must be a positive number');
+    expect(() => parseScaleArgs(['--members', '24', '--masters', '10'])).toThrow('--members 24 leaves 2 workers beside 10 masters and 12 in crashed processes: at least 3 needed (the candidates of an election)');
+    expect(() => parseScaleArgs(['--candidates', '1'])).toThrow('--handovers needs --candidates of at least 2');
+    expect(() => parseScaleArgs(['--nodes', '3'])).toThrow(UsageError);
+  });
+});
+
+describe('bench:scale plan', () => {
+  it('puts N members in the worker processes round-robin, the crashed ones apart, and each election on distinct workers', () => {
+    const plan = planCluster(40, { masters: 4, elections: 10, candidates: 3, processes: 3, crashes: 2, crashMembers: 3 });
+    const hosted = plan.processes.flat();
+    expect(hosted.length + plan.crashes.flat().length).toBe(40);
+    expect(plan.processes.map((p) => p.length)).toEqual([12, 11, 11]);
+    expect(plan.crashes.map((c) => c.map((s) => s.id))).toEqual([
+      ['crash-0-0', 'crash-0-1', 'crash-0-2'],
+      ['crash-1-0', 'crash-1-1', 'crash-1-2'],
+    ]);
+    // the masters spread over the worker processes
+    expect(plan.processes.map((p) => p.filter((s) => s.role === 'master').map((s) => s.id))).toEqual([['master-0', 'master-3'], ['master-1'], ['master-2']]);
+    expect(plan.workers).toHaveLength(30);
+    for (const election of plan.elections) {
+      const candidates = hosted.filter((s) => s.campaigns.includes(election));
+      expect(candidates).toHaveLength(3);
+      expect(candidates.every((s) => s.role === 'worker')).toBe(true);
+    }
+    expect(() => planCluster(10, { masters: 4, elections: 1, candidates: 3, processes: 2, crashes: 1, crashMembers: 4 })).toThrow('too few for 3 candidates');
+  });
+});
+
+describe('bench:scale /proc readers', () => {
+  // a command name with a space and a parenthesis, as /proc/<pid>/stat may hold
+  const STAT = '4242 (kube apiserver) S 1 4242 4242 0 -1 4194560 181437 0 31 0 1234 567 0 0 20 0 17 0 7113 1651011584 79321 18446744073709551615';
+
+  it('reads utime + stime and the parent from a stat line, whatever the command name', () => {
+    expect(parseCpuTicks(STAT)).toBe(1234 + 567);
+    expect(parseParentPid(STAT)).toBe(1);
+    expect(() => parseCpuTicks('garbage')).toThrow('not a /proc/<pid>/stat line');
+  });
+
+  it('reads VmRSS in bytes, and none for a zombie', () => {
+    expect(parseRssBytes('Name:\tnode\nVmPeak:\t  999 kB\nVmRSS:\t  123456 kB\nThreads:\t11\n')).toBe(123456 * 1024);
+    expect(parseRssBytes('Name:\tnode\nState:\tZ (zombie)\n')).toBe(0);
+  });
+
+  it('samples this process and finds it in its own tree; a gone pid has no sample', () => {
+    const sample = sampleProcess(process.pid)!;
+    expect(sample.rssBytes).toBeGreaterThan(10 * 2 ** 20);
+    expect(sample.cpuSeconds).toBeGreaterThan(0);
+    expect(processTree(process.ppid)).toContain(process.pid);
+    expect(sampleProcess(2 ** 22 + 1)).toBeUndefined(); // above pid_max's ceiling
+    expect(coresBetween({ cpuSeconds: 10, rssBytes: 0 }, { cpuSeconds: 13, rssBytes: 0 }, 2)).toBe(1.5);
+  });
+});
+
+describe('bench:scale aggregation', () => {
+  it('turns counts over a window into rates, in all and per process', () => {
+    expect(requestRates({ total: 300, byMethod: { update: 240, get: 60 } }, 60)).toEqual({ perSecond: 5, byMethod: { update: 4, get: 1 } });
+    expect(requestRates({ total: 30 }, 10)).toEqual({ perSecond: 3 });
+    const zero = { put: 0, delete: 0, corrupt: 0, progress: 0 };
+    // two worker processes: the first hosts the masters
+    const before = [
+      { master: { put: 10, delete: 0, corrupt: 0, progress: 1 }, worker: { put: 5, delete: 1, corrupt: 0, progress: 0 } },
+      { master: zero, worker: { put: 0, delete: 0, corrupt: 0, progress: 0 } },
+    ];
+    const after = [
+      { master: { put: 110, delete: 10, corrupt: 0, progress: 3 }, worker: { put: 85, delete: 1, corrupt: 0, progress: 2 } },
+      { master: zero, worker: { put: 20, delete: 0, corrupt: 0, progress: 0 } },
+    ];
+    expect(watchRates(before, after, 10, { master: 2, worker: 18 })).toEqual({
+      eventsPerSecond: 21,
+      perProcessPerSecond: 1.05,
+      perMasterPerSecond: 5.5,
+      perWorkerPerSecond: 0.5555555555555556,
+      bookmarksPerSecond: 0.4,
+    });
+  });
+
+  it('counts a change as seen once the last watcher saw it, and not before', () => {
+    const times = new Map([
+      ['master-0', 1010],
+      ['master-1', 1250],
+    ]);
+    expect(seenByEvery(1000, times, ['master-0', 'master-1'])).toBe(250);
+    expect(seenByEvery(1000, times, ['master-0', 'master-1', 'master-2'])).toBeUndefined();
+    expect(seenByEvery(1000, undefined, ['master-0'])).toBeUndefined();
+  });
+
+  it('shows how many completed when some timed out, and says saturated', () => {
+    expect(latencyCell(latency([100, 300], 2))).toBe('100 / 300');
+    expect(latencyCell(latency([100], 3))).toBe('100 / 100 (1 of 3)');
+    expect(latencyCell(latency([], 3))).toBe('none of 3');
+    expect(latencyCell(latency([], 0))).toBe('n/a');
+    const none = { attempted: 0 };
+    const rows: ScaleRow[] = [
+      { backend: 'etcd', members: 100, opened: 100, windowSeconds: 60, saturated: ['handover: 1 of 10 did not complete'], announce: latency([12], 1), crash: none, handover: latency([80], 10) },
+      { backend: 'etcd', members: 300, opened: 0, windowSeconds: 0, saturated: [], skipped: 'saturated at N = 100', announce: none, crash: none, handover: none },
+      { backend: 'zookeeper', members: 100, opened: 0, windowSeconds: 0, saturated: [], failed: 'timed out after 120000 ms waiting for worker 0 to start', announce: none, crash: none, handover: none },
+    ];
+    const [, , saturated, skipped, failed] = renderScaleTable(rows).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
+    const column = (header: string) => SCALE_COLUMNS.findIndex((c) => c.header === header);
+    expect(saturated![column('kept up')]).toBe('SATURATED');
+    expect(saturated![column('handover p50 / p99 ms')]).toBe('80 / 80 (1 of 10)');
+    expect(skipped![column('kept up')]).toBe('not run');
+    expect(skipped![column('server CPU cores (idle)')]).toBe('');
+    // the harness could not run it: not the system's saturation
+    expect(failed![column('kept up')]).toBe('failed');
+    expect(renderScaleNotes(rows)).toContain('- N = 100, zookeeper: the harness failed: timed out after 120000 ms waiting for worker 0 to start.');
+  });
+});
