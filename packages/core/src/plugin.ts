@@ -51,12 +51,18 @@ export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = Object.freeze({
  * Loads the plugin for `type` lazily. A type whose package is missing fails with
  * PLUGIN_NOT_INSTALLED and the exact `npm install` line.
  */
-export async function loadPlugin(type: string, packages: Readonly<Record<string, string>> = PLUGIN_PACKAGES, builtins: readonly RegistryPlugin<never>[] = []): Promise<RegistryPlugin> {
+export async function loadPlugin(
+  type: string,
+  packages: Readonly<Record<string, string>> = PLUGIN_PACKAGES,
+  builtins: readonly RegistryPlugin<never>[] = [],
+  /** The key that named the type, for errors: `registry.type`, or `registry.migrate.from.type`. */
+  key = 'registry.type',
+): Promise<RegistryPlugin> {
   const builtin = builtins.find((p) => p.type === type);
   if (builtin) return builtin as unknown as RegistryPlugin;
   const pkg = packages[type];
   if (!pkg) {
-    throw new ConfigurationError(`registry.type: unknown type ${JSON.stringify(type)}; known types are ${Object.keys(packages).join(', ')}`, { key: 'registry.type' });
+    throw new ConfigurationError(`${key}: unknown type ${JSON.stringify(type)}; known types are ${Object.keys(packages).join(', ')}`, { key });
   }
   let mod: Record<string, unknown>;
   try {
@@ -64,15 +70,15 @@ export async function loadPlugin(type: string, packages: Readonly<Record<string,
   } catch (err) {
     const code = (err as { code?: string }).code;
     if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((err as Error).message).includes(pkg)) {
-      throw new ConfigurationError(`registry.type=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, {
-        key: 'registry.type',
+      throw new ConfigurationError(`${key}=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, {
+        key,
         code: 'PLUGIN_NOT_INSTALLED',
         cause: err,
       });
     }
-    throw new ConfigurationError(`registry.type=${type}: loading ${pkg} failed: ${(err as Error).message}`, { key: 'registry.type', cause: err });
+    throw new ConfigurationError(`${key}=${type}: loading ${pkg} failed: ${(err as Error).message}`, { key, cause: err });
   }
   const plugin = mod.registryPlugin as RegistryPlugin | undefined;
-  if (plugin?.type !== type) throw new ConfigurationError(`registry.type=${type}: ${pkg} does not export a registry plugin for ${type}`, { key: 'registry.type' });
+  if (plugin?.type !== type) throw new ConfigurationError(`${key}=${type}: ${pkg} does not export a registry plugin for ${type}`, { key });
   return plugin;
 }
