@@ -156,7 +156,7 @@ describe('registry.type=migrate on the injected clock', () => {
   for (const [fromToken, toToken] of [
     [5, 2],
     [2, 5],
-  ]) {
+  ] as const) {
     it(`a migrating holder's token continues above both sides (from at ${fromToken}, to at ${toToken}), on both sides`, async () => {
       m = new Migration();
       const free = (leaseTransitions: number) => ({ holderIdentity: '', leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions });
