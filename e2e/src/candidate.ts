@@ -76,6 +76,8 @@ registry.watchMembers(spec.role, (e) => {
 let seq = 0;
 const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
 let member: MemberHandle = await registry.announce({ role: spec.role, id: spec.name, payload: nextPayload() }).catch(fatal);
+// Taken over from an earlier incarnation (same ids) before their lease ran out: peers see them updated, never removed.
+await Promise.all((spec.extraMembers ?? []).map((id) => registry.announce({ role: spec.role, id, payload: { incarnation: spec.incarnation } }))).catch(fatal);
 report({ type: 'ready' });
 
 // The payload changes now and then, so observers see updates.
@@ -162,6 +164,14 @@ async function run(command: CandidateCommand): Promise<void> {
       } finally {
         rejoining = false;
       }
+      return;
+    }
+    case 'handoff': {
+      closing.abort();
+      await leadership.resign();
+      const held = lock;
+      if (held?.held) await held.release();
+      report({ type: 'handedOff' });
       return;
     }
     case 'checkpoint': {
