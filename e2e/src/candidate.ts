@@ -43,19 +43,21 @@ const logger: Logger = { debug: () => {}, info: () => {}, warn: log('warn'), err
 
 const STARTUP_BOUND_MS = 60_000;
 
-/** Opens the registry, retrying while the backend is unreachable (it may be restarting), as a service would. */
-async function open(): Promise<Registry> {
+/** Runs a startup step, retrying while the backend is unreachable or slow (restarting, or a loaded machine), as a service would. */
+async function whileUnavailable<T>(where: string, step: () => Promise<T>): Promise<T> {
   const giveUpAt = monotonicMs() + STARTUP_BOUND_MS;
   for (;;) {
     try {
-      return await createRegistry(spec!.registry, { logger });
+      return await step();
     } catch (err) {
       if (!hasCode(err, ErrorCode.UNAVAILABLE) || monotonicMs() > giveUpAt) throw err;
-      reportError('open', err);
+      reportError(where, err);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }
+
+const open = (): Promise<Registry> => whileUnavailable('open', () => createRegistry(spec!.registry, { logger }));
 
 const registry = await open().catch(fatal);
 const closing = new AbortController();
@@ -75,9 +77,9 @@ registry.watchMembers(spec.role, (e) => {
 });
 let seq = 0;
 const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
-let member: MemberHandle = await registry.announce({ role: spec.role, id: spec.name, payload: nextPayload() }).catch(fatal);
+let member: MemberHandle = await whileUnavailable('announce', () => registry.announce({ role: spec!.role, id: spec!.name, payload: nextPayload() })).catch(fatal);
 // Taken over from an earlier incarnation (same ids) before their lease ran out: peers see them updated, never removed.
-await Promise.all((spec.extraMembers ?? []).map((id) => registry.announce({ role: spec.role, id, payload: { incarnation: spec.incarnation } }))).catch(fatal);
+await Promise.all((spec.extraMembers ?? []).map((id) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: { incarnation: spec!.incarnation } })))).catch(fatal);
 report({ type: 'ready' });
 
 // The payload changes now and then, so observers see updates.

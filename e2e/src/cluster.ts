@@ -97,7 +97,13 @@ export class SoakCluster {
       }
       cluster.slots.set(name, slot);
     }
-    await Promise.all([...cluster.slots.keys()].map((name) => cluster.launch(name)));
+    try {
+      await Promise.all([...cluster.slots.keys()].map((name) => cluster.launch(name)));
+    } catch (err) {
+      // One that never got ready ends the run: the others must not outlive it.
+      await cluster.kill();
+      throw err;
+    }
     return cluster;
   }
 
