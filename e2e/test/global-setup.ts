@@ -3,7 +3,8 @@ import { backendsUnderTest, migrationsUnderTest, soakBackend } from '../src/back
 import { E2E_INSTANCE } from '../src/instance.js';
 
 // The soak's backends, and both sides of every migration under test.
-const migrations = migrationsUnderTest().flatMap((from) => [soakBackend(from), soakBackend('kubernetes')]);
+// (migrate-conformance.test.ts runs the suite on migrate(zookeeper→etcd) whenever a migration is under test.)
+const migrations = migrationsUnderTest().flatMap((from) => [soakBackend(from), soakBackend('kubernetes'), soakBackend('zookeeper'), soakBackend('etcd')]);
 const servers = [...new Set([...backendsUnderTest(), ...migrations].flatMap((b) => b.servers))];
 
 // The soak restarts servers: a private instance, stopped after the run. (No server at all for sqlite
