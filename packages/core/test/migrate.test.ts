@@ -2,7 +2,28 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '../src/index.js';
 import { MigrateStore } from '../src/spi.js';
 import { formatMicroTime } from '../src/lease-record.js';
+import { UnavailableError } from '../src/errors.js';
 import { ManualClock, MemoryBackend, MemoryStore } from '../src/testing.js';
+
+/** A memory store whose calls fail UNAVAILABLE while `refusing`, its watch still open: a connection whose requests time out while its stream stays up. */
+class RefusingStore extends MemoryStore {
+  refusing = false;
+  private check(): void {
+    if (this.refusing) throw new UnavailableError('requests time out', { backend: 'memory' });
+  }
+  override async get(...args: Parameters<MemoryStore['get']>): ReturnType<MemoryStore['get']> {
+    this.check();
+    return super.get(...args);
+  }
+  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
+    this.check();
+    return super.create(...args);
+  }
+  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
+    this.check();
+    return super.update(...args);
+  }
+}
 
 type Phase = 'from' | 'migrate' | 'to';
 
@@ -13,11 +34,11 @@ class Migration {
   readonly to = new MemoryBackend();
   private readonly opened: Registry[] = [];
 
-  side(phase: 'from' | 'to'): MemoryStore {
-    return new MemoryStore({ backend: this[phase], cluster: 'test' });
+  side(phase: 'from' | 'to'): RefusingStore {
+    return new RefusingStore({ backend: this[phase], cluster: 'test' });
   }
 
-  async process(identity: string, phase: Phase): Promise<{ registry: Registry; from?: MemoryStore; to?: MemoryStore }> {
+  async process(identity: string, phase: Phase): Promise<{ registry: Registry; from?: RefusingStore; to?: RefusingStore }> {
     const from = phase === 'to' ? undefined : this.side('from');
     const to = phase === 'from' ? undefined : this.side('to');
     const store = from && to ? new MigrateStore(from, to, { clock: this.clock }) : (from ?? to)!;
@@ -94,6 +115,27 @@ describe('registry.type=migrate on the injected clock', () => {
       expect(lost).toEqual(['renew-deadline']);
     });
   }
+
+  it('a migrating leader cut off from to stops writing from too, so another migrating process takes over after one lease', async () => {
+    m = new Migration();
+    const a = await m.process('a', 'migrate');
+    const b = await m.process('b', 'migrate');
+    const la = a.registry.campaign('scheduler');
+    await m.clock.advance(0);
+    const lb = b.registry.campaign('scheduler');
+    await m.clock.advance(4_500);
+    expect(la.isLeader).toBe(true);
+    a.to!.refusing = true;
+    const cutAt = m.clock.now();
+    let fromWrites = 0;
+    const off = m.from.subscribe((change) => change.path === 'test/election/scheduler' && change.row?.record.holderIdentity === 'a' && m.clock.now() > cutAt + 2_000 && fromWrites++);
+    await advanceOneLeader(m, () => [la, lb], 30_000);
+    off();
+    expect(la.isLeader).toBe(false);
+    expect(lb.isLeader).toBe(true);
+    // After its first failed write to to, a writes nothing more on from: its half there runs out.
+    expect(fromWrites).toBe(0);
+  });
 
   it('a rolling restart from → migrate → to, one process at a time, never has two leaders and never lowers a token', async () => {
     m = new Migration();

@@ -39,6 +39,8 @@ export class MigrateStore implements RecordStore {
   private readonly watches = new Set<MigrateWatch>();
   private readonly clock: Clock;
   private readonly holdMs: number;
+  /** The last call to `to` found it unreachable: a write asks it first, before writing `from` (see {@link writeBoth}). */
+  private toUnreachable = false;
 
   constructor(
     /** The backend being left: written first. */
@@ -59,20 +61,16 @@ export class MigrateStore implements RecordStore {
   }
 
   create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
-    return this.write(key, async () => {
-      const from = await this.from.create(key, record);
-      const to = await this.to.create(key, record);
-      return { written: { key, version: migrateVersion(from.version, to.version), record: mergeRecords(from.record, to.record) }, expect: { from: from.version, to: to.version } };
-    });
+    return this.writeBoth(key, () => this.from.create(key, record), () => this.to.create(key, record));
   }
 
   update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
     const seen = parseMigrateVersion(key, version);
-    return this.write(key, async () => {
-      const from = await this.writeSide(this.from, key, record, seen.from);
-      const to = await this.writeSide(this.to, key, record, seen.to);
-      return { written: { key, version: migrateVersion(from.version, to.version), record: mergeRecords(from.record, to.record) }, expect: { from: from.version, to: to.version } };
-    });
+    return this.writeBoth(
+      key,
+      () => this.writeSide(this.from, key, record, seen.from),
+      () => this.writeSide(this.to, key, record, seen.to),
+    );
   }
 
   delete(key: RecordKey, version: string): Promise<void> {
@@ -142,6 +140,39 @@ export class MigrateStore implements RecordStore {
     const results = await Promise.allSettled([this.from.close(), this.to.close()]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /**
+   * `from`, then `to`. While `to` is unreachable, a write first asks `to`
+   * whether it answers again and writes nothing when it does not: a process cut
+   * off from `to` must not keep renewing its half on `from`, which would look
+   * alive there and keep every other process from taking over.
+   */
+  private writeBoth(key: RecordKey, writeFrom: () => Promise<StoredRecord>, writeTo: () => Promise<StoredRecord>): Promise<StoredRecord> {
+    return this.write(key, async () => {
+      if (this.toUnreachable) {
+        try {
+          await this.onTo(() => this.to.get(key));
+        } catch (err) {
+          if (hasCode(err, ErrorCode.UNAVAILABLE)) throw err; // a refusal (a corrupt record) is an answer
+        }
+      }
+      const from = await writeFrom();
+      const to = await this.onTo(writeTo);
+      return { written: { key, version: migrateVersion(from.version, to.version), record: mergeRecords(from.record, to.record) }, expect: { from: from.version, to: to.version } };
+    });
+  }
+
+  /** A call to `to`, noting whether it answered. */
+  private async onTo<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      const result = await call();
+      this.toUnreachable = false;
+      return result;
+    } catch (err) {
+      this.toUnreachable = hasCode(err, ErrorCode.UNAVAILABLE);
+      throw err;
+    }
   }
 
   /** Writes one side: a compare-and-set on the version seen there, or a create where that side had nothing. */
