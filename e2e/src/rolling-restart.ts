@@ -180,9 +180,11 @@ function membersKept(timeline: Timeline, ids: readonly string[], from: number, u
 /**
  * A rolling restart `from` → migrate(from→to) → `to`, one process at a time,
  * while every process campaigns in one election, contends for one lock, writes
- * through the fenced resource and heartbeats its members. Each step: the
- * process hands off (resigns, releases), is killed, and comes back under the
- * same name in the next phase; its members are taken over, never removed.
+ * through the fenced resource and heartbeats its members. Each step, as a
+ * Deployment's rolling update with a surge of one: the process hands off
+ * (resigns, releases the lock, heartbeats on), its successor starts under the
+ * same name in the next phase and takes its members over, then the old one is
+ * SIGKILLed; the members are never removed, however slow the start.
  * Judged by the soak's verdict (one leader at every instant, rising tokens, no
  * stale write, no lost or phantom member event) and by {@link membersKept}.
  */
@@ -198,12 +200,13 @@ export async function runRollingRestart(options: MigrationRunOptions): Promise<M
     keptFrom = monotonicMs();
     for (const phase of ['migrate', 'to'] as const) {
       for (const name of cluster.names) {
+        // As a Deployment's rolling update with a surge of one: the new process is up before the old one goes.
         const old = cluster.current(name);
         old.send({ op: 'handoff' });
         await old.event('handedOff', ANSWER_BOUND_MS);
-        await old.kill();
         phases.set(name, phase);
         await cluster.restart(name);
+        await old.kill();
         await cluster.waitForLeader(LEADER_BOUND_MS);
         await new Promise((resolve) => setTimeout(resolve, WORK_MS)); // the new leader works a while: not a synchronisation
         cluster.checkpoint();

@@ -45,6 +45,9 @@ export class MigrateWatch implements WatchSubscription {
   private readonly line: HistoryLine;
   private readonly state: ViewState;
   private readonly plans = new Map<RecordKey, (MergedValue | undefined)[]>();
+  /** What waits until both sides' watches have shown they run (see {@link start}); undefined once delivered. */
+  private early: WatchEvent[] | undefined = [];
+  private earlyTimer: Timer | undefined;
 
   constructor(private readonly options: MigrateWatchOptions) {
     this.state = options.state;
@@ -64,6 +67,7 @@ export class MigrateWatch implements WatchSubscription {
     for (const subscription of this.subscriptions.splice(0)) subscription.close();
     for (const hold of this.holds.values()) hold.timer?.cancel();
     this.holds.clear();
+    this.earlyTimer?.cancel();
     this.options.onClose();
   }
 
@@ -90,8 +94,15 @@ export class MigrateWatch implements WatchSubscription {
     return hold;
   }
 
+  /**
+   * Opens both sides' watches. Nothing reaches the listener until both have
+   * delivered something (a side whose revision is too old fails at once, and
+   * then the listener gets only the error, as from one store) or `holdMs` has
+   * passed (a store that announces nothing until a change).
+   */
   private start(): void {
     if (this.closed) return;
+    this.earlyTimer = this.options.clock.setTimeout(() => this.deliverEarly(), this.options.holdMs);
     for (const key of new Set([...this.state.from.keys(), ...this.state.to.keys(), ...this.state.emitted.keys(), ...this.plans.keys()])) {
       // A resumed view follows what was emitted after its revision; what a write then held back and never emitted shows now.
       if (this.plans.has(key)) this.nextPlan(key);
@@ -120,9 +131,10 @@ export class MigrateWatch implements WatchSubscription {
     const revision = this.record({ kind: 'side', side, event });
     this.established[side] = true;
     if (event.type === 'progress') {
-      if (this.established.from && this.established.to) this.options.listener.event({ type: 'progress', revision });
-      return;
+      if (this.established.from && this.established.to) this.deliver({ type: 'progress', revision });
     }
+    if (this.established.from && this.established.to) this.deliverEarly();
+    if (event.type === 'progress') return;
     const key = event.type === 'put' ? event.record.key : event.type === 'corrupt' ? event.entry.key : event.key;
     const hold = this.holds.get(key);
     if (!hold) return this.emitIfChanged(key);
@@ -178,9 +190,24 @@ export class MigrateWatch implements WatchSubscription {
     const merged = mergeValues(key, this.state.from.get(key), this.state.to.get(key));
     if (mergedVersion(merged) === mergedVersion(this.state.emitted.get(key))) return;
     const revision = this.record({ kind: 'emit', key, value: merged });
-    const listener = this.options.listener;
-    if (!merged) listener.event({ type: 'delete', key, revision });
-    else if (merged.stored) listener.event({ type: 'put', record: merged.stored, revision });
-    else listener.event({ type: 'corrupt', entry: merged.corrupt, revision });
+    if (!merged) this.deliver({ type: 'delete', key, revision });
+    else if (merged.stored) this.deliver({ type: 'put', record: merged.stored, revision });
+    else this.deliver({ type: 'corrupt', entry: merged.corrupt, revision });
+  }
+
+  private deliver(event: WatchEvent): void {
+    if (this.early) this.early.push(event);
+    else this.options.listener.event(event);
+  }
+
+  private deliverEarly(): void {
+    const early = this.early;
+    if (!early || this.closed) return;
+    this.early = undefined;
+    this.earlyTimer?.cancel();
+    for (const event of early) {
+      if (this.closed) return;
+      this.options.listener.event(event);
+    }
   }
 }
