@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { judgeMigration, type MigrationVerdict } from '../src/commands/migrate-status.js';
+import { judgeMigration, type MigrationVerdict, type SideView } from '../src/commands/migrate-status.js';
 import { run } from './cli.js';
 
 // A migration between two real sqlite files, sides of one cluster: status reads each side on its own.
@@ -100,13 +100,13 @@ describe('rollcall migrate status', () => {
 });
 
 describe('the verdict', () => {
-  const view = (members: string[], holder?: string, token = 1) => ({ members, elections: holder === undefined ? {} : { e: { holder, fencingToken: token } }, locks: {} });
+  const view = (members: string[], holder?: string | null, token = 1): SideView => ({ members, elections: holder === undefined ? {} : { e: { holder, fencingToken: token } }, locks: {} });
   it('phase 3 under way is safe to go on; every process on to is done, unless from still has a live holder', () => {
     expect(judgeMigration(view(['m/a']), view(['m/a', 'm/b']))).toMatchObject({ phase: 3, safe: true });
     expect(judgeMigration(view([]), view(['m/a', 'm/b']))).toMatchObject({ phase: 4, safe: true });
     expect(judgeMigration(view([], 'old'), view(['m/a']))).toMatchObject({ phase: 4, safe: false, reasons: ['election e is still held on from by old: some process still writes there'] });
   });
   it('phase 2 complete is not ready while a holder holds on from only', () => {
-    expect(judgeMigration(view(['m/a'], 'x', 4), view(['m/a'], null as never, 4))).toMatchObject({ phase: 2, safe: false });
+    expect(judgeMigration(view(['m/a'], 'x', 4), view(['m/a'], null, 4))).toMatchObject({ phase: 2, safe: false });
   });
 });
