@@ -40,6 +40,9 @@ export interface MigrateWatchOptions {
 export class MigrateWatch implements WatchSubscription {
   private closed = false;
   private readonly established: Record<Side, boolean> = { from: false, to: false };
+  /** A side has shown a change, or progress past the revision it started from: its revision was still kept. */
+  private readonly proven: Record<Side, boolean> = { from: false, to: false };
+  private readonly startedAt: Record<Side, string>;
   private readonly holds = new Map<RecordKey, Hold>();
   private readonly subscriptions: WatchSubscription[] = [];
   private readonly line: HistoryLine;
@@ -51,6 +54,7 @@ export class MigrateWatch implements WatchSubscription {
 
   constructor(private readonly options: MigrateWatchOptions) {
     this.state = options.state;
+    this.startedAt = { from: options.state.fromRevision, to: options.state.toRevision };
     for (const { key, value } of options.planned) {
       const queue = this.plans.get(key);
       if (queue) queue.push(value);
@@ -96,9 +100,10 @@ export class MigrateWatch implements WatchSubscription {
 
   /**
    * Opens both sides' watches. Nothing reaches the listener until both have
-   * delivered something (a side whose revision is too old fails at once, and
-   * then the listener gets only the error, as from one store) or `holdMs` has
-   * passed (a store that announces nothing until a change).
+   * shown a change or progress past their start revision (a side whose
+   * revision is too old fails first — etcd after announcing the watch at its
+   * start revision — and then the listener gets only the error, as from one
+   * store) or `holdMs` has passed (a side with nothing to tell).
    */
   private start(): void {
     if (this.closed) return;
@@ -130,10 +135,9 @@ export class MigrateWatch implements WatchSubscription {
     if (this.closed) return;
     const revision = this.record({ kind: 'side', side, event });
     this.established[side] = true;
-    if (event.type === 'progress') {
-      if (this.established.from && this.established.to) this.deliver({ type: 'progress', revision });
-    }
-    if (this.established.from && this.established.to) this.deliverEarly();
+    if (event.type !== 'progress' || event.revision !== this.startedAt[side]) this.proven[side] = true;
+    if (event.type === 'progress' && this.established.from && this.established.to) this.deliver({ type: 'progress', revision });
+    if (this.proven.from && this.proven.to) this.deliverEarly();
     if (event.type === 'progress') return;
     const key = event.type === 'put' ? event.record.key : event.type === 'corrupt' ? event.entry.key : event.key;
     const hold = this.holds.get(key);
