@@ -95,3 +95,15 @@ export function backendsUnderTest(env: Readonly<Record<string, string | undefine
   const names = env.SOAK_BACKENDS?.split(',').map((n) => n.trim()).filter(Boolean) ?? BACKEND_NAMES;
   return names.map(soakBackend);
 }
+
+/** The backends a migration to Kubernetes is proven from. */
+export const MIGRATION_SOURCES: readonly BackendName[] = ['zookeeper', 'etcd', 'mysql'];
+
+/**
+ * The migrations a test run covers: from each of {@link MIGRATION_SOURCES} to
+ * kubernetes, or from those named in MIGRATE_FROM (comma-separated; empty: none).
+ */
+export function migrationsUnderTest(env: Readonly<Record<string, string | undefined>> = process.env): BackendName[] {
+  const names = env.MIGRATE_FROM === undefined ? MIGRATION_SOURCES : env.MIGRATE_FROM.split(',').map((n) => n.trim()).filter(Boolean);
+  return names.map((n) => soakBackend(n).name);
+}

@@ -43,19 +43,26 @@ const logger: Logger = { debug: () => {}, info: () => {}, warn: log('warn'), err
 
 const STARTUP_BOUND_MS = 60_000;
 
-/** Opens the registry, retrying while the backend is unreachable (it may be restarting), as a service would. */
-async function open(): Promise<Registry> {
+/**
+ * Runs a startup step, retrying while the backend is unreachable or slow
+ * (restarting, or a loaded machine), as a service would; `alsoRetry` names
+ * refusals that are as passing (an announce racing the heartbeat of the
+ * incarnation it replaces: CONFLICT).
+ */
+async function whileUnavailable<T>(where: string, step: () => Promise<T>, alsoRetry: ErrorCode[] = []): Promise<T> {
   const giveUpAt = monotonicMs() + STARTUP_BOUND_MS;
   for (;;) {
     try {
-      return await createRegistry(spec!.registry, { logger });
+      return await step();
     } catch (err) {
-      if (!hasCode(err, ErrorCode.UNAVAILABLE) || monotonicMs() > giveUpAt) throw err;
-      reportError('open', err);
+      if (!hasCode(err, ErrorCode.UNAVAILABLE, ...alsoRetry) || monotonicMs() > giveUpAt) throw err;
+      reportError(where, err);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }
+
+const open = (): Promise<Registry> => whileUnavailable('open', () => createRegistry(spec!.registry, { logger }));
 
 const registry = await open().catch(fatal);
 const closing = new AbortController();
@@ -75,7 +82,10 @@ registry.watchMembers(spec.role, (e) => {
 });
 let seq = 0;
 const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
-let member: MemberHandle = await registry.announce({ role: spec.role, id: spec.name, payload: nextPayload() }).catch(fatal);
+// Taken over from an earlier incarnation (same ids), which may still heartbeat them: peers see them updated, never removed.
+const announce = (id: string, payload: unknown) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: payload as never }), [ErrorCode.CONFLICT]);
+let member: MemberHandle = await announce(spec.name, nextPayload()).catch(fatal);
+await Promise.all((spec.extraMembers ?? []).map((id) => announce(id, { incarnation: spec!.incarnation }))).catch(fatal);
 report({ type: 'ready' });
 
 // The payload changes now and then, so observers see updates.
@@ -162,6 +172,14 @@ async function run(command: CandidateCommand): Promise<void> {
       } finally {
         rejoining = false;
       }
+      return;
+    }
+    case 'handoff': {
+      closing.abort();
+      await leadership.resign();
+      const held = lock;
+      if (held?.held) await held.release();
+      report({ type: 'handedOff' });
       return;
     }
     case 'checkpoint': {

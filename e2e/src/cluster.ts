@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { LeaseTiming, MemberTiming } from '@rollcall/core';
+import type { LeaseTiming, MemberTiming, RegistryConfigInput } from '@rollcall/core';
 import { TcpProxy } from '@rollcall/tools/testenv';
-import type { Address, SoakBackend } from './backends.js';
+import type { Address, BackendName, SoakBackend } from './backends.js';
 import { CandidateProcess, type IncarnationRecord } from './candidate-process.js';
 import type { CandidateEvent, CandidateSpec } from './protocol.js';
 
@@ -24,6 +24,27 @@ export interface ClusterOptions {
   workDir: string;
   resourceUrl: string;
   timing: SoakTiming;
+  /**
+   * Where each incarnation's registry points, for runs over more than one
+   * backend (a rolling restart through registry.type=migrate): the backends
+   * whose servers each candidate reaches through proxies of its own, and the
+   * registry configuration of an incarnation, given the addresses of its
+   * proxies (without the core keys, which the cluster sets). Default: `backend`
+   * alone, through one proxy.
+   */
+  placement?: Placement;
+  /** More member ids each candidate announces (see CandidateSpec.extraMembers). Default none. */
+  extraMembers?: (name: string) => string[];
+}
+
+export interface Placement {
+  backends: readonly SoakBackend[];
+  registry(name: string, incarnation: number, vias: ReadonlyMap<BackendName, Address | undefined>): Pick<RegistryConfigInput, 'type'> & Record<string, unknown>;
+}
+
+/** The soak's own placement: every candidate on the one backend. */
+function singleBackend(backend: SoakBackend, workDir: string): Placement {
+  return { backends: [backend], registry: (_name, _incarnation, vias) => ({ type: backend.name, [backend.name]: backend.section(vias.get(backend.name), workDir) }) };
 }
 
 /** Bound on a candidate opening its registry and announcing itself, milliseconds (a server may be restarting). */
@@ -35,8 +56,8 @@ const CONVERGE_POLL_MS = 250;
 
 interface Slot {
   name: string;
-  via: Address | undefined;
-  proxy: TcpProxy | undefined;
+  vias: Map<BackendName, Address | undefined>;
+  proxies: Map<BackendName, TcpProxy>;
   current: CandidateProcess;
   incarnations: number;
 }
@@ -56,20 +77,33 @@ export class SoakCluster {
   private readonly slots = new Map<string, Slot>();
   private readonly waiters = new Set<() => void>();
   private checkpoints = 0;
+  private readonly placement: Placement;
 
-  private constructor(private readonly options: ClusterOptions) {}
+  private constructor(private readonly options: ClusterOptions) {
+    this.placement = options.placement ?? singleBackend(options.backend, options.workDir);
+  }
 
   static async start(options: ClusterOptions): Promise<SoakCluster> {
     const cluster = new SoakCluster(options);
-    const server = options.backend.server();
     for (let i = 1; i <= options.size; i++) {
       const name = `c${i}`;
-      // Each candidate reaches the server through a proxy of its own, so one can be cut off alone.
-      const proxy = server && (await TcpProxy.start(server));
-      const via = proxy ? { host: proxy.host, port: proxy.port } : undefined;
-      cluster.slots.set(name, { name, via, proxy, current: undefined!, incarnations: 0 });
+      const slot: Slot = { name, vias: new Map(), proxies: new Map(), current: undefined!, incarnations: 0 };
+      // Each candidate reaches each server through a proxy of its own, so one can be cut off alone.
+      for (const backend of cluster.placement.backends) {
+        const server = backend.server();
+        const proxy = server && (await TcpProxy.start(server));
+        if (proxy) slot.proxies.set(backend.name, proxy);
+        slot.vias.set(backend.name, proxy ? { host: proxy.host, port: proxy.port } : undefined);
+      }
+      cluster.slots.set(name, slot);
     }
-    await Promise.all([...cluster.slots.keys()].map((name) => cluster.launch(name)));
+    try {
+      await Promise.all([...cluster.slots.keys()].map((name) => cluster.launch(name)));
+    } catch (err) {
+      // One that never got ready ends the run: the others must not outlive it.
+      await cluster.kill();
+      throw err;
+    }
     return cluster;
   }
 
@@ -88,10 +122,16 @@ export class SoakCluster {
     return choices[Math.floor(Math.random() * choices.length)];
   }
 
-  proxyOf(name: string): TcpProxy {
-    const proxy = this.slots.get(name)!.proxy;
-    if (!proxy) throw new Error(`candidate ${name} has no proxy to cut`);
+  /** The proxy between candidate `name` and `backend`'s server (the soak's one backend by default). */
+  proxyOf(name: string, backend: BackendName = this.placement.backends[0]!.name): TcpProxy {
+    const proxy = this.slots.get(name)!.proxies.get(backend);
+    if (!proxy) throw new Error(`candidate ${name} has no proxy to ${backend} to cut`);
     return proxy;
+  }
+
+  /** The running incarnation of `name`. */
+  current(name: string): CandidateProcess {
+    return this.slots.get(name)!.current;
   }
 
   /** Starts the next incarnation of `name` (its last one must be gone) and waits until it has announced itself. */
@@ -154,32 +194,35 @@ export class SoakCluster {
   async shutdown(): Promise<string[]> {
     for (const p of this.live()) p.resume();
     const results = await Promise.all(this.live().map(async (p) => ((await p.shutdown(ANSWER_BOUND_MS)) ? [] : [`${p.describe()} did not exit within ${ANSWER_BOUND_MS} ms of shutdown`])));
-    await Promise.all([...this.slots.values()].map((s) => s.proxy?.close()));
+    await this.closeProxies();
     return results.flat();
   }
 
   /** SIGKILLs whatever still runs (after a failure). */
   async kill(): Promise<void> {
     await Promise.all(this.live().map((p) => p.kill()));
-    await Promise.all([...this.slots.values()].map((s) => s.proxy?.close()));
+    await this.closeProxies();
+  }
+
+  private async closeProxies(): Promise<void> {
+    await Promise.all([...this.slots.values()].flatMap((s) => [...s.proxies.values()].map((p) => p.close())));
   }
 
   private async launch(name: string): Promise<void> {
     const slot = this.slots.get(name)!;
-    const { backend, timing, workDir } = this.options;
+    const { timing, workDir } = this.options;
     const incarnation = ++slot.incarnations;
     const spec: CandidateSpec = {
       name,
       incarnation,
       registry: {
-        type: backend.name,
+        ...this.placement.registry(name, incarnation, slot.vias),
         cluster: this.options.cluster,
         identity: name,
         election: timing.election,
         lock: timing.lock,
         member: timing.member,
         requestTimeoutMs: timing.requestTimeoutMs,
-        [backend.name]: backend.section(slot.via, workDir),
       },
       election: 'soak',
       lock: 'soak',
@@ -190,6 +233,7 @@ export class SoakCluster {
       stallThresholdMs: 100,
       updateIntervalMs: 1000,
       lockHoldMs: [100, 600],
+      extraMembers: this.options.extraMembers?.(name),
     };
     const candidate = new CandidateProcess(spec, join(workDir, `${name}-${incarnation}.log`), (p, e) => this.onEvent(p, e));
     slot.current = candidate;

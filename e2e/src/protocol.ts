@@ -26,6 +26,8 @@ export interface CandidateSpec {
   updateIntervalMs: number;
   /** A lock is held this long (uniformly at random in the range) before it is released, milliseconds. */
   lockHoldMs: [number, number];
+  /** More members the candidate announces under `role` and heartbeats, without updates (the rolling restart's 20 members). Default none. */
+  extraMembers?: string[];
 }
 
 /** Which of the two fenced resources: the election's or the lock's. */
@@ -67,6 +69,8 @@ export type CandidateEvent = { t: number; n: number } & (
    * withdraw overtook it: its payload was never written).
    */
   | { type: 'raced'; payload: unknown; outcome: 'written' | string }
+  /** The candidate stopped campaigning and contending for the lock, and gave up what it held (a rolling restart's step). */
+  | { type: 'handedOff' }
   /** Updates stopped; `payload` is the last one written. */
   | { type: 'quiesced'; payload: unknown }
   /** Something the candidate caught and carried on after (a failed update, a refused lock). */
@@ -81,6 +85,8 @@ export type CandidateCommand =
   | { op: 'resign' }
   /** Update the payload, withdraw at once or 0–30 ms later (racing the update), then announce again; a `raced` event follows. */
   | { op: 'rejoin' }
+  /** Resign for good, stop contending for the lock and release it, keep heartbeating; a `handedOff` event follows. */
+  | { op: 'handoff' }
   /** Report the member view (a `members` event). */
   | { op: 'checkpoint'; checkpoint: number }
   /** Stop updating the member payload and report the last one. */

@@ -1,8 +1,11 @@
 import { createGlobalSetup } from '@rollcall/tools/testenv';
-import { backendsUnderTest } from '../src/backends.js';
+import { backendsUnderTest, migrationsUnderTest, soakBackend } from '../src/backends.js';
 import { E2E_INSTANCE } from '../src/instance.js';
 
-const servers = [...new Set(backendsUnderTest().flatMap((b) => b.servers))];
+// The soak's backends, and both sides of every migration under test.
+// (migrate-conformance.test.ts runs the suite on migrate(zookeeper→etcd) whenever a migration is under test.)
+const migrations = migrationsUnderTest().flatMap((from) => [soakBackend(from), soakBackend('kubernetes'), soakBackend('zookeeper'), soakBackend('etcd')]);
+const servers = [...new Set([...backendsUnderTest(), ...migrations].flatMap((b) => b.servers))];
 
 // The soak restarts servers: a private instance, stopped after the run. (No server at all for sqlite
 // alone: createGlobalSetup([]) would mean every server.)

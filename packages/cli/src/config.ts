@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigurationError, CORE_OPTIONS, envName, memoryPlugin, type RegistryConfig, resolveConfig } from '@rollcall/core';
-import { loadPlugin, type OptionSchema, PLUGIN_PACKAGES, type RegistryPlugin } from '@rollcall/core/spi';
+import { loadMigratePlugin, loadPlugin, MIGRATE_TYPE, type OptionSchema, PLUGIN_PACKAGES, type RegistryPlugin } from '@rollcall/core/spi';
 import { usageError } from './errors.js';
 
 /** The configuration flags every command takes. */
@@ -109,7 +109,9 @@ export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEn
     throw new ConfigurationError('registry.type: is required; give --type <type>, -o registry.type=<type>, REGISTRY_TYPE or a --config file (types: ' + Object.keys(PLUGIN_PACKAGES).join(', ') + ')', { key: 'registry.type' });
   }
   if (typeof type !== 'string') throw new ConfigurationError(`registry.type: expected a string, got ${JSON.stringify(type)}`, { key: 'registry.type' });
-  const plugin = await pluginFor(type);
+  // A migration's schema is its two sides': their types come first, from whichever form gives them.
+  const given = (key: string) => cli.get(key) ?? env[envName(key)] ?? file.get(key) ?? defaults[key];
+  const plugin = type === MIGRATE_TYPE ? await loadMigratePlugin({ from: given(`registry.${MIGRATE_TYPE}.from.type`), to: given(`registry.${MIGRATE_TYPE}.to.type`) }, [memoryPlugin as never]) : await pluginFor(type);
   const byEnvName = new Map<string, string>();
   for (const key of flatSchema(plugin).keys()) byEnvName.set(envName(key), key);
   const fromEnv = new Map<string, string>();

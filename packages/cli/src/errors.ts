@@ -19,6 +19,8 @@ export const ExitCode = {
   CONFLICT: 7,
   /** `doctor` found a problem. */
   CHECK_FAILED: 8,
+  /** `migrate status`: the next step of the migration is not safe now (the reasons are printed). */
+  NOT_READY: 9,
   /** A confirmation was declined, or could not be asked (no terminal and no `--yes`). */
   DECLINED: 10,
   /** Stopped by SIGINT (Ctrl-C) or SIGTERM; everything it started was stopped first. */

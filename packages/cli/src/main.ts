@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { doctorCommand } from './commands/doctor.js';
 import { leaderCommand, locksCommand, membersCommand } from './commands/listings.js';
 import { manifestRoles, manifestsCommand } from './commands/manifests.js';
+import { migrateStatusCommand } from './commands/migrate-status.js';
 import { releaseCommand } from './commands/release.js';
 import { watchCommand } from './commands/watch.js';
 import { demoCommand } from './demo/demo.js';
@@ -28,7 +29,8 @@ Exit codes:
   2    usage, INVALID_ARGUMENT     7    CONFLICT (the record changed meanwhile)
   3    INVALID_CONFIG,             8    doctor found a problem
        PLUGIN_NOT_INSTALLED        10   confirmation declined (release without --yes)
-  4    UNAVAILABLE                 130  interrupted (Ctrl-C); everything started was stopped`;
+  4    UNAVAILABLE                 9    migrate status: the next step is not safe now
+                                   130  interrupted (Ctrl-C); everything started was stopped`;
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -105,6 +107,13 @@ export function program(setExit: (code: number) => void): Command {
     .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'));
   manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n`);
   manifests.action((opts) => manifestsCommand(opts));
+  const migrate = root.command('migrate').description('a zero-downtime move between backends (registry.type=migrate): see docs/migrating.md');
+  const status = withOutput(withConfig(migrate.command('status').description('members on from only, to only or both; each election and lock on each side; the phase, and whether the next step is safe (exit 0) or not (exit 9)')));
+  examples(status, [
+    'rollcall migrate status -t migrate -o migrate.from.type=zookeeper -o migrate.from.zookeeper.connectString=zk1:2181 -o migrate.to.type=kubernetes -o migrate.to.kubernetes.namespace=prod',
+    'REGISTRY_TYPE=migrate REGISTRY_MIGRATE_FROM_TYPE=etcd REGISTRY_MIGRATE_FROM_ETCD_ENDPOINTS=http://10.0.0.5:2379 REGISTRY_MIGRATE_TO_TYPE=kubernetes rollcall migrate status --json',
+  ]);
+  status.action(async (opts) => setExit(await migrateStatusCommand(opts)));
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
@@ -117,7 +126,7 @@ export function program(setExit: (code: number) => void): Command {
     .requiredOption('--config <file>')
     .action(async (opts) => demoNode(opts));
 
-  for (const cmd of root.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  for (const cmd of [...root.commands, ...migrate.commands]) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return root;
 }
 

@@ -1,5 +1,6 @@
 import { parseTime } from './lease-record.js';
 import type { CacheEntry, WatchCache } from './watch-cache.js';
+import { UNKNOWN_HOLDER } from './migrate/merge.js';
 
 /** The holder of an election (its leader) or of a lock, as this process sees it. */
 export interface HolderInfo {
@@ -67,7 +68,8 @@ export function judgeLease(
   const record = entry.stored?.record;
   if (!record) return undefined;
   const leaseDurationMs = record.leaseDurationSeconds * 1000;
-  const named = record.holderIdentity === '' ? undefined : { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
+  // A migration whose two sides name different holders is between terms: it names no holder (nor is it free).
+  const named = record.holderIdentity === '' || record.holderIdentity === UNKNOWN_HOLDER ? undefined : { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
   const expiresInMs = Math.max(entry.observedAt, cache.liveSince, aliveSince) + leaseDurationMs - now;
   const held = named !== undefined && (expiresInMs > 0 || !cache.live);
   return {

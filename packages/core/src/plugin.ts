@@ -61,12 +61,18 @@ export function missingPackage(err: unknown): string | undefined {
  * PLUGIN_NOT_INSTALLED and the exact `npm install` line; so does a plugin
  * whose own dependency is missing, naming that dependency.
  */
-export async function loadPlugin(type: string, packages: Readonly<Record<string, string>> = PLUGIN_PACKAGES, builtins: readonly RegistryPlugin<never>[] = []): Promise<RegistryPlugin> {
+export async function loadPlugin(
+  type: string,
+  packages: Readonly<Record<string, string>> = PLUGIN_PACKAGES,
+  builtins: readonly RegistryPlugin<never>[] = [],
+  /** The key that named the type, for errors: `registry.type`, or `registry.migrate.from.type`. */
+  key = 'registry.type',
+): Promise<RegistryPlugin> {
   const builtin = builtins.find((p) => p.type === type);
   if (builtin) return builtin as unknown as RegistryPlugin;
   const pkg = packages[type];
   if (!pkg) {
-    throw new ConfigurationError(`registry.type: unknown type ${JSON.stringify(type)}; known types are ${Object.keys(packages).join(', ')}`, { key: 'registry.type' });
+    throw new ConfigurationError(`${key}: unknown type ${JSON.stringify(type)}; known types are ${Object.keys(packages).join(', ')}`, { key });
   }
   let mod: Record<string, unknown>;
   try {
@@ -74,18 +80,18 @@ export async function loadPlugin(type: string, packages: Readonly<Record<string,
   } catch (err) {
     const missing = missingPackage(err);
     if (missing === pkg) {
-      throw new ConfigurationError(`registry.type=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, { key: 'registry.type', code: 'PLUGIN_NOT_INSTALLED', cause: err });
+      throw new ConfigurationError(`${key}=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, { key, code: 'PLUGIN_NOT_INSTALLED', cause: err });
     }
     if (missing !== undefined) {
-      throw new ConfigurationError(`registry.type=${type}: ${pkg} is installed, but its dependency ${missing} is not (a partial or pruned install). Run: npm install ${missing}`, {
-        key: 'registry.type',
+      throw new ConfigurationError(`${key}=${type}: ${pkg} is installed, but its dependency ${missing} is not (a partial or pruned install). Run: npm install ${missing}`, {
+        key,
         code: 'PLUGIN_NOT_INSTALLED',
         cause: err,
       });
     }
-    throw new ConfigurationError(`registry.type=${type}: loading ${pkg} failed: ${(err as Error).message}`, { key: 'registry.type', cause: err });
+    throw new ConfigurationError(`${key}=${type}: loading ${pkg} failed: ${(err as Error).message}`, { key, cause: err });
   }
   const plugin = mod.registryPlugin as RegistryPlugin | undefined;
-  if (plugin?.type !== type) throw new ConfigurationError(`registry.type=${type}: ${pkg} does not export a registry plugin for ${type}`, { key: 'registry.type' });
+  if (plugin?.type !== type) throw new ConfigurationError(`${key}=${type}: ${pkg} does not export a registry plugin for ${type}`, { key });
   return plugin;
 }

@@ -14,3 +14,6 @@ export { loadPlugin, missingPackage, PLUGIN_PACKAGES, type PluginContext, type R
 export { registryStore } from './registry.js';
 export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
 export { assertPayloadSize } from './payload.js';
+export { MigrateStore, type MigrateStoreOptions } from './migrate/migrate-store.js';
+export { loadMigratePlugin, migratePlugin, MIGRATE_TYPE, type BackendSection, type MigrateOptions } from './migrate/migrate-plugin.js';
+export { mergeRecords, UNKNOWN_HOLDER } from './migrate/merge.js';

@@ -129,6 +129,13 @@ export function configType(source: ConfigSource): string {
   return type;
 }
 
+/** Reads `registry.migrate.from.type` and `registry.migrate.to.type` from any form, to know which plugins a migration loads. @internal */
+export function migrateTypes(source: ConfigSource): { from: unknown; to: unknown } {
+  const { flat, env } = flatten(source);
+  const read = (side: string) => flat.get(`registry.migrate.${side}.type`) ?? env.get(envName(`registry.migrate.${side}.type`));
+  return { from: read('from'), to: read('to') };
+}
+
 /**
  * Validates a configuration in any of its three forms against the core keys and
  * the plugin's section. Unknown keys, wrong types and impossible timings throw
