@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { soakBackend, type BackendName, type SoakBackend } from './backends.js';
 import { SoakCluster, type Placement, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
-import { monotonicMs } from './monotonic.js';
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { CandidateEvent } from './protocol.js';
 import { SOAK_TIMING } from './soak.js';
 import { describeHolder, termsOf, type Timeline } from './timeline.js';

@@ -56,6 +56,7 @@ describe('registry.type=migrate configuration', () => {
   });
 
   it('a missing side, an unknown type and a key of the other type are INVALID_CONFIG naming the key', async () => {
+    // @ts-expect-error a migration needs both sides; the object form says so at compile time, the others at run time
     expect(await configError({ type: 'migrate', migrate: { from: { type: 'memory' } } })).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.migrate.to.type' });
     expect(await configError(configFromEnv({ REGISTRY_TYPE: 'migrate', REGISTRY_MIGRATE_FROM_TYPE: 'memory', REGISTRY_MIGRATE_TO_TYPE: 'consul' }))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.migrate.to.type' });
     const err = await configError({ type: 'migrate', migrate: { from: { type: 'memory', memory: { name: 'a' } }, to: { type: 'memory', memory: { name: 'b', nmae: 'c' } } } });

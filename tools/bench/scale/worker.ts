@@ -5,7 +5,7 @@
  * Takes requests from the coordinator over IPC (protocol.ts); reports what
  * the masters see of tracked members and every leadership change.
  */
-import { createRegistry, type Leadership, type MemberHandle, type Registry } from '@rollcall/core';
+import { createRegistry, type Leadership, type MemberHandle, type Registry, type RegistryType } from '@rollcall/core';
 import { PLUGIN_PACKAGES, type RecordStore } from '@rollcall/core/spi';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import type { BackendConfig } from '../target.js';
@@ -52,7 +52,7 @@ async function openOne(backend: BackendConfig, cluster: string, spec: SimProcess
   const { type, ...sections } = backend;
   const store = countingStore(await create({ ...(sections[type] as Record<string, unknown>), cluster }), watch[spec.role]);
   // the backend's default timings: member heartbeat 5 s, lease 20 s; elections 15 / 10 / 2 s
-  const registry = await createRegistry({ type, cluster, identity: spec.id }, { store });
+  const registry = await createRegistry({ type: type as RegistryType, cluster, identity: spec.id }, { store });
   const sim: Simulated = { role: spec.role, registry, members: new Map(), campaigns: new Map() };
   simulated.set(spec.id, sim);
   if (spec.role === MASTER_ROLE) {

@@ -1,4 +1,4 @@
-import { createRegistry, type LeaseInfo, type Registry, type RegistryConfig } from '@rollcall/core';
+import { createRegistry, type LeaseInfo, type Registry, type RegistryConfig, type RegistryType } from '@rollcall/core';
 import { MIGRATE_TYPE, type MigrateOptions } from '@rollcall/core/spi';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';
@@ -100,7 +100,7 @@ async function viewOf(registry: Registry): Promise<SideView> {
 function sideRegistry(config: RegistryConfig, side: Side): Promise<Registry> {
   const section = (config.options as unknown as MigrateOptions)[side];
   return createRegistry({
-    type: section.type,
+    type: section.type as RegistryType,
     cluster: config.cluster,
     identity: `${config.identity}-status-${side}`,
     requestTimeoutMs: config.requestTimeoutMs,
