@@ -59,7 +59,7 @@ describe('rollcall watch --metrics-port', () => {
       const port = await demo.until('the metrics address', (_out, err) => /metrics at http:\/\/localhost:(\d+)\/metrics/.exec(err)?.[1], 60_000);
       const url = `http://127.0.0.1:${port}/metrics`;
       // Counters only grow: reached while the demo runs, they stay until it ends.
-      const seen = await scrapeUntil(url, 'four workers added and a leader change after the first', (s) => sampleValue(s, 'rollcall_member_events_total', { role: 'worker', event: 'added' }) === 4 && (sampleValue(s, 'rollcall_election_leader_changes_total', { election: 'scheduler' }) ?? 0) >= 2, 60_000);
+      const seen = await scrapeUntil(url, 'four workers added and a leader again after the first one went', (s) => sampleValue(s, 'rollcall_member_events_total', { role: 'worker', event: 'added' }) === 4 && (sampleValue(s, 'rollcall_election_leader_changes_total', { election: 'scheduler' }) ?? 0) >= 2 && sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 1, 60_000);
       expect(sampleValue(seen, 'rollcall_members', { role: 'master' })).toBeLessThanOrEqual(3);
       expect(sampleValue(seen, 'rollcall_election_fencing_token', { election: 'scheduler' })).toBeGreaterThanOrEqual(2);
       expect((await demo.exited).code).toBe(0);
