@@ -61,47 +61,54 @@ export class GatedStore extends MemoryStore {
 }
 
 /**
+ * A memory store whose calls fail UNAVAILABLE while `refusing`, its watch still
+ * open and delivering: a connection whose requests time out while its stream stays up.
+ */
+export class RefusingStore extends MemoryStore {
+  refusing = false;
+  override async get(...args: Parameters<MemoryStore['get']>): ReturnType<MemoryStore['get']> {
+    this.failWhileRefusing();
+    return super.get(...args);
+  }
+  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
+    this.failWhileRefusing();
+    return super.create(...args);
+  }
+  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
+    this.failWhileRefusing();
+    return super.update(...args);
+  }
+  override async delete(...args: Parameters<MemoryStore['delete']>): ReturnType<MemoryStore['delete']> {
+    this.failWhileRefusing();
+    return super.delete(...args);
+  }
+  override async list(...args: Parameters<MemoryStore['list']>): ReturnType<MemoryStore['list']> {
+    this.failWhileRefusing();
+    return super.list(...args);
+  }
+  private failWhileRefusing(): void {
+    if (this.refusing) throw new UnavailableError('requests time out', { backend: 'memory' });
+  }
+}
+
+/**
  * A memory store whose outage its watch hides, as a client that resumes its watch
  * by itself does (the Kubernetes store across an API server restart): during
  * `outage()` calls fail UNAVAILABLE and the watch neither ends nor delivers; at
  * `restore()` it delivers what it missed.
  */
-export class SilentOutageStore extends MemoryStore {
-  private out = false;
+export class SilentOutageStore extends RefusingStore {
   private readonly held: (() => void)[] = [];
   outage(): void {
-    this.out = true;
+    this.refusing = true;
   }
   restore(): void {
-    this.out = false;
+    this.refusing = false;
     for (const deliver of this.held.splice(0)) deliver();
   }
   override watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
-    const hold = <T>(fn: (arg: T) => void) => (arg: T) => (this.out ? this.held.push(() => fn(arg)) : fn(arg));
+    const hold = <T>(fn: (arg: T) => void) => (arg: T) => (this.refusing ? this.held.push(() => fn(arg)) : fn(arg));
     return super.watch(prefix, fromRevision, { event: hold((e) => listener.event(e)), error: hold((e) => listener.error(e)) });
-  }
-  override async get(...args: Parameters<MemoryStore['get']>): ReturnType<MemoryStore['get']> {
-    this.failWhileOut();
-    return super.get(...args);
-  }
-  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
-    this.failWhileOut();
-    return super.create(...args);
-  }
-  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
-    this.failWhileOut();
-    return super.update(...args);
-  }
-  override async delete(...args: Parameters<MemoryStore['delete']>): ReturnType<MemoryStore['delete']> {
-    this.failWhileOut();
-    return super.delete(...args);
-  }
-  override async list(...args: Parameters<MemoryStore['list']>): ReturnType<MemoryStore['list']> {
-    this.failWhileOut();
-    return super.list(...args);
-  }
-  private failWhileOut(): void {
-    if (this.out) throw new UnavailableError('server down', { backend: 'memory' });
   }
 }
 

@@ -2,28 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '../src/index.js';
 import { MigrateStore } from '../src/spi.js';
 import { formatMicroTime } from '../src/lease-record.js';
-import { UnavailableError } from '../src/errors.js';
-import { ManualClock, MemoryBackend, MemoryStore } from '../src/testing.js';
-
-/** A memory store whose calls fail UNAVAILABLE while `refusing`, its watch still open: a connection whose requests time out while its stream stays up. */
-class RefusingStore extends MemoryStore {
-  refusing = false;
-  private check(): void {
-    if (this.refusing) throw new UnavailableError('requests time out', { backend: 'memory' });
-  }
-  override async get(...args: Parameters<MemoryStore['get']>): ReturnType<MemoryStore['get']> {
-    this.check();
-    return super.get(...args);
-  }
-  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
-    this.check();
-    return super.create(...args);
-  }
-  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
-    this.check();
-    return super.update(...args);
-  }
-}
+import { ManualClock, MemoryBackend } from '../src/testing.js';
+import { RefusingStore } from './harness.js';
 
 type Phase = 'from' | 'migrate' | 'to';
 
@@ -87,7 +67,7 @@ describe('registry.type=migrate on the injected clock', () => {
       expect(lb.isLeader).toBe(false);
       const tokenA = la.fencingToken!;
       // a's connection to the contended side goes: it steps down at its deadline, b takes over after the lease.
-      (a[side] as MemoryStore).partition();
+      (a[side] as RefusingStore).partition();
       const cutAt = m.clock.now();
       await advanceOneLeader(m, () => [la, lb], 20_000);
       expect(la.isLeader).toBe(false);
