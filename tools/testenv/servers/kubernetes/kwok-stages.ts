@@ -1,0 +1,124 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { unitDir } from '../../paths.js';
+
+/** Annotations a test puts on a pod to tell kwok how the pod's container behaves. */
+export const KWOK_POD_ANNOTATIONS = {
+  /** The main container exits with this code once Running (a bare pod otherwise runs forever under kwok's defaults). */
+  exitCode: 'kwok.rollcall.dev/exit-code',
+  /** …after this many milliseconds Running. Default 0. */
+  runMs: 'kwok.rollcall.dev/run-ms',
+  /** …with this termination message (the container's `terminated.message`). */
+  message: 'kwok.rollcall.dev/termination-message',
+  /** The containers never start: each stays `waiting` with this reason (ErrImagePull, ImagePullBackOff, InvalidImageName, CreateContainerConfigError). */
+  waitingReason: 'kwok.rollcall.dev/waiting-reason',
+} as const;
+
+/**
+ * Stages of our own, loaded after kwokctl's defaults. Each selects pods by a
+ * `kwok.rollcall.dev/*` annotation and has weight 10000, so where it matches it
+ * wins over the default stage (weight 0) that matches the same pod; a pod without
+ * these annotations follows the defaults exactly as before.
+ */
+const STAGES = `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: rollcall-pod-exit
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.exitCode}"]'
+      operator: 'Exists'
+  weight: 10000
+  delay:
+    durationMilliseconds: 0
+    durationFrom:
+      expressionFrom: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.runMs}"]'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $root := . }}
+      {{ $code := index .metadata.annotations "${KWOK_POD_ANNOTATIONS.exitCode}" }}
+      {{ $message := or ( index .metadata.annotations "${KWOK_POD_ANNOTATIONS.message}" ) "" }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: ContainersReady
+      containerStatuses:
+      {{ range $index, $item := .spec.containers }}
+      {{ $origin := index $root.status.containerStatuses $index }}
+      - image: {{ $item.image | Quote }}
+        name: {{ $item.name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: {{ $code }}
+            finishedAt: {{ $now | Quote }}
+            reason: {{ if eq $code "0" }}Completed{{ else }}Error{{ end }}
+            message: {{ $message | Quote }}
+            startedAt: {{ $origin.state.running.startedAt | Quote }}
+      {{ end }}
+      phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: rollcall-pod-waiting
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Pending']
+    - key: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.waitingReason}"]'
+      operator: 'Exists'
+  weight: 10000
+  next:
+    # No timestamps: applied again to a pod already waiting, it changes nothing.
+    statusTemplate: |
+      {{ $reason := index .metadata.annotations "${KWOK_POD_ANNOTATIONS.waitingReason}" }}
+      conditions:
+      - status: "False"
+        type: Ready
+        reason: ContainersNotReady
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          waiting:
+            reason: {{ $reason | Quote }}
+            message: {{ printf "kwok: %s" $reason | Quote }}
+      {{ end }}
+      phase: Pending
+`;
+
+/** Where our stages are written, for a second `--config` after kwokctl's defaults. */
+export const kwokStagesPath = () => join(unitDir('kwok'), 'rollcall-stages.yaml');
+
+export function writeKwokStages(): void {
+  mkdirSync(unitDir('kwok'), { recursive: true });
+  writeFileSync(kwokStagesPath(), STAGES.trimStart());
+}
