@@ -267,7 +267,7 @@ export class KubernetesStore implements RecordStore {
 
   watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
     const positions = fromRevision.split(',');
-    const watches: ResourceWatch[] = [];
+    const watches: ResourceWatch<KubeObject>[] = [];
     let open = true;
     const close = () => {
       open = false;
@@ -281,7 +281,7 @@ export class KubernetesStore implements RecordStore {
     this.codecs.forEach((codec, index) => {
       const revision = () => positions.join(',');
       watches.push(
-        new ResourceWatch(
+        new ResourceWatch<KubeObject>(
           {
             client: this.config.client,
             logger: this.config.logger,
