@@ -41,3 +41,4 @@ export { envFilePath, testenvRoot } from './paths.js';
 export { buildClientGoElector, ClientGoCandidate } from './client-go-elector.js';
 export type { ClientGoEvent, ClientGoCandidateOptions } from './client-go-elector.js';
 export { KWOK_POD_ANNOTATIONS } from './servers/kubernetes/kwok-stages.js';
+export { KubeAdmin } from './kube-admin.js';
