@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger, Registry } from '@rollcall/core';
 import type { TemplateRule } from './templates.js';
-import type { TaskTimeouts } from './task.js';
+import type { TaskStatus, TaskTimeouts } from './task.js';
 
 /** Concurrency limits: pods pending or running at once. */
 export interface CapacityOptions {
@@ -45,6 +45,14 @@ export interface PodRunnerOptions {
    * the runner acts alone.
    */
   registry?: Registry;
+  /**
+   * Called with every status change, including those a runner finds while it
+   * re-attaches at start (a task that ended while no runner was up is reported
+   * here once, before createPodRunner resolves). A task's terminal status is
+   * reported once across runner restarts: it is written onto the pod, with the
+   * finalizer taken off, right after this call.
+   */
+  onStatus?: (status: TaskStatus) => void;
   /** Shown in User-Agent and as the election candidate. Default `<hostname>-<pid>`. */
   identity?: string;
   /** pino-shaped logger. Default silent. */

@@ -169,7 +169,7 @@ export class PodRunner {
     };
     this.tasks.set(task.taskId, entry);
     this.queue.push(entry);
-    this.hub.publish(entry.status);
+    this.publish(entry.status);
     this.pump();
     if (entry.creating) await entry.creating;
     if (entry.createError) throw entry.createError;
@@ -498,7 +498,7 @@ export class PodRunner {
     for (const key of Object.keys(next) as (keyof TaskStatus)[]) if (next[key] === undefined) delete next[key];
     if (JSON.stringify(next) === JSON.stringify(entry.status)) return;
     entry.status = next;
-    this.hub.publish(entry.status);
+    this.publish(entry.status);
   }
 
   /** Records a terminal status once, frees the task's slot, wakes `result()` and the queue. */
@@ -576,6 +576,15 @@ export class PodRunner {
   }
 
   // --- helpers ---
+
+  private publish(status: TaskStatus): void {
+    this.hub.publish(status);
+    try {
+      this.options.onStatus?.(copy(status));
+    } catch (err) {
+      this.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback threw');
+    }
+  }
 
   private requireEntry(taskId: string): Entry {
     const entry = this.tasks.get(taskId);
