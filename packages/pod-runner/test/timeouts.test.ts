@@ -76,7 +76,7 @@ describe('a runner that restarts', () => {
       expect(second.get('resume-pending')?.pendingCause).toBe('unschedulable');
       expect(await second.result('resume-pending')).toMatchObject({ phase: 'timed-out', reason: 'Unschedulable' });
       expect(Date.now() - restarted).toBeLessThan(4000); // a timer started afresh would take 5000
-      expect((await runnerPods(env.namespace, 'resume')).filter((p) => !p.metadata!.deletionTimestamp)).toEqual([]);
+      await waitFor(async () => (await runnerPods(env.namespace, 'resume')).length === 0, 15_000, 'the timed-out pod to be deleted');
     } finally {
       await second.close();
     }
