@@ -11,6 +11,8 @@ import { type ResolvedTemplate, resolveTemplates, selectTemplate } from './templ
 const BACKEND = 'pod-runner';
 const RUNNER_NAME = /^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/;
 const MAX_REQUEUE_MS = 30_000;
+/** Pause before letting go of a finished pod again after a failed attempt. Milliseconds. */
+const RELEASE_RETRY_MS = 1000;
 
 /** Filter of {@link PodRunner.list}. */
 export interface TaskFilter {
@@ -294,8 +296,9 @@ export class PodRunner {
     try {
       const created = await this.client.request<Pod>({ method: 'POST', path: this.podsPath(), body: pod, context: this.context('create', pod.metadata.name) });
       this.requeueDelayMs = this.options.requeueDelayMs ?? 1000;
-      this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
-      this.onPod(created);
+      if (entry.status.phase === 'queued') this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
+      // The watch may have brought newer states of the pod before this answer: never go back to the created one.
+      this.onPod(this.informer?.get(created.metadata.name) ?? created);
     } catch (err) {
       if (isTerminal(entry.status)) return;
       if (hasCode(err, 'ALREADY_EXISTS')) return this.adoptExisting(entry);
@@ -311,8 +314,8 @@ export class PodRunner {
     const existing = await this.client.request<Pod>({ method: 'GET', path: `${this.podsPath()}/${name}`, context: this.context('get', name) });
     if (existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === entry.specHash) {
       this.logger.info({ pod: name }, '[rollcall] [pod-runner] adopted the existing pod of a task');
-      this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
-      this.onPod(existing);
+      if (entry.status.phase === 'queued') this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
+      this.onPod(this.informer?.get(name) ?? existing);
       return;
     }
     const err = new StoreConflictError('CONFLICT', `pod ${name} exists in namespace ${this.namespace} with another spec (spec hash ${existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] ?? 'none'}, this task's ${entry.specHash}); it was not adopted`, { backend: BACKEND });
@@ -557,8 +560,18 @@ export class PodRunner {
       await this.deletePod(name, entry?.cancelGraceSeconds);
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return;
-      if (entry) entry.deleteRequested = false;
-      this.logger.debug({ err, pod: name }, '[rollcall] [pod-runner] could not release a finished pod yet; the next event retries');
+      if (!entry) return;
+      entry.deleteRequested = false;
+      this.logger.debug({ err, pod: name }, '[rollcall] [pod-runner] could not release a finished pod yet; retrying from its latest state');
+      // A conflict means the watch brings a newer state; a refusal or an outage is retried after a pause.
+      clearTimeout(entry.deleteTimer);
+      entry.deleteTimer = setTimeout(() => {
+        const latest = this.informer?.get(name);
+        if (latest && entry.pod) {
+          entry.pod = latest;
+          void this.release(entry);
+        }
+      }, RELEASE_RETRY_MS);
     }
   }
 

@@ -27,7 +27,7 @@ export function exits(exitCode: number, options: { message?: string; runMs?: num
     annotations: {
       [KWOK_POD_ANNOTATIONS.exitCode]: String(exitCode),
       ...(options.message !== undefined ? { [KWOK_POD_ANNOTATIONS.message]: options.message } : {}),
-      ...(options.runMs !== undefined ? { [KWOK_POD_ANNOTATIONS.runMs]: String(options.runMs) } : {}),
+      ...(options.runMs !== undefined ? { [KWOK_POD_ANNOTATIONS.runFor]: `${options.runMs}ms` } : {}),
     },
   };
 }

@@ -6,8 +6,8 @@ import { unitDir } from '../../paths.js';
 export const KWOK_POD_ANNOTATIONS = {
   /** The main container exits with this code once Running (a bare pod otherwise runs forever under kwok's defaults). */
   exitCode: 'kwok.rollcall.dev/exit-code',
-  /** …after this many milliseconds Running. Default 0. */
-  runMs: 'kwok.rollcall.dev/run-ms',
+  /** …after running this long: a Go duration, e.g. `800ms`, `2s`. Default at once. */
+  runFor: 'kwok.rollcall.dev/run-for',
   /** …with this termination message (the container's `terminated.message`). */
   message: 'kwok.rollcall.dev/termination-message',
   /** The containers never start: each stays `waiting` with this reason (ErrImagePull, ImagePullBackOff, InvalidImageName, CreateContainerConfigError). */
@@ -42,7 +42,7 @@ spec:
   delay:
     durationMilliseconds: 0
     durationFrom:
-      expressionFrom: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.runMs}"]'
+      expressionFrom: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.runFor}"]'
   next:
     statusTemplate: |
       {{ $now := Now }}
