@@ -40,5 +40,5 @@ export { TestenvError } from './errors.js';
 export { envFilePath, testenvRoot } from './paths.js';
 export { buildClientGoElector, ClientGoCandidate } from './client-go-elector.js';
 export type { ClientGoEvent, ClientGoCandidateOptions } from './client-go-elector.js';
-export { KWOK_POD_ANNOTATIONS } from './servers/kubernetes/kwok-stages.js';
+export { KWOK_POD_ANNOTATIONS, KWOK_LOG_CONTAINER, kwokContainerLogPath } from './servers/kubernetes/kwok-stages.js';
 export { KubeAdmin } from './kube-admin.js';

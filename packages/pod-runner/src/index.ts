@@ -1,5 +1,6 @@
 export { createPodRunner, PodRunner, type CancelOptions, type TaskFilter } from './runner.js';
 export type { PodRunnerOptions, CapacityOptions } from './options.js';
+export type { LogLine, LogOptions } from './logs.js';
 export type { Task, TaskPhase, TaskResources, TaskStatus, TaskTimeouts, PendingCause } from './task.js';
 export { TERMINAL_PHASES, DEFAULT_TIMEOUTS } from './task.js';
 export type { TemplateRule, TemplateSource } from './templates.js';

@@ -1,6 +1,7 @@
 import { ClosedError, ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, type Logger, RegistryError, silentLogger, StoreConflictError } from '@rollcall/core';
 import { ApiClient, type KubeStatus, loadKubeConfig, type RequestContext, resolveNamespace, ResourceInformer, userAgent } from '@rollcall/kubernetes/api';
 import { type CapacityOptions, DEFAULT_RUNNER_NAME, DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
+import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { buildPod, type TaskAnnotation } from './pod-build.js';
 import { FATAL_WAITING, type PodReading, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod, RECORDED_ANNOTATION, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_ID_LABEL } from './pod.js';
@@ -206,6 +207,26 @@ export class PodRunner {
     const entry = this.requireEntry(taskId);
     if (isTerminal(entry.status)) return copy(entry.status);
     return new Promise((resolve, reject) => entry.waiters.push({ resolve, reject }));
+  }
+
+  /**
+   * The task's log, line by line with the container's timestamps. With
+   * `follow`, until the task ends; a stream that drops (the API server, the
+   * node, the network) is reopened from its last line, with no line repeated.
+   * NOT_FOUND for an unknown task or one whose pod is gone.
+   */
+  logs(taskId: string, options: LogOptions = {}): AsyncIterableIterator<LogLine> {
+    const entry = this.requireEntry(taskId);
+    if (!entry.pod) throw new StoreConflictError('NOT_FOUND', `task ${taskId} has no pod${isTerminal(entry.status) ? ' any more' : ' yet'}: no log to read`, { backend: BACKEND });
+    return logStream({
+      client: this.client,
+      logger: this.logger,
+      namespace: this.namespace,
+      podName: entry.status.podName,
+      container: options.container ?? entry.pod.spec.containers[0]!.name,
+      options,
+      ended: () => isTerminal(entry.status),
+    });
   }
 
   /**

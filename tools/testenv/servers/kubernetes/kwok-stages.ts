@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { unitDir } from '../../paths.js';
 
 /** Annotations a test puts on a pod to tell kwok how the pod's container behaves. */
@@ -14,13 +14,19 @@ export const KWOK_POD_ANNOTATIONS = {
   waitingReason: 'kwok.rollcall.dev/waiting-reason',
 } as const;
 
+/** Containers of this name (in any pod) have kwok serve `kwokContainerLogPath()` as their log: append CRI-format lines (`<RFC3339Nano> stdout F <text>`) to it. */
+export const KWOK_LOG_CONTAINER = 'rollcall-logs';
+
+/** The log file of every {@link KWOK_LOG_CONTAINER} container; kwok follows it. */
+export const kwokContainerLogPath = () => join(unitDir('kwok'), 'container-logs', `${KWOK_LOG_CONTAINER}.log`);
+
 /**
  * Stages of our own, loaded after kwokctl's defaults. Each selects pods by a
  * `kwok.rollcall.dev/*` annotation and has weight 10000, so where it matches it
  * wins over the default stage (weight 0) that matches the same pod; a pod without
  * these annotations follows the defaults exactly as before.
  */
-const STAGES = `
+const stages = () => `
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
@@ -113,12 +119,23 @@ spec:
             message: {{ printf "kwok: %s" $reason | Quote }}
       {{ end }}
       phase: Pending
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: rollcall-container-logs
+spec:
+  logs:
+  - containers: ['${KWOK_LOG_CONTAINER}']
+    logsFile: '${kwokContainerLogPath()}'
+    follow: true
 `;
 
 /** Where our stages are written, for a second `--config` after kwokctl's defaults. */
 export const kwokStagesPath = () => join(unitDir('kwok'), 'rollcall-stages.yaml');
 
 export function writeKwokStages(): void {
-  mkdirSync(unitDir('kwok'), { recursive: true });
-  writeFileSync(kwokStagesPath(), STAGES.trimStart());
+  mkdirSync(dirname(kwokContainerLogPath()), { recursive: true });
+  writeFileSync(kwokContainerLogPath(), '', { flag: 'a' });
+  writeFileSync(kwokStagesPath(), stages().trimStart());
 }
