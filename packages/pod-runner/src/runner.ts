@@ -1,4 +1,4 @@
-import { ClosedError, ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, type Logger, RegistryError, silentLogger, StoreConflictError } from '@rollcall/core';
+import { ClosedError, ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, type Leadership, type Logger, RegistryError, silentLogger, StoreConflictError, UnavailableError } from '@rollcall/core';
 import { ApiClient, type KubeStatus, loadKubeConfig, type RequestContext, resolveNamespace, ResourceInformer, userAgent } from '@rollcall/kubernetes/api';
 import { type CapacityOptions, DEFAULT_RUNNER_NAME, DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
@@ -58,6 +58,10 @@ function copy(status: TaskStatus): TaskStatus {
   return structuredClone(status);
 }
 
+function notLeader(name: string): RegistryError {
+  return new UnavailableError(`this runner does not lead pod-runner-${name}: only the leader cancels and cleans up pods`, { backend: BACKEND });
+}
+
 /** A quota refusal or a 429: the task waits in the queue and is created later. */
 function isRequeueable(err: unknown): boolean {
   if (!(err instanceof RegistryError)) return false;
@@ -85,6 +89,8 @@ export class PodRunner {
   private requeueUntil = 0;
   private closed = false;
   private informer: ResourceInformer<Pod> | undefined;
+  private leadership: Leadership | undefined;
+  private fencingToken: number | undefined;
 
   /** @internal Use {@link createPodRunner}. */
   constructor(
@@ -120,6 +126,35 @@ export class PodRunner {
       },
     );
     await this.informer.start();
+    if (this.options.registry) this.campaign();
+  }
+
+  /** Whether this runner acts on pods: always without a registry, while it leads the runner election with one. */
+  get isLeader(): boolean {
+    return !this.options.registry || this.fencingToken !== undefined;
+  }
+
+  /**
+   * With a registry: campaign for `pod-runner-<name>`. Elected, the runner
+   * re-attaches to every pod its watch holds (reporting what ended meanwhile,
+   * resuming timers from the pods' timestamps) and creates what is queued;
+   * deposed, it stops acting at once and keeps only watching.
+   */
+  private campaign(): void {
+    const leadership = this.options.registry!.campaign(`pod-runner-${this.name}`, this.options.identity);
+    this.leadership = leadership;
+    leadership.on('elected', ({ fencingToken }) => {
+      if (this.closed) return;
+      this.fencingToken = fencingToken;
+      this.logger.info({ fencingToken }, '[rollcall] [pod-runner] leading the runner election; re-attaching to the pods');
+      for (const pod of this.informer?.list() ?? []) this.onPod(pod);
+      this.pump();
+    });
+    leadership.on('lost', ({ reason }) => {
+      this.fencingToken = undefined;
+      this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
+      for (const entry of this.tasks.values()) this.clearTimers(entry);
+    });
   }
 
   /** How many times the pod collection was listed (1 after start; one more per 410). */
@@ -243,6 +278,7 @@ export class PodRunner {
     }
     if (entry.creating) await entry.creating;
     if (isTerminal(entry.status)) return copy(entry.status);
+    if (!this.isLeader) throw notLeader(this.name);
     const queued = this.queue.indexOf(entry);
     if (queued >= 0) this.queue.splice(queued, 1);
     entry.cancelGraceSeconds = options.graceSeconds;
@@ -256,6 +292,7 @@ export class PodRunner {
     if (this.closed) return;
     this.closed = true;
     this.informer?.close();
+    await this.leadership?.resign();
     clearTimeout(this.requeueTimer);
     for (const entry of this.tasks.values()) {
       this.clearTimers(entry);
@@ -290,7 +327,7 @@ export class PodRunner {
 
   /** Creates pods for queued tasks, in order, while there is room and no quota refusal is being waited out. */
   private pump(): void {
-    if (this.closed || Date.now() < this.requeueUntil) return;
+    if (this.closed || !this.isLeader || Date.now() < this.requeueUntil) return;
     for (const entry of [...this.queue]) {
       if (this.active >= this.capacity.total) break;
       if (!this.hasRoom(entry.status.taskType)) continue;
@@ -313,6 +350,7 @@ export class PodRunner {
       template: entry.template!.template,
       templateName: entry.template!.rule.name,
       submittedAt: entry.status.submittedAt,
+      fencingToken: this.fencingToken,
     });
     try {
       const created = await this.client.request<Pod>({ method: 'POST', path: this.podsPath(), body: pod, context: this.context('create', pod.metadata.name) });
@@ -361,7 +399,8 @@ export class PodRunner {
   // --- following pods ---
 
   private onPod(pod: Pod): void {
-    if (this.closed) return;
+    // A follower only watches; whoever leads next re-attaches from the watch's cache.
+    if (this.closed || !this.isLeader) return;
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (!taskId) return;
     let entry = this.tasks.get(taskId);
@@ -411,6 +450,7 @@ export class PodRunner {
   }
 
   private onPodGone(pod: Pod): void {
+    if (!this.isLeader) return;
     const entry = this.tasks.get(pod.metadata.labels?.[TASK_ID_LABEL] ?? '');
     if (!entry || entry.status.podName !== pod.metadata.name) return;
     entry.pod = undefined;
