@@ -1,15 +1,22 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { waitFor } from '@rollcall/conformance';
-import type { RequestTotals } from '../scenarios/idle-requests.js';
-import { WAIT_BOUND_MS } from '../timing.js';
+import { waitFor } from './wait-for.js';
+
+/** How long to wait for the marker request to reach the log. Milliseconds. */
+const MARKER_WAIT_MS = 30_000;
 
 /** One line of the audit log (an audit.k8s.io/v1 Event; one per stage of a request). */
-interface AuditEvent {
+export interface AuditEvent {
   auditID: string;
   verb: string;
   user?: { username?: string };
   requestReceivedTimestamp?: string;
-  objectRef?: { name?: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+}
+
+/** Requests of one user in a window: in all, and by verb. */
+export interface AuditTotals {
+  total: number;
+  byMethod: Record<string, number>;
 }
 
 /** A counting window: where the log ended and the time when it was opened. */
@@ -40,29 +47,37 @@ export class AuditLog {
   }
 
   /** Ends the window now; resolves with each of `users`' requests received inside it. */
-  async close(window: AuditWindow, users: readonly string[]): Promise<Map<string, RequestTotals>> {
-    const to = Date.now();
-    const markerName = `bench-marker-${to.toString(36)}`;
-    await this.marker(markerName);
-    const events = await waitFor(
-      () => {
-        const read = this.eventsSince(window.fromByte);
-        return read.some((e) => e.objectRef?.name === markerName) ? read : undefined;
-      },
-      WAIT_BOUND_MS,
-      `the audit log ${this.path} to show the marker request`,
-    );
+  async close(window: AuditWindow, users: readonly string[]): Promise<Map<string, AuditTotals>> {
     const counts = new Map(users.map((u) => [u, { total: 0, byMethod: {} as Record<string, number> }]));
-    const seen = new Set<string>();
-    for (const e of events) {
+    for (const e of await this.requests(window)) {
       const tally = counts.get(e.user?.username ?? '');
-      const received = Date.parse(e.requestReceivedTimestamp ?? '');
-      if (!tally || seen.has(e.auditID) || !(received >= window.from && received < to)) continue;
-      seen.add(e.auditID);
+      if (!tally) continue;
       tally.total++;
       tally.byMethod[e.verb] = (tally.byMethod[e.verb] ?? 0) + 1;
     }
     return counts;
+  }
+
+  /** Ends the window now; resolves with every request received inside it, each once (its first logged stage). */
+  async requests(window: AuditWindow): Promise<AuditEvent[]> {
+    const to = Date.now();
+    const markerName = `bench-marker-${to.toString(36)}`;
+    await this.marker(markerName);
+    let events: AuditEvent[] = [];
+    await waitFor(
+      () => {
+        events = this.eventsSince(window.fromByte);
+        return events.some((e) => e.objectRef?.name === markerName);
+      },
+      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: MARKER_WAIT_MS },
+    );
+    const seen = new Set<string>();
+    return events.filter((e) => {
+      const received = Date.parse(e.requestReceivedTimestamp ?? '');
+      if (seen.has(e.auditID) || !(received >= window.from && received < to)) return false;
+      seen.add(e.auditID);
+      return true;
+    });
   }
 
   private eventsSince(fromByte: number): AuditEvent[] {
