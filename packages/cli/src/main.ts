@@ -89,7 +89,7 @@ export function program(setExit: (code: number) => void): Command {
       root
         .command('doctor')
         .description('check the configuration, the connection and, on Kubernetes, every RBAC permission the role needs (SelfSubjectAccessReview)')
-        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks) or member (announces and discovers)').choices(['coordinator', 'member']).default('coordinator')),
+        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)').choices(['coordinator', 'member', 'pod-runner']).default('coordinator')),
     ),
   );
   examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);

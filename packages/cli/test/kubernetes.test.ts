@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from './cli.js';
 
@@ -13,16 +13,7 @@ let namespace: string;
 let memberKubeconfig: string;
 let registry: Registry;
 
-/** Applies a shipped manifest from deploy/kubernetes into `ns`, binding its subjects there. */
-async function applyManifest(file: string, ns: string): Promise<void> {
-  const objects = KubernetesObjectApi.makeApiClient(kc);
-  const text = readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), 'utf8');
-  for (const doc of loadAllYaml(text) as (KubernetesObject & { subjects?: { namespace?: string }[] })[]) {
-    doc.metadata = { ...doc.metadata, namespace: ns };
-    for (const subject of doc.subjects ?? []) subject.namespace = ns;
-    await objects.create(doc);
-  }
-}
+const applyManifest = (file: string, ns: string) => new KubeAdmin().applyManifest(file, ns);
 
 beforeAll(async () => {
   namespace = `cli-${Math.random().toString(36).slice(2, 8)}`;
@@ -59,6 +50,18 @@ describe('on the real Kubernetes API server', () => {
     // The service account's token is in the kubeconfig; it must not be printed.
     const token = (JSON.parse(readFileSync(memberKubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
     for (const out of [coordinator.stdout, coordinator.stderr, member.stdout, member.stderr]) expect(out).not.toContain(token);
+  });
+
+  it('doctor --role pod-runner: the pod runner\'s Role is enough, the member Role lacks every pod permission', async () => {
+    await applyManifest('rollcall-pod-runner.yaml', namespace);
+    const podRunner = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
+    const ok = await run(['doctor', '--role', 'pod-runner', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${podRunner}`, '-o', `kubernetes.namespace=${namespace}`]);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 10 permissions granted in namespace ${namespace} \\(pods, pods/log, events, podtemplates\\)`, 'm'));
+    const refused = await run(['doctor', '--role', 'pod-runner', '--json', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${memberKubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(8);
+    const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };
+    expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ missing: expect.arrayContaining(['create pods', 'get pods/log', 'list events']), fix: 'deploy/kubernetes/rollcall-pod-runner.yaml' });
   });
 
   it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {

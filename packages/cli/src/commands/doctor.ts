@@ -29,14 +29,28 @@ interface Permission {
   verb: string;
   group: string;
   resource: string;
+  subresource?: string;
   manifest: string;
 }
+
+export type DoctorRole = 'coordinator' | 'member' | 'pod-runner';
+const ROLES: readonly DoctorRole[] = ['coordinator', 'member', 'pod-runner'];
+
+/** What @rollcall/pod-runner needs, as deploy/kubernetes/rollcall-pod-runner.yaml grants it: no exec, no wildcard. */
+const POD_RUNNER_PERMISSIONS: readonly Omit<Permission, 'manifest'>[] = [
+  ...['create', 'get', 'list', 'watch', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'pods' })),
+  { verb: 'get', group: '', resource: 'pods', subresource: 'log' },
+  { verb: 'list', group: '', resource: 'events' },
+  { verb: 'watch', group: '', resource: 'events' },
+  { verb: 'get', group: '', resource: 'podtemplates' },
+];
 
 const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'] };
 
 /** What deploy/kubernetes grants each role: the least privilege Rollcall needs. */
-export function requiredPermissions(role: 'coordinator' | 'member', lock: string): Permission[] {
+export function requiredPermissions(role: DoctorRole, lock: string): Permission[] {
+  if (role === 'pod-runner') return POD_RUNNER_PERMISSIONS.map((p) => ({ ...p, manifest: 'deploy/kubernetes/rollcall-pod-runner.yaml' }));
   const leases = LEASE_VERBS[role].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', manifest: `deploy/kubernetes/rollcall-${role}.yaml` }));
   if (lock !== 'configmap') return leases;
   return [...leases, ...CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps', manifest: 'deploy/kubernetes/rollcall-configmap-lock.yaml' }))];
@@ -54,7 +68,7 @@ async function missingKubernetesPermissions(options: Record<string, unknown>, na
     permissions.map(async (p) => {
       try {
         const review = await api.createSelfSubjectAccessReview({
-          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: p.verb, group: p.group, resource: p.resource } } },
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: p.verb, group: p.group, resource: p.resource, ...(p.subresource ? { subresource: p.subresource } : {}) } } },
         });
         return review.status?.allowed === true;
       } catch (err) {
@@ -67,7 +81,7 @@ async function missingKubernetesPermissions(options: Record<string, unknown>, na
   return permissions.filter((_, i) => !answers[i]);
 }
 
-const resourceName = (p: Permission) => (p.group ? `${p.resource}.${p.group}` : p.resource);
+const resourceName = (p: Permission) => `${p.group ? `${p.resource}.${p.group}` : p.resource}${p.subresource ? `/${p.subresource}` : ''}`;
 
 /**
  * `rollcall doctor`: checks the configuration, the connection (a list of the
@@ -76,8 +90,8 @@ const resourceName = (p: Permission) => (p.group ? `${p.resource}.${p.group}` : 
  */
 export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   const format = outputFormat(flags);
-  const role = flags.role ?? 'coordinator';
-  if (role !== 'coordinator' && role !== 'member') throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks) or member (announces and discovers)`);
+  const role = (flags.role ?? 'coordinator') as DoctorRole;
+  if (!ROLES.includes(role)) throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)`);
   const checks: Check[] = [];
   const fail = (name: string, err: unknown) => {
     const e = toCliError(err);
@@ -113,7 +127,9 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
         detail: `connected to ${store.backend} in ${connectedMs.toFixed(0)} ms; listed ${list.records.length} records (${kinds.member} members, ${kinds.election} elections, ${kinds.lock} locks) in ${(performance.now() - listStarted).toFixed(0)} ms${list.corrupt.length ? `; ${list.corrupt.length} corrupt: ${list.corrupt.map((c) => c.key).join(', ')}` : ''}`,
       });
     } catch (err) {
-      fail('connection', err);
+      // the pod runner's Role grants pods, not Leases: reaching the API server is what counts
+      if (role === 'pod-runner' && store && (err as { code?: string }).code === 'PERMISSION_DENIED') checks.push({ name: 'connection', status: 'ok', detail: `connected to ${store.backend}; no access to the registry's records, which a pod runner without a registry does not need` });
+      else fail('connection', err);
     }
   } else {
     checks.push({ name: 'connection', status: 'skip', detail: 'the configuration is invalid' });
