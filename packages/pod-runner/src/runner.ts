@@ -278,8 +278,8 @@ export class PodRunner {
     }
     if (entry.creating) await entry.creating;
     if (isTerminal(entry.status)) return copy(entry.status);
-    if (!this.isLeader) throw notLeader(this.name);
     const queued = this.queue.indexOf(entry);
+    if (queued < 0 && !this.isLeader) throw notLeader(this.name);
     if (queued >= 0) this.queue.splice(queued, 1);
     entry.cancelGraceSeconds = options.graceSeconds;
     this.finish(entry, { phase: 'cancelled', reason: 'Cancelled', message: options.reason ?? 'cancelled' });
@@ -570,8 +570,11 @@ export class PodRunner {
     if (isTerminal(entry.status)) return;
     this.clearTimers(entry);
     this.setStatus(entry, { pendingCause: undefined, finishedAt: new Date().toISOString(), ...change });
+    const freed = entry.holdsSlot;
     this.freeSlot(entry);
     for (const waiter of entry.waiters.splice(0)) waiter.resolve(copy(entry.status));
+    // a pod gone frees quota too: try the queue now rather than after the requeue pause
+    if (freed) this.requeueUntil = 0;
     this.pump();
   }
 
