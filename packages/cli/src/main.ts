@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { doctorCommand } from './commands/doctor.js';
+import { tasksCancelCommand, tasksListCommand, tasksLogsCommand, tasksShowCommand } from './commands/tasks.js';
 import { leaderCommand, locksCommand, membersCommand } from './commands/listings.js';
 import { releaseCommand } from './commands/release.js';
 import { watchCommand } from './commands/watch.js';
@@ -94,6 +95,21 @@ export function program(setExit: (code: number) => void): Command {
   );
   examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);
   doctor.action(async (opts) => setExit(await doctorCommand(opts)));
+
+  const withPods = (cmd: Command) =>
+    withOutput(
+      cmd
+        .option('-n, --namespace <namespace>', "the runner's namespace (default REGISTRY_KUBERNETES_NAMESPACE, else the kubeconfig's)")
+        .option('--kubeconfig <file>', 'kubeconfig (default REGISTRY_KUBERNETES_KUBECONFIG, KUBECONFIG, ~/.kube/config)')
+        .option('--context <name>', 'kubeconfig context')
+        .option('--runner <name>', "the runner's name, its rollcall.dev/runner label", 'rollcall'),
+    );
+  const tasks = root.command('tasks').description("tasks of a pod runner (@rollcall/pod-runner), read from their pods: list, show, logs, cancel");
+  withPods(tasks.command('list', { isDefault: true }).description('every task that has a pod: phase, pending cause or reason, exit code, age')).action(async (opts) => tasksListCommand(opts));
+  withPods(tasks.command('show').argument('<task>', 'task id').description("one task's status, exit code and result")).action(async (id: string, opts) => tasksShowCommand(id, opts));
+  withPods(tasks.command('logs').argument('<task>', 'task id').description("a task's log").option('-f, --follow', 'until the container exits; a dropped stream resumes without repeating a line').option('--tail <lines>', 'only the last lines').option('--timestamps', "each line with the container's timestamp")).action(async (id: string, opts) => tasksLogsCommand(id, opts));
+  withPods(tasks.command('cancel').argument('<task>', 'task id').description('cancel a task: its pod is marked, the leading runner ends the task and deletes the pod').option('--reason <text>', 'recorded on the task')).action(async (id: string, opts) => tasksCancelCommand(id, opts));
+  examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"']);
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);

@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { createPodRunner } from '@rollcall/pod-runner';
+import { KubeAdmin, KWOK_LOG_CONTAINER, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from './cli.js';
 
@@ -62,6 +64,33 @@ describe('on the real Kubernetes API server', () => {
     expect(refused.code, refused.stdout + refused.stderr).toBe(8);
     const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };
     expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ missing: expect.arrayContaining(['create pods', 'get pods/log', 'list events']), fix: 'deploy/kubernetes/rollcall-pod-runner.yaml' });
+  });
+
+  it('tasks: lists, shows, prints the log of and cancels a pod runner\'s tasks, read from their pods', async () => {
+    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'cli', templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'task:1' }] } } }] });
+    try {
+      await runner.submit({ taskId: 'cli-task', taskType: 'report', tags: { tier: 'batch' } });
+      await waitFor(() => runner.get('cli-task')?.phase === 'running', 15_000, 'the task to run');
+      const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'cli'];
+      const list = await run(['tasks', ...where]);
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).toMatch(/^TASK +TYPE +PHASE +DETAIL +EXIT +AGE +POD$/m);
+      expect(list.stdout).toMatch(/^cli-task +report +running +- +\S+ +cli-cli-task-1$/m);
+      const show = await run(['tasks', 'show', 'cli-task', '--json', ...where]);
+      expect(JSON.parse(show.stdout)).toMatchObject({ taskId: 'cli-task', phase: 'running', template: 'logging', tags: { tier: 'batch' } });
+      const line = `cli log line ${Date.now()}`;
+      appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', '000000Z')} stdout F ${line}\n`);
+      const logs = await run(['tasks', 'logs', 'cli-task', '--tail', '1', ...where]);
+      expect(logs.stdout).toBe(`${line}\n`);
+      const cancel = await run(['tasks', 'cancel', 'cli-task', '--reason', 'from the cli', ...where]);
+      expect(cancel.code, cancel.stderr).toBe(0);
+      expect(await runner.result('cli-task')).toMatchObject({ phase: 'cancelled', message: 'from the cli' });
+      const missing = await run(['tasks', 'show', 'no-such-task', ...where]);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('NOT_FOUND');
+    } finally {
+      await runner.close();
+    }
   });
 
   it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {
