@@ -7,4 +7,5 @@ export type { TemplateRule, TemplateSource } from './templates.js';
 export type { PodTemplateSpec } from './pod.js';
 export { podName } from './pod-build.js';
 export { RUNNER_LABEL, TASK_ID_LABEL, TASK_TYPE_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, FENCING_TOKEN_ANNOTATION, CANCELLED_ANNOTATION, RECORDED_ANNOTATION, FINALIZER } from './pod.js';
-export { openTaskView, statusFromPod, TaskView, type TaskViewOptions } from './task-view.js';
+export { openTaskView, TaskView, type TaskViewOptions } from './task-view.js';
+export { statusFromPod } from './pod-task.js';

@@ -1,10 +1,12 @@
 import { ClosedError, ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, type Leadership, type Logger, RegistryError, silentLogger, StoreConflictError, UnavailableError } from '@rollcall/core';
 import { ApiClient, type KubeStatus, loadKubeConfig, type RequestContext, resolveNamespace, ResourceInformer, userAgent } from '@rollcall/kubernetes/api';
-import { type CapacityOptions, DEFAULT_RUNNER_NAME, DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
+import { Capacity } from './capacity.js';
+import { DEFAULT_RUNNER_NAME, DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
-import { buildPod, type TaskAnnotation } from './pod-build.js';
+import { buildPod } from './pod-build.js';
+import { recordedStatus, taskOfPod } from './pod-task.js';
 import { FATAL_WAITING, type PodReading, readPod } from './pod-status.js';
-import { CANCELLED_ANNOTATION, FINALIZER, type Pod, RECORDED_ANNOTATION, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_ID_LABEL } from './pod.js';
+import { CANCELLED_ANNOTATION, FINALIZER, type Pod, RECORDED_ANNOTATION, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ID_LABEL } from './pod.js';
 import { TaskEventHub } from './task-events.js';
 import { assertTask, DEFAULT_TIMEOUTS, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 import { type ResolvedTemplate, resolveTemplates, selectTemplate } from './templates.js';
@@ -79,11 +81,9 @@ export class PodRunner {
   private readonly tasks = new Map<string, Entry>();
   private readonly queue: Entry[] = [];
   private readonly hub = new TaskEventHub();
-  private readonly capacity: Required<CapacityOptions>;
+  private readonly capacity: Capacity;
   private readonly timeouts: TaskTimeouts;
   private readonly logger: Logger;
-  private readonly perType = new Map<string, number>();
-  private active = 0;
   private requeueDelayMs: number;
   private requeueTimer: NodeJS.Timeout | undefined;
   private requeueUntil = 0;
@@ -101,7 +101,7 @@ export class PodRunner {
     private readonly options: PodRunnerOptions,
   ) {
     this.logger = options.logger ?? silentLogger;
-    this.capacity = { total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } };
+    this.capacity = new Capacity({ total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.requeueDelayMs = options.requeueDelayMs ?? 1000;
   }
@@ -306,31 +306,23 @@ export class PodRunner {
 
   // --- capacity and creation ---
 
-  private hasRoom(taskType: string): boolean {
-    if (this.active >= this.capacity.total) return false;
-    const limit = this.capacity.perType[taskType];
-    return limit === undefined || (this.perType.get(taskType) ?? 0) < limit;
-  }
-
   private takeSlot(entry: Entry): void {
     entry.holdsSlot = true;
-    this.active += 1;
-    this.perType.set(entry.status.taskType, (this.perType.get(entry.status.taskType) ?? 0) + 1);
+    this.capacity.take(entry.status.taskType);
   }
 
   private freeSlot(entry: Entry): void {
     if (!entry.holdsSlot) return;
     entry.holdsSlot = false;
-    this.active -= 1;
-    this.perType.set(entry.status.taskType, (this.perType.get(entry.status.taskType) ?? 1) - 1);
+    this.capacity.free(entry.status.taskType);
   }
 
   /** Creates pods for queued tasks, in order, while there is room and no quota refusal is being waited out. */
   private pump(): void {
     if (this.closed || !this.isLeader || Date.now() < this.requeueUntil) return;
     for (const entry of [...this.queue]) {
-      if (this.active >= this.capacity.total) break;
-      if (!this.hasRoom(entry.status.taskType)) continue;
+      if (this.capacity.full) break;
+      if (!this.capacity.hasRoom(entry.status.taskType)) continue;
       this.queue.splice(this.queue.indexOf(entry), 1);
       this.takeSlot(entry);
       entry.creating = this.create(entry)
@@ -460,36 +452,17 @@ export class PodRunner {
 
   /** A pod this runner does not know (it restarted, or took over): the task, from the pod's annotation. */
   private reattach(pod: Pod): Entry | undefined {
-    let record: TaskAnnotation;
-    try {
-      record = JSON.parse(pod.metadata.annotations?.[TASK_ANNOTATION] ?? '') as TaskAnnotation;
-    } catch {
+    const task = taskOfPod(pod);
+    if (!task) {
       this.logger.warn({ pod: pod.metadata.name }, '[rollcall] [pod-runner] a pod with the runner label has no readable task annotation; left alone');
       return undefined;
     }
-    const recorded = pod.metadata.annotations?.[RECORDED_ANNOTATION];
-    let status: TaskStatus = {
-      taskId: record.taskId,
-      taskType: record.taskType,
-      tags: record.tags ?? {},
-      attempt: record.attempt,
-      phase: 'pending',
-      podName: pod.metadata.name,
-      template: record.template,
-      submittedAt: record.submittedAt,
-    };
-    if (recorded) {
-      try {
-        status = { ...status, ...(JSON.parse(recorded) as Partial<TaskStatus>) };
-      } catch {
-        // recorded, unreadable: reported once already; it is only cleaned up
-        status.phase = 'lost';
-      }
-    }
-    const entry: Entry = { status, timeouts: { ...this.timeouts, ...record.timeouts }, specHash: pod.metadata.annotations?.[SPEC_HASH_ANNOTATION], holdsSlot: false, waiters: [] };
-    this.tasks.set(record.taskId, entry);
+    // recorded: reported once already, only cleaned up; else followed from what the pod shows
+    const recorded = recordedStatus(pod);
+    const entry: Entry = { status: { ...task.status, ...recorded }, timeouts: { ...this.timeouts, ...task.record.timeouts }, specHash: pod.metadata.annotations?.[SPEC_HASH_ANNOTATION], holdsSlot: false, waiters: [] };
+    this.tasks.set(task.record.taskId, entry);
     if (!recorded) this.takeSlot(entry);
-    this.logger.info({ task: record.taskId, pod: pod.metadata.name, recorded: Boolean(recorded) }, '[rollcall] [pod-runner] re-attached to a task from its pod');
+    this.logger.info({ task: task.record.taskId, pod: pod.metadata.name, recorded: Boolean(recorded) }, '[rollcall] [pod-runner] re-attached to a task from its pod');
     return entry;
   }
 

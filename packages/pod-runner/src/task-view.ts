@@ -3,40 +3,9 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, StoreConflictError } from '@rollca
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_RUNNER_NAME } from './options.js';
-import type { TaskAnnotation } from './pod-build.js';
-import { readPod } from './pod-status.js';
-import { CANCELLED_ANNOTATION, type Pod, RECORDED_ANNOTATION, RUNNER_LABEL, TASK_ANNOTATION, TASK_ID_LABEL } from './pod.js';
+import { statusFromPod } from './pod-task.js';
+import { CANCELLED_ANNOTATION, type Pod, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { isTerminal, type TaskStatus } from './task.js';
-
-/**
- * A task's status as its pod tells it, for a process that is not the runner:
- * the status the runner recorded on the pod, else what the pod shows now.
- * Undefined for a pod without a readable task annotation.
- */
-export function statusFromPod(pod: Pod): TaskStatus | undefined {
-  let record: TaskAnnotation;
-  try {
-    record = JSON.parse(pod.metadata.annotations?.[TASK_ANNOTATION] ?? '') as TaskAnnotation;
-  } catch {
-    return undefined;
-  }
-  const base: TaskStatus = { taskId: record.taskId, taskType: record.taskType, tags: record.tags ?? {}, attempt: record.attempt, phase: 'pending', podName: pod.metadata.name, template: record.template, submittedAt: record.submittedAt };
-  const recorded = pod.metadata.annotations?.[RECORDED_ANNOTATION];
-  if (recorded) {
-    try {
-      return { ...base, ...(JSON.parse(recorded) as Partial<TaskStatus>) };
-    } catch {
-      // fall through to what the pod shows
-    }
-  }
-  const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
-  if (cancelled !== undefined) return { ...base, phase: 'cancelled', reason: 'Cancelled', message: cancelled };
-  const reading = readPod(pod);
-  if (reading.phase === 'pending') return { ...base, pendingCause: reading.cause, ...(reading.reason ? { reason: reading.reason } : {}), ...(reading.message ? { message: reading.message } : {}) };
-  if (reading.phase === 'running') return { ...base, phase: 'running', startedAt: reading.startedAt };
-  const { phase, ...rest } = reading;
-  return Object.fromEntries(Object.entries({ ...base, phase, ...rest }).filter(([, v]) => v !== undefined)) as unknown as TaskStatus;
-}
 
 /** What {@link openTaskView} takes. */
 export interface TaskViewOptions {

@@ -120,6 +120,35 @@ spec:
       {{ end }}
       phase: Pending
 ---
+# The node lifecycle controller, marking a node whose heartbeats lapsed (an API server
+# restart on a loaded machine), once wrote its status back without addresses; the default
+# stages only add them at initialisation, and without an address the API server cannot
+# reach the node for logs ("no preferred addresses found"). Put them back.
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: rollcall-node-addresses
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Node
+  selector:
+    matchExpressions:
+    - key: '.status.addresses'
+      operator: 'DoesNotExist'
+  weight: 10000
+  next:
+    statusTemplate: |
+      addresses:
+      {{ with NodeIP }}
+      - address: {{ . | Quote }}
+        type: InternalIP
+      {{ end }}
+      {{ with NodeName }}
+      - address: {{ . | Quote }}
+        type: Hostname
+      {{ end }}
+---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: ClusterLogs
 metadata:
