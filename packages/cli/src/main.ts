@@ -6,6 +6,7 @@ import { leaderCommand, locksCommand, membersCommand } from './commands/listings
 import { releaseCommand } from './commands/release.js';
 import { watchCommand } from './commands/watch.js';
 import { demoCommand } from './demo/demo.js';
+import { demoPodsCommand } from './demo/pods.js';
 import { demoNode } from './demo/node.js';
 import { ExitCode, formatError, toCliError, usageError } from './errors.js';
 
@@ -113,13 +114,15 @@ export function program(setExit: (code: number) => void): Command {
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
-  demo.action(async (opts) => setExit(await demoCommand(opts)));
+  demo.option('--pods', 'instead: a pod-runner pair on Kubernetes (the test control plane and its kwok) running tasks of two types on two templates; the leader is killed mid-run and the other re-attaches');
+  demo.action(async (opts) => setExit(opts.pods ? await demoPodsCommand(opts) : await demoCommand(opts)));
 
   root
     .command('demo-node', { hidden: true })
     .requiredOption('--kind <kind>')
     .requiredOption('--id <id>')
     .requiredOption('--config <file>')
+    .option('--pods <file>')
     .action(async (opts) => demoNode(opts));
 
   for (const cmd of root.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });

@@ -93,6 +93,14 @@ describe('on the real Kubernetes API server', () => {
     }
   });
 
+  it('demo --pods: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once', async () => {
+    const r = await run(['demo', '--pods', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`], { timeoutMs: 150_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/SIGKILL runner-[ab], the leader, with \d+ tasks running/);
+    expect(r.stdout).toMatch(/every task succeeded and was reported exactly once, across the leader's SIGKILL \(runner-([ab]) → runner-(?!\1)[ab], fencing token 1 → 2\)/);
+    expect(r.stdout).toMatch(/^etl-0 +etl +succeeded +runner-[ab] +\{"rows":100\}$/m);
+  }, 160_000);
+
   it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {
     const nobody = await serviceAccountKubeconfig(namespace, 'nobody');
     const r = await run(['doctor', '--role', 'member', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${nobody}`, '-o', `kubernetes.namespace=${namespace}`]);
