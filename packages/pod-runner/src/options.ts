@@ -24,7 +24,7 @@ export interface PodRunnerOptions {
   timeouts?: TaskTimeouts;
   /** Keep the pod of a task that did not succeed this long after it is recorded, for `kubectl describe`. Milliseconds. Default 0: deleted at once, like every finished pod. */
   keepFailedPodsMs?: number;
-  /** First wait before creating again after a quota refusal (403 "exceeded quota") or a 429; doubles up to 30 s, and a pod finishing retries at once. Milliseconds. Default 1000. */
+  /** First wait before creating again after a quota refusal (403 "exceeded quota"), a 429 or a quota race (409 Conflict on create); doubles up to 30 s, and a pod finishing retries at once. Milliseconds. Default 1000. */
   requeueDelayMs?: number;
   /** Path of a kubeconfig file. Default as kubectl: `KUBECONFIG`, `~/.kube/config`, or the in-cluster service account. */
   kubeconfig?: string;

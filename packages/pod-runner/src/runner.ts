@@ -64,9 +64,14 @@ function notLeader(name: string): RegistryError {
   return new UnavailableError(`this runner does not lead pod-runner-${name}: only the leader cancels and cleans up pods`, { backend: BACKEND });
 }
 
-/** A quota refusal or a 429: the task waits in the queue and is created later. */
+/**
+ * A quota refusal, a 429, or a 409 Conflict on create (the quota admission
+ * lost a race updating the ResourceQuota's usage: "the object has been
+ * modified"): the task waits in the queue and is created later.
+ */
 function isRequeueable(err: unknown): boolean {
   if (!(err instanceof RegistryError)) return false;
+  if (err.code === 'CONFLICT') return true;
   const status = err.cause as KubeStatus | undefined;
   if (status?.code === 429 || status?.reason === 'TooManyRequests') return true;
   return err.code === 'PERMISSION_DENIED' && /exceeded quota/i.test(status?.message ?? '');
@@ -391,8 +396,8 @@ export class PodRunner {
   // --- following pods ---
 
   private onPod(pod: Pod): void {
-    // A follower only watches; whoever leads next re-attaches from the watch's cache.
-    if (this.closed || !this.isLeader) return;
+    if (this.closed) return;
+    if (!this.isLeader) return this.follow(pod);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (!taskId) return;
     let entry = this.tasks.get(taskId);
@@ -408,6 +413,10 @@ export class PodRunner {
       void this.release(entry);
       return;
     }
+    // queued here, but its pod exists (made by the runner that led before): follow it, never create it again
+    const queued = this.queue.indexOf(entry);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    if (!entry.holdsSlot) this.takeSlot(entry);
     const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
     if (cancelled !== undefined) {
       this.finish(entry, { phase: 'cancelled', reason: 'Cancelled', message: cancelled });
@@ -441,6 +450,33 @@ export class PodRunner {
     this.armPendingTimer(entry, reading, pod);
   }
 
+  /**
+   * A follower does not act; whoever leads next re-attaches from the watch's
+   * cache. It only learns what the leader does with the tasks it was given too:
+   * a task whose pod the leader made leaves this runner's queue (it is never
+   * created twice), and a status the leader recorded ends the task here too,
+   * quietly (the leader reported it), so a resubmit answers it.
+   */
+  private follow(pod: Pod): void {
+    const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
+    if (!taskId) return;
+    let entry = this.tasks.get(taskId);
+    const recorded = recordedStatus(pod);
+    if (!entry && recorded) {
+      const task = taskOfPod(pod);
+      if (!task) return;
+      entry = { status: task.status, timeouts: { ...this.timeouts, ...task.record.timeouts }, specHash: pod.metadata.annotations?.[SPEC_HASH_ANNOTATION], holdsSlot: false, waiters: [] };
+      this.tasks.set(taskId, entry);
+    }
+    if (!entry || entry.status.podName !== pod.metadata.name) return;
+    const queued = this.queue.indexOf(entry);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    if (recorded && !isTerminal(entry.status)) {
+      entry.status = { ...entry.status, ...recorded };
+      for (const waiter of entry.waiters.splice(0)) waiter.resolve(copy(entry.status));
+    }
+  }
+
   private onPodGone(pod: Pod): void {
     if (!this.isLeader) return;
     const entry = this.tasks.get(pod.metadata.labels?.[TASK_ID_LABEL] ?? '');
@@ -461,7 +497,6 @@ export class PodRunner {
     const recorded = recordedStatus(pod);
     const entry: Entry = { status: { ...task.status, ...recorded }, timeouts: { ...this.timeouts, ...task.record.timeouts }, specHash: pod.metadata.annotations?.[SPEC_HASH_ANNOTATION], holdsSlot: false, waiters: [] };
     this.tasks.set(task.record.taskId, entry);
-    if (!recorded) this.takeSlot(entry);
     this.logger.info({ task: task.record.taskId, pod: pod.metadata.name, recorded: Boolean(recorded) }, '[rollcall] [pod-runner] re-attached to a task from its pod');
     return entry;
   }

@@ -38,6 +38,12 @@ describe('two runners with a registry', () => {
     const b = await member('runner-b');
     expect(b.runner.isLeader).toBe(false);
 
+    // both are given the same task: the leader runs it, the follower only learns how it ended
+    await Promise.all([a.runner.submit({ taskId: 'ha-done', taskType: 'report', ...exits(0) }), b.runner.submit({ taskId: 'ha-done', taskType: 'report', ...exits(0) })]);
+    expect((await a.runner.result('ha-done')).phase).toBe('succeeded');
+    expect((await b.runner.result('ha-done')).phase).toBe('succeeded');
+    expect(ended(b.reports, 'ha-done')).toEqual([]);
+
     await a.runner.submit({ taskId: 'ha-running', taskType: 'report', ...exits(0, { runMs: 3000, message: '{"by":"pod"}' }) });
     const [pod] = await podsOf('ha-running');
     const firstToken = Number(pod!.metadata!.annotations![FENCING_TOKEN_ANNOTATION]);
@@ -62,5 +68,6 @@ describe('two runners with a registry', () => {
     expect((await b.runner.result('ha-queued')).phase).toBe('succeeded');
     expect(ended(b.reports, 'ha-queued')).toHaveLength(1);
     await waitFor(async () => (await runnerPods(env.namespace, 'ha')).length === 0, 15_000, 'every pod to be deleted');
+    expect(ended(b.reports, 'ha-done')).toEqual([]); // not run again by the new leader
   });
 });
