@@ -224,7 +224,7 @@ describe('the CLI alone, laid out as a global install', () => {
     expect(copiesOf(cli.dir, '@kubernetes/client-node')).toEqual([]);
   });
 
-  it('--help, and a backend not installed is PLUGIN_NOT_INSTALLED with the install line (exit 3)', async () => {
+  it('--help, and a backend or the pod runner not installed is PLUGIN_NOT_INSTALLED with the install line (exit 3)', async () => {
     const help = await rollcall(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('manifests');
@@ -232,6 +232,9 @@ describe('the CLI alone, laid out as a global install', () => {
     expect(etcd.code).toBe(3);
     expect(etcd.stderr).toContain('rollcall: error PLUGIN_NOT_INSTALLED');
     expect(etcd.stderr).toContain('Run: npm install @rollcall/etcd');
+    const tasks = await rollcall(['tasks', '-n', 'batch']);
+    expect(tasks.code).toBe(3);
+    expect(tasks.stderr).toContain('rollcall: error PLUGIN_NOT_INSTALLED: rollcall tasks needs the package @rollcall/pod-runner, which is not installed. Run: npm install @rollcall/pod-runner');
   });
 
   it('manifests prints the files of deploy/kubernetes it carries, byte for byte', async () => {

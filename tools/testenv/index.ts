@@ -41,3 +41,6 @@ export { TestenvError } from './errors.js';
 export { envFilePath, testenvRoot } from './paths.js';
 export { buildClientGoElector, ClientGoCandidate } from './client-go-elector.js';
 export type { ClientGoEvent, ClientGoCandidateOptions } from './client-go-elector.js';
+export { KWOK_POD_ANNOTATIONS, KWOK_LOG_CONTAINER, kwokContainerLogPath } from './servers/kubernetes/kwok-stages.js';
+export { KubeAdmin } from './kube-admin.js';
+export { AuditLog, type AuditEvent, type AuditTotals, type AuditWindow } from './audit-log.js';

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { doctorCommand } from './commands/doctor.js';
+import { tasksCancelCommand, tasksListCommand, tasksLogsCommand, tasksShowCommand } from './commands/tasks.js';
 import { leaderCommand, locksCommand, membersCommand } from './commands/listings.js';
 import { manifestRoles, manifestsCommand } from './commands/manifests.js';
 import { migrateStatusCommand } from './commands/migrate-status.js';
 import { releaseCommand } from './commands/release.js';
 import { watchCommand } from './commands/watch.js';
 import { demoCommand } from './demo/demo.js';
+import { demoPodsCommand } from './demo/pods.js';
 import { demoNode } from './demo/node.js';
 import { ExitCode, formatError, toCliError, usageError } from './errors.js';
 
@@ -93,7 +95,7 @@ export function program(setExit: (code: number) => void): Command {
       root
         .command('doctor')
         .description('check the configuration, the connection and, on Kubernetes, every RBAC permission the role needs (SelfSubjectAccessReview)')
-        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks) or member (announces and discovers)').choices(['coordinator', 'member']).default('coordinator')),
+        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)').choices(['coordinator', 'member', 'pod-runner']).default('coordinator')),
     ),
   );
   examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);
@@ -102,7 +104,7 @@ export function program(setExit: (code: number) => void): Command {
   const manifests = root
     .command('manifests')
     .description('print the ServiceAccount, Role and RoleBinding a component needs on Kubernetes, for kubectl apply -f -')
-    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers)').choices(manifestRoles()).makeOptionMandatory())
+    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods)').choices(manifestRoles()).makeOptionMandatory())
     .requiredOption('--namespace <namespace>', 'the namespace of the records (registry.kubernetes.namespace)')
     .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'));
   manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n`);
@@ -114,16 +116,32 @@ export function program(setExit: (code: number) => void): Command {
     'REGISTRY_TYPE=migrate REGISTRY_MIGRATE_FROM_TYPE=etcd REGISTRY_MIGRATE_FROM_ETCD_ENDPOINTS=http://10.0.0.5:2379 REGISTRY_MIGRATE_TO_TYPE=kubernetes rollcall migrate status --json',
   ]);
   status.action(async (opts) => setExit(await migrateStatusCommand(opts)));
+  const withPods = (cmd: Command) =>
+    withOutput(
+      cmd
+        .option('-n, --namespace <namespace>', "the runner's namespace (default REGISTRY_KUBERNETES_NAMESPACE, else the kubeconfig's)")
+        .option('--kubeconfig <file>', 'kubeconfig (default REGISTRY_KUBERNETES_KUBECONFIG, KUBECONFIG, ~/.kube/config)')
+        .option('--context <name>', 'kubeconfig context')
+        .option('--runner <name>', "the runner's name, its rollcall.dev/runner label", 'rollcall'),
+    );
+  const tasks = root.command('tasks').description("tasks of a pod runner (@rollcall/pod-runner), read from their pods: list, show, logs, cancel");
+  withPods(tasks.command('list', { isDefault: true }).description('every task that has a pod: phase, pending cause or reason, exit code, age')).action(async (opts) => tasksListCommand(opts));
+  withPods(tasks.command('show').argument('<task>', 'task id').description("one task's status, exit code and result")).action(async (id: string, opts) => tasksShowCommand(id, opts));
+  withPods(tasks.command('logs').argument('<task>', 'task id').description("a task's log").option('-f, --follow', 'until the container exits; a dropped stream resumes without repeating a line').option('--tail <lines>', 'only the last lines').option('--timestamps', "each line with the container's timestamp")).action(async (id: string, opts) => tasksLogsCommand(id, opts));
+  withPods(tasks.command('cancel').argument('<task>', 'task id').description('cancel a task: its pod is marked, the leading runner ends the task and deletes the pod').option('--reason <text>', 'recorded on the task')).action(async (id: string, opts) => tasksCancelCommand(id, opts));
+  examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"']);
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
-  demo.action(async (opts) => setExit(await demoCommand(opts)));
+  demo.option('--pods', 'instead: a pod-runner pair on Kubernetes (the test control plane and its kwok) running tasks of two types on two templates; the leader is killed mid-run and the other re-attaches');
+  demo.action(async (opts) => setExit(opts.pods ? await demoPodsCommand(opts) : await demoCommand(opts)));
 
   root
     .command('demo-node', { hidden: true })
     .requiredOption('--kind <kind>')
     .requiredOption('--id <id>')
     .requiredOption('--config <file>')
+    .option('--pods <file>')
     .action(async (opts) => demoNode(opts));
 
   for (const cmd of [...root.commands, ...migrate.commands]) cmd.exitOverride().configureOutput({ outputError: () => {} });

@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { createPodRunner } from '@rollcall/pod-runner';
+import { KWOK_LOG_CONTAINER, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from './cli.js';
 
@@ -72,6 +74,53 @@ describe('on the real Kubernetes API server', () => {
     const token = (JSON.parse(readFileSync(memberKubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
     for (const out of [coordinator.stdout, coordinator.stderr, member.stdout, member.stderr]) expect(out).not.toContain(token);
   });
+
+  it('doctor --role pod-runner: the pod runner\'s Role is enough, the member Role lacks every pod permission', async () => {
+    await applyManifest('pod-runner', namespace);
+    const podRunner = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
+    const ok = await run(['doctor', '--role', 'pod-runner', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${podRunner}`, '-o', `kubernetes.namespace=${namespace}`]);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 10 permissions granted in namespace ${namespace} \\(pods, pods/log, events, podtemplates\\)`, 'm'));
+    const refused = await run(['doctor', '--role', 'pod-runner', '--json', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${memberKubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(8);
+    const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };
+    expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ missing: expect.arrayContaining(['create pods', 'get pods/log', 'list events']), fix: `rollcall manifests --role pod-runner --namespace ${namespace} | kubectl apply -f -` });
+  });
+
+  it('tasks: lists, shows, prints the log of and cancels a pod runner\'s tasks, read from their pods', async () => {
+    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'cli', templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'task:1' }] } } }] });
+    try {
+      await runner.submit({ taskId: 'cli-task', taskType: 'report', tags: { tier: 'batch' } });
+      await waitFor(() => runner.get('cli-task')?.phase === 'running', 15_000, 'the task to run');
+      const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'cli'];
+      const list = await run(['tasks', ...where]);
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).toMatch(/^TASK +TYPE +PHASE +DETAIL +EXIT +AGE +POD$/m);
+      expect(list.stdout).toMatch(/^cli-task +report +running +- +\S+ +cli-cli-task-1$/m);
+      const show = await run(['tasks', 'show', 'cli-task', '--json', ...where]);
+      expect(JSON.parse(show.stdout)).toMatchObject({ taskId: 'cli-task', phase: 'running', template: 'logging', tags: { tier: 'batch' } });
+      const line = `cli log line ${Date.now()}`;
+      appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', '000000Z')} stdout F ${line}\n`);
+      const logs = await run(['tasks', 'logs', 'cli-task', '--tail', '1', ...where]);
+      expect(logs.stdout).toBe(`${line}\n`);
+      const cancel = await run(['tasks', 'cancel', 'cli-task', '--reason', 'from the cli', ...where]);
+      expect(cancel.code, cancel.stderr).toBe(0);
+      expect(await runner.result('cli-task')).toMatchObject({ phase: 'cancelled', message: 'from the cli' });
+      const missing = await run(['tasks', 'show', 'no-such-task', ...where]);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('NOT_FOUND');
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('demo --pods: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once', async () => {
+    const r = await run(['demo', '--pods', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`], { timeoutMs: 150_000 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/SIGKILL runner-[ab], the leader, with \d+ tasks running/);
+    expect(r.stdout).toMatch(/every task succeeded and was reported exactly once, across the leader's SIGKILL \(runner-([ab]) → runner-(?!\1)[ab], fencing token 1 → 2\)/);
+    expect(r.stdout).toMatch(/^etl-0 +etl +succeeded +runner-[ab] +\{"rows":100\}$/m);
+  }, 160_000);
 
   it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {
     const nobody = await serviceAccountKubeconfig(namespace, 'nobody');

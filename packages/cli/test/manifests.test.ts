@@ -50,5 +50,9 @@ describe('rollcall manifests', () => {
     const missing = await run(['manifests', '--role', 'member']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--namespace');
+    const podLock = await run(['manifests', '--role', 'pod-runner', '--namespace', 'prod', '--lock', 'configmap']);
+    expect(podLock.code).toBe(2);
+    expect(podLock.stderr).toContain('--lock configmap: the ConfigMap lock is the registry\'s');
+    expect(podLock.stdout).toBe('');
   });
 });

@@ -89,7 +89,7 @@ export interface ApiRequest {
 }
 
 export interface StreamHandlers {
-  /** Each newline-delimited JSON value of the stream. */
+  /** Each line of the stream: its JSON value, or the text in `text` format. */
   line(value: unknown): void;
   /** The stream ended: `error` undefined when the server closed it cleanly. */
   end(error: Error | undefined): void;
@@ -157,12 +157,13 @@ export class ApiClient {
   }
 
   /**
-   * Opens a streaming GET (a watch). Resolves once the server answered 200;
-   * rejects with a mapped error otherwise (410 Gone included). `abort()` ends it
-   * without calling `end`.
+   * Opens a streaming GET: a watch (`json`: each line parsed), or a pod's log
+   * (`text`: each line as a string, blank ones included). Resolves once the
+   * server answered 200; rejects with a mapped error otherwise (410 Gone
+   * included). `abort()` ends it without calling `end`.
    */
-  async stream(path: string, context: RequestContext, handlers: StreamHandlers): Promise<{ abort(): void }> {
-    const options = await this.options('GET', path, undefined);
+  async stream(path: string, context: RequestContext, handlers: StreamHandlers, format: 'json' | 'text' = 'json'): Promise<{ abort(): void }> {
+    const options = await this.options('GET', path, undefined, format === 'text' ? 'text/plain, application/json' : 'application/json');
     return new Promise((resolve, reject) => {
       let aborted = false;
       let buffered = '';
@@ -196,8 +197,13 @@ export class ApiClient {
           buffered += chunk;
           let newline: number;
           while ((newline = buffered.indexOf('\n')) >= 0) {
-            const line = buffered.slice(0, newline).trim();
+            const raw = buffered.slice(0, newline);
             buffered = buffered.slice(newline + 1);
+            if (format === 'text') {
+              if (!aborted) handlers.line(raw.replace(/\r$/, ''));
+              continue;
+            }
+            const line = raw.trim();
             if (!line) continue;
             let value: unknown;
             try {
@@ -211,7 +217,12 @@ export class ApiClient {
             if (!aborted) handlers.line(value);
           }
         });
-        response.on('end', () => aborted || ((aborted = true), handlers.end(undefined)));
+        response.on('end', () => {
+          // a log's last line may have no newline
+          if (format === 'text' && buffered && !aborted) handlers.line(buffered);
+          buffered = '';
+          if (!aborted) ((aborted = true), handlers.end(undefined));
+        });
         response.on('error', (err) => aborted || ((aborted = true), handlers.end(err)));
         response.on('close', () => aborted || ((aborted = true), handlers.end(new Error('the watch connection closed'))));
       });
@@ -228,14 +239,14 @@ export class ApiClient {
     this.agent?.destroy();
   }
 
-  private async options(method: string, path: string, contentType: string | undefined): Promise<https.RequestOptions> {
+  private async options(method: string, path: string, contentType: string | undefined, accept = 'application/json'): Promise<https.RequestOptions> {
     const options: https.RequestOptions = {
       method,
       protocol: this.url.protocol,
       hostname: this.url.hostname,
       port: this.url.port,
       path: `${this.url.pathname.replace(/\/$/, '')}${path}`,
-      headers: { Accept: 'application/json', 'User-Agent': this.userAgent, ...(contentType ? { 'Content-Type': contentType } : {}) },
+      headers: { Accept: accept, 'User-Agent': this.userAgent, ...(contentType ? { 'Content-Type': contentType } : {}) },
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
     // One keep-alive agent with the same TLS material, instead of the new agent client-node makes per call.

@@ -267,7 +267,7 @@ export class KubernetesStore implements RecordStore {
 
   watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
     const positions = fromRevision.split(',');
-    const watches: ResourceWatch[] = [];
+    const watches: ResourceWatch<KubeObject>[] = [];
     let open = true;
     const close = () => {
       open = false;
@@ -281,7 +281,7 @@ export class KubernetesStore implements RecordStore {
     this.codecs.forEach((codec, index) => {
       const revision = () => positions.join(',');
       watches.push(
-        new ResourceWatch(
+        new ResourceWatch<KubeObject>(
           {
             client: this.config.client,
             logger: this.config.logger,
@@ -349,7 +349,7 @@ export class KubernetesStore implements RecordStore {
    * namespace, as the API server answers a SelfSubjectAccessReview (which every
    * authenticated identity may create). `rollcall doctor` asks it per permission.
    */
-  async isAllowed(permission: { verb: string; group: string; resource: string }): Promise<boolean> {
+  async isAllowed(permission: { verb: string; group: string; resource: string; subresource?: string }): Promise<boolean> {
     const review = await this.config.client.request<{ status?: { allowed?: boolean } }>({
       method: 'POST',
       path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',

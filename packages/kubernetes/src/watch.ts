@@ -1,6 +1,6 @@
 import type { Logger, RegistryError } from '@rollcall/core';
 import type { ApiClient } from './client.js';
-import type { KubeObject } from './codec.js';
+import type { ObjectMeta } from './codec.js';
 import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
 
 export interface ResourceWatchOptions {
@@ -17,8 +17,13 @@ export interface ResourceWatchOptions {
   timeoutSeconds: number;
 }
 
-export interface ResourceWatchHandlers {
-  object(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: KubeObject): void;
+/** Any object the API server lists and watches: only its metadata is read here. */
+export interface WatchedObject {
+  metadata: ObjectMeta;
+}
+
+export interface ResourceWatchHandlers<T extends WatchedObject = WatchedObject> {
+  object(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): void;
   /** A BOOKMARK: nothing changed up to `resourceVersion`. */
   bookmark(resourceVersion: string): void;
   /** The watch ended for good: REVISION_TOO_OLD (410 Gone, as an HTTP status or an ERROR event) or UNAVAILABLE. */
@@ -27,7 +32,7 @@ export interface ResourceWatchHandlers {
 
 interface WatchEventLine {
   type?: string;
-  object?: KubeObject | KubeStatus;
+  object?: WatchedObject | KubeStatus;
 }
 
 /**
@@ -36,9 +41,10 @@ interface WatchEventLine {
  * connection, or silence longer than `silenceTimeoutMs` (bookmarks count as
  * life) — and ends only when the version is gone (410) or a fresh stream cannot
  * be opened. It never freezes silently, which is the failure mode of the
- * client library's informer this replaces.
+ * client library's informer this replaces. Any namespaced collection: Leases
+ * and ConfigMaps for the registry, Pods for the pod runner.
  */
-export class ResourceWatch {
+export class ResourceWatch<T extends WatchedObject = WatchedObject> {
   private resourceVersion: string;
   private abortStream: (() => void) | undefined;
   private silenceTimer: NodeJS.Timeout | undefined;
@@ -46,7 +52,7 @@ export class ResourceWatch {
 
   constructor(
     private readonly options: ResourceWatchOptions,
-    private readonly handlers: ResourceWatchHandlers,
+    private readonly handlers: ResourceWatchHandlers<T>,
   ) {
     this.resourceVersion = options.fromResourceVersion;
     void this.open();
@@ -114,7 +120,7 @@ export class ResourceWatch {
       this.end(statusError(status?.code ?? 500, status, this.options.context));
       return;
     }
-    const object = event.object as KubeObject | undefined;
+    const object = event.object as T | undefined;
     const rv = object?.metadata?.resourceVersion;
     if (rv) this.resourceVersion = rv;
     if (event.type === 'BOOKMARK') {

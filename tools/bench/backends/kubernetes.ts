@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { requireTestEnv, serviceAccountKubeconfig } from '../../testenv/index.js';
 import { toolsPackageDir } from '../../testenv/paths.js';
-import { AuditLog } from '../counters/kubernetes-audit.js';
+import { AuditLog } from '../../testenv/audit-log.js';
 import { perClientIdleProbe } from '../scenarios/idle-requests.js';
 import { type BackendConfig, type BenchBackend, type BenchTarget, crashChildWithConfig } from '../target.js';
 

@@ -30,6 +30,7 @@ interface Permission {
   verb: string;
   group: string;
   resource: string;
+  subresource?: string;
 }
 
 /** What a Kubernetes store answers about this identity's permissions (a SelfSubjectAccessReview). */
@@ -37,11 +38,24 @@ interface PermissionProbe {
   isAllowed(permission: Permission): Promise<boolean>;
 }
 
+export type DoctorRole = 'coordinator' | 'member' | 'pod-runner';
+const ROLES: readonly DoctorRole[] = ['coordinator', 'member', 'pod-runner'];
+
+/** What @rollcall/pod-runner needs, as `rollcall manifests --role pod-runner` grants it: no exec, no wildcard. */
+const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
+  ...['create', 'get', 'list', 'watch', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'pods' })),
+  { verb: 'get', group: '', resource: 'pods', subresource: 'log' },
+  { verb: 'list', group: '', resource: 'events' },
+  { verb: 'watch', group: '', resource: 'events' },
+  { verb: 'get', group: '', resource: 'podtemplates' },
+];
+
 const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'] };
 
 /** What the shipped manifests (`rollcall manifests`) grant each role: the least privilege Rollcall needs. */
-export function requiredPermissions(role: 'coordinator' | 'member', lock: string): Permission[] {
+export function requiredPermissions(role: DoctorRole, lock: string): Permission[] {
+  if (role === 'pod-runner') return [...POD_RUNNER_PERMISSIONS];
   const leases = LEASE_VERBS[role].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' }));
   if (lock !== 'configmap') return leases;
   return [...leases, ...CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps' }))];
@@ -62,7 +76,7 @@ async function missingKubernetesPermissions(store: PermissionProbe, permissions:
   return permissions.filter((_, i) => !answers[i]);
 }
 
-const resourceName = (p: Permission) => (p.group ? `${p.resource}.${p.group}` : p.resource);
+const resourceName = (p: Permission) => `${p.group ? `${p.resource}.${p.group}` : p.resource}${p.subresource ? `/${p.subresource}` : ''}`;
 
 /**
  * `rollcall doctor`: checks the configuration, the connection (a list of the
@@ -71,8 +85,8 @@ const resourceName = (p: Permission) => (p.group ? `${p.resource}.${p.group}` : 
  */
 export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   const format = outputFormat(flags);
-  const role = flags.role ?? 'coordinator';
-  if (role !== 'coordinator' && role !== 'member') throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks) or member (announces and discovers)`);
+  const role = (flags.role ?? 'coordinator') as DoctorRole;
+  if (!ROLES.includes(role)) throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)`);
   const checks: Check[] = [];
   const fail = (name: string, err: unknown) => {
     const e = toCliError(err);
@@ -108,7 +122,9 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
         detail: `connected to ${store.backend} in ${connectedMs.toFixed(0)} ms; listed ${list.records.length} records (${kinds.member} members, ${kinds.election} elections, ${kinds.lock} locks) in ${(performance.now() - listStarted).toFixed(0)} ms${list.corrupt.length ? `; ${list.corrupt.length} corrupt: ${list.corrupt.map((c) => c.key).join(', ')}` : ''}`,
       });
     } catch (err) {
-      fail('connection', err);
+      // the pod runner's Role grants pods, not Leases: reaching the API server is what counts
+      if (role === 'pod-runner' && store && (err as { code?: string }).code === 'PERMISSION_DENIED') checks.push({ name: 'connection', status: 'ok', detail: `connected to ${store.backend}; no access to the registry's records, which a pod runner without a registry does not need` });
+      else fail('connection', err);
     }
   } else {
     checks.push({ name: 'connection', status: 'skip', detail: 'the configuration is invalid' });
@@ -120,7 +136,8 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
       checks.push({ name: 'permissions', status: 'skip', detail: 'could not connect to the API server' });
     } else {
       const options = config.resolved.options as Record<string, unknown>;
-      const lock = String(options.lock ?? 'lease');
+      // the ConfigMap lock is the registry's; a pod runner's manifest has no part of it
+      const lock = role === 'pod-runner' ? 'lease' : String(options.lock ?? 'lease');
       const needed = requiredPermissions(role, lock);
       try {
         const missing = await missingKubernetesPermissions(store as unknown as PermissionProbe, needed);

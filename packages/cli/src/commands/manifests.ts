@@ -62,6 +62,7 @@ export function manifestsCommand(flags: ManifestsFlags): void {
   if (!DNS_LABEL.test(namespace)) throw usageError(`--namespace ${JSON.stringify(namespace)}: expected a namespace name (a DNS-1123 label), the one registry.kubernetes.namespace names`);
   const lock = flags.lock ?? 'lease';
   if (lock !== 'lease' && lock !== 'configmap') throw usageError(`--lock ${JSON.stringify(lock)}: expected lease or configmap, as registry.kubernetes.lock`);
+  if (lock === 'configmap' && flags.role === 'pod-runner') throw usageError('--lock configmap: the ConfigMap lock is the registry\'s; a pod runner with a registry applies it with --role coordinator');
   const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [manifestFile(CONFIGMAP_LOCK)] : [])];
   process.stdout.write(files.map((f) => inNamespace(f.trimEnd(), namespace)).join('\n---\n') + '\n');
 }

@@ -1,5 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { createRegistry, type JsonValue, type Registry } from '@rollcall/core';
+import type { Task, TaskStatus, TemplateRule } from '@rollcall/pod-runner';
 import { resolveCliConfig } from '../config.js';
+import { loadPodRunner } from '../pod-runner.js';
+
+/** What `demo --pods` gives its runner processes: the pair's name, the templates and the tasks each submits. */
+export interface PodsSpec {
+  name: string;
+  templates: TemplateRule[];
+  tasks: Task[];
+}
 
 /** What a demo node tells the demo, over the IPC channel. */
 export type NodeMessage =
@@ -7,12 +17,15 @@ export type NodeMessage =
   | { type: 'elected'; id: string; fencingToken: number; at: number }
   | { type: 'lost'; id: string; fencingToken: number; reason: string; at: number }
   | { type: 'withdrawn'; id: string }
-  | { type: 'failed'; id: string; message: string };
+  | { type: 'failed'; id: string; message: string }
+  | { type: 'task'; id: string; status: TaskStatus };
 
 export interface NodeFlags {
-  kind: 'master' | 'worker';
+  kind: 'master' | 'worker' | 'pod-runner';
   id: string;
   config: string;
+  /** For `pod-runner`: the PodsSpec file. */
+  pods?: string;
 }
 
 function send(message: NodeMessage): void {
@@ -47,6 +60,19 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
   // Ctrl-C reaches the whole process group: the demo, which gets it too, stops its nodes in order.
   process.on('SIGINT', () => {});
   process.on('disconnect', () => void shutdown());
+
+  if (flags.kind === 'pod-runner') {
+    // one of the pair: both submit every task, only the elected one creates pods
+    const spec = JSON.parse(readFileSync(flags.pods!, 'utf8')) as PodsSpec;
+    const { createPodRunner } = await loadPodRunner('rollcall demo --pods');
+    const options = config.resolved.options as { namespace?: string; kubeconfig?: string; context?: string };
+    const runner = await createPodRunner({ registry, identity: flags.id, name: spec.name, templates: spec.templates, namespace: options.namespace, kubeconfig: options.kubeconfig, context: options.context, onStatus: (status) => send({ type: 'task', id: flags.id, status }) });
+    process.removeAllListeners('SIGTERM');
+    process.on('SIGTERM', () => void runner.close().then(shutdown));
+    for (const task of spec.tasks) await runner.submit(task);
+    send({ type: 'ready', id: flags.id, pid: process.pid });
+    return;
+  }
 
   const seed = Number(flags.id.replace(/\D/g, '')) || 1;
   let tick = 0;

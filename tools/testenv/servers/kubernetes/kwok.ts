@@ -7,10 +7,12 @@ import type { Unit } from '../../unit.js';
 import { CLIENTS, KWOK_SERVING, certOf, keyOf } from './pki.js';
 import { kubeconfigPath } from './kubeconfig.js';
 import { KWOK_NODE_ANNOTATION } from './layout.js';
+import { kwokStagesPath, writeKwokStages } from './kwok-stages.js';
 
 /**
  * kwok: plays the kubelet for fake nodes (those with the kwok annotation), so nodes are
- * Ready and scheduled pods go Running, with the default stages kwokctl uses.
+ * Ready and scheduled pods go Running, with the default stages kwokctl uses, and ours
+ * (kwok-stages.ts) for pods that ask by annotation to exit or to wait.
  */
 export function kwokUnit(): Unit {
   const p = port('kwok');
@@ -18,13 +20,16 @@ export function kwokUnit(): Unit {
     name: 'kwok',
     ports: [p],
     startTimeoutMs: 30_000,
-    async prepare() {},
+    async prepare() {
+      writeKwokStages();
+    },
     command() {
       return {
         command: binaryPath(KWOK, 'kwok'),
         args: [
           `--kubeconfig=${kubeconfigPath(CLIENTS.kwok)}`,
           `--config=${join(componentDir(KWOK), 'stages.yaml')}`,
+          `--config=${kwokStagesPath()}`,
           `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION.key}=${KWOK_NODE_ANNOTATION.value}`,
           `--server-address=127.0.0.1:${p}`,
           // node and pod addresses stay on loopback: when the API server proxies logs or

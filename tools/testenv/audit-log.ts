@@ -1,7 +1,8 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { waitFor } from '@rollcall/conformance';
-import type { RequestTotals } from '../scenarios/idle-requests.js';
-import { WAIT_BOUND_MS } from '../timing.js';
+import { waitFor } from './wait-for.js';
+
+/** How long to wait for the marker request to reach the log. Milliseconds. */
+const MARKER_WAIT_MS = 30_000;
 
 /** One line of the audit log (an audit.k8s.io/v1 Event; one per stage of a request). */
 export interface AuditEvent {
@@ -9,7 +10,13 @@ export interface AuditEvent {
   verb: string;
   user?: { username?: string };
   requestReceivedTimestamp?: string;
-  objectRef?: { name?: string; namespace?: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+}
+
+/** Requests of one user in a window: in all, and by verb. */
+export interface AuditTotals {
+  total: number;
+  byMethod: Record<string, number>;
 }
 
 /** A counting window: where the log ended and the time when it was opened. */
@@ -40,9 +47,9 @@ export class AuditLog {
   }
 
   /** Ends the window now; resolves with each of `users`' requests received inside it. */
-  async close(window: AuditWindow, users: readonly string[]): Promise<Map<string, RequestTotals>> {
+  async close(window: AuditWindow, users: readonly string[]): Promise<Map<string, AuditTotals>> {
     const counts = new Map(users.map((u) => [u, { total: 0, byMethod: {} as Record<string, number> }]));
-    for (const e of await this.requestsIn(window)) {
+    for (const e of await this.requests(window)) {
       const tally = counts.get(e.user?.username ?? '');
       if (!tally) continue;
       tally.total++;
@@ -52,9 +59,9 @@ export class AuditLog {
   }
 
   /** Ends the window now; resolves with the requests received inside it that `include` picks, by verb. */
-  async closeWhere(window: AuditWindow, include: (event: AuditEvent) => boolean): Promise<RequestTotals> {
-    const totals = { total: 0, byMethod: {} as Record<string, number> };
-    for (const e of await this.requestsIn(window)) {
+  async closeWhere(window: AuditWindow, include: (event: AuditEvent) => boolean): Promise<AuditTotals> {
+    const totals: AuditTotals = { total: 0, byMethod: {} };
+    for (const e of await this.requests(window)) {
       if (!include(e)) continue;
       totals.total++;
       totals.byMethod[e.verb] = (totals.byMethod[e.verb] ?? 0) + 1;
@@ -62,18 +69,18 @@ export class AuditLog {
     return totals;
   }
 
-  /** Ends the window now: every request received inside it, once (the first of its stages). */
-  private async requestsIn(window: AuditWindow): Promise<AuditEvent[]> {
+  /** Ends the window now; resolves with every request received inside it, each once (its first logged stage). */
+  async requests(window: AuditWindow): Promise<AuditEvent[]> {
     const to = Date.now();
     const markerName = `bench-marker-${to.toString(36)}`;
     await this.marker(markerName);
-    const events = await waitFor(
+    let events: AuditEvent[] = [];
+    await waitFor(
       () => {
-        const read = this.eventsSince(window.fromByte);
-        return read.some((e) => e.objectRef?.name === markerName) ? read : undefined;
+        events = this.eventsSince(window.fromByte);
+        return events.some((e) => e.objectRef?.name === markerName);
       },
-      WAIT_BOUND_MS,
-      `the audit log ${this.path} to show the marker request`,
+      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: MARKER_WAIT_MS },
     );
     const seen = new Set<string>();
     return events.filter((e) => {

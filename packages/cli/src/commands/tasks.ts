@@ -1,0 +1,84 @@
+import type { TaskStatus, TaskView } from '@rollcall/pod-runner';
+import { loadPodRunner } from '../pod-runner.js';
+import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
+
+/** Where a runner's pods are: `rollcall tasks` reads them, it needs no registry. */
+export interface TaskFlags {
+  namespace?: string;
+  kubeconfig?: string;
+  context?: string;
+  runner?: string;
+  output?: string;
+  json?: boolean;
+}
+
+async function withView<T>(flags: TaskFlags, action: (view: TaskView) => Promise<T>): Promise<T> {
+  const { openTaskView } = await loadPodRunner('rollcall tasks');
+  const view = openTaskView({
+    namespace: flags.namespace ?? process.env.REGISTRY_KUBERNETES_NAMESPACE,
+    kubeconfig: flags.kubeconfig ?? process.env.REGISTRY_KUBERNETES_KUBECONFIG,
+    context: flags.context,
+    name: flags.runner,
+  });
+  try {
+    return await action(view);
+  } finally {
+    view.close();
+  }
+}
+
+const detail = (s: TaskStatus) => s.pendingCause ?? s.reason ?? '';
+
+/** `rollcall tasks [list]`: every task of the runner that still has a pod. */
+export async function tasksListCommand(flags: TaskFlags): Promise<void> {
+  const format = outputFormat(flags);
+  await withView(flags, async (view) => {
+    const statuses = (await view.list()).sort((a, b) => a.submittedAt.localeCompare(b.submittedAt));
+    if (format === 'json') return printJson(statuses);
+    process.stdout.write(`${table(['task', 'type', 'phase', 'detail', 'exit', 'age', 'pod'], statuses.map((s) => [s.taskId, s.taskType, s.phase, detail(s), s.exitCode ?? '-', age(since(s.submittedAt)), s.podName]))}\n`);
+  });
+}
+
+/** `rollcall tasks show <id>`: one task's status and result. */
+export async function tasksShowCommand(taskId: string, flags: TaskFlags): Promise<void> {
+  const format = outputFormat(flags);
+  await withView(flags, async (view) => {
+    const status = await view.get(taskId);
+    if (!status) {
+      const { StoreConflictError } = await import('@rollcall/core');
+      throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}`, { backend: 'pod-runner' });
+    }
+    if (format === 'json') return printJson(status);
+    const rows: [string, string][] = [
+      ['task', `${status.taskId} (attempt ${status.attempt})`],
+      ['type', status.taskType],
+      ['phase', status.phase],
+      ['detail', [detail(status), status.message].filter(Boolean).join(': ') || '-'],
+      ['exit code', status.exitCode === undefined ? '-' : String(status.exitCode)],
+      ['result', status.result === undefined ? (status.terminationMessage ?? '-') : compactJson(status.result, 400)],
+      ['pod', `${status.podName} (template ${status.template})`],
+      ['submitted', status.submittedAt],
+      ['started', status.startedAt ?? '-'],
+      ['finished', status.finishedAt ?? '-'],
+    ];
+    for (const [key, value] of rows) process.stdout.write(`${`${key}:`.padEnd(11)} ${value}\n`);
+  });
+}
+
+/** `rollcall tasks logs <id> [--follow]`. */
+export async function tasksLogsCommand(taskId: string, flags: TaskFlags & { follow?: boolean; tail?: string; timestamps?: boolean }): Promise<void> {
+  await withView(flags, async (view) => {
+    const lines = await view.logs(taskId, { follow: flags.follow, ...(flags.tail ? { tailLines: Number(flags.tail) } : {}) });
+    for await (const line of lines) process.stdout.write(`${flags.timestamps ? `${line.time} ` : ''}${line.text}\n`);
+  });
+}
+
+/** `rollcall tasks cancel <id>`: marks the pod; the leading runner ends the task and deletes it. */
+export async function tasksCancelCommand(taskId: string, flags: TaskFlags & { reason?: string }): Promise<void> {
+  const format = outputFormat(flags);
+  await withView(flags, async (view) => {
+    const status = await view.cancel(taskId, flags.reason ?? 'cancelled with rollcall tasks cancel');
+    if (format === 'json') return printJson(status);
+    process.stdout.write(`${taskId}: ${status.phase}${status.message ? ` (${status.message})` : ''}\n`);
+  });
+}

@@ -1,0 +1,157 @@
+import type { Logger } from '@rollcall/core';
+import type { ApiClient } from '@rollcall/kubernetes/api';
+
+/** Options of {@link PodRunner.logs}, as `kubectl logs` has them. */
+export interface LogOptions {
+  /** Keep streaming until the task ends; a dropped stream is resumed without repeating or losing a line. Default false. */
+  follow?: boolean;
+  /** Only lines from this time on (RFC 3339). */
+  sinceTime?: string;
+  /** Only the last lines of what is there now. */
+  tailLines?: number;
+  /** Stop after this many bytes of log text. */
+  limitBytes?: number;
+  /** Default the task's container (the template's first). */
+  container?: string;
+}
+
+/** One line of a task's log, with the time the container wrote it (RFC 3339, nanoseconds). */
+export interface LogLine {
+  time: string;
+  text: string;
+}
+
+/** `2026-12-03T04:03:21.1073977Z` → `2026-12-03T04:03:21.107397700Z`: equal width, so strings compare as times. */
+function sortable(time: string): string {
+  const match = /^(.*?:\d\d)(?:\.(\d+))?Z$/.exec(time);
+  return match ? `${match[1]}.${(match[2] ?? '').padEnd(9, '0')}Z` : time;
+}
+
+export interface LogStreamInput {
+  client: ApiClient;
+  logger: Logger;
+  namespace: string;
+  podName: string;
+  container: string;
+  options: LogOptions;
+  /** True once the task has ended: a following stream that ends cleanly is then over. */
+  ended(): boolean;
+}
+
+const MAX_FAILURES = 8;
+
+/**
+ * A pod log as lines. Always asks for timestamps, so that when a following
+ * stream drops it reopens from the last line's second (`sinceTime` has whole
+ * seconds) and skips what it already gave: no line twice, none lost.
+ */
+export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine> {
+  const { client, namespace, podName, container, options } = input;
+  const queue: LogLine[] = [];
+  let wake: (() => void) | undefined;
+  let failure: Error | undefined;
+  let done = false;
+  let abort: (() => void) | undefined;
+  let lastKey = '';
+  let atLastKey = 0;
+  let bytes = 0;
+  let failures = 0;
+  let opened = 0;
+
+  const finish = (err?: Error) => {
+    failure ??= err;
+    done = true;
+    abort?.();
+    wake?.();
+  };
+
+  const open = async (): Promise<void> => {
+    if (done) return;
+    opened += 1;
+    const resume = lastKey !== '';
+    const query = new URLSearchParams({ container, timestamps: 'true' });
+    if (options.follow) query.set('follow', 'true');
+    const since = resume ? `${lastKey.slice(0, 19)}Z` : options.sinceTime;
+    if (since) query.set('sinceTime', since);
+    if (!resume && options.tailLines !== undefined) query.set('tailLines', String(options.tailLines));
+    if (options.limitBytes !== undefined) query.set('limitBytes', String(Math.max(1, options.limitBytes - bytes)));
+    let seenAtKey = 0;
+    let receivedAny = false;
+    try {
+      const stream = await client.stream(
+        `/api/v1/namespaces/${namespace}/pods/${podName}/log?${query}`,
+        { verb: 'get', resource: 'pods/log', namespace, name: podName },
+        {
+          line: (raw) => {
+            receivedAny = true;
+            failures = 0;
+            const text = raw as string;
+            const space = text.indexOf(' ');
+            const time = space > 0 ? text.slice(0, space) : '';
+            const line: LogLine = { time, text: space > 0 ? text.slice(space + 1) : text };
+            const key = sortable(time);
+            if (key < lastKey) return;
+            if (key === lastKey) {
+              seenAtKey += 1;
+              if (seenAtKey <= atLastKey) return;
+              atLastKey = seenAtKey;
+            } else {
+              lastKey = key;
+              seenAtKey = 1;
+              atLastKey = 1;
+            }
+            bytes += Buffer.byteLength(line.text) + 1;
+            queue.push(line);
+            wake?.();
+            if (options.limitBytes !== undefined && bytes >= options.limitBytes) finish();
+          },
+          end: (error) => {
+            abort = undefined;
+            if (done) return;
+            if (!error && (!options.follow || input.ended())) return finish();
+            if (!receivedAny) failures += 1;
+            if (failures >= MAX_FAILURES) return finish(error ?? new Error(`the log of pod ${podName} keeps ending without a line`));
+            input.logger.debug({ err: error, pod: podName }, '[rollcall] [pod-runner] log stream ended; resuming from its last line');
+            setTimeout(() => void open(), Math.min(100 * 2 ** failures, 5000));
+          },
+        },
+        'text',
+      );
+      if (done) return stream.abort();
+      abort = stream.abort;
+    } catch (err) {
+      failures += 1;
+      // the first open tells the caller (no such pod, no permission); a resume keeps trying a while
+      if (opened === 1 || failures >= MAX_FAILURES) return finish(err as Error);
+      setTimeout(() => void open(), Math.min(100 * 2 ** failures, 5000));
+    }
+  };
+
+  void open();
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next(): Promise<IteratorResult<LogLine>> {
+      for (;;) {
+        const line = queue.shift();
+        if (line) return { value: line, done: false };
+        if (done) {
+          if (failure) {
+            const err = failure;
+            failure = undefined;
+            throw err;
+          }
+          return { value: undefined, done: true };
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    },
+    async return(): Promise<IteratorResult<LogLine>> {
+      finish();
+      queue.length = 0;
+      return { value: undefined, done: true };
+    },
+  };
+}

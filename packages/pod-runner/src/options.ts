@@ -1,0 +1,63 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger, Registry } from '@rollcall/core';
+import type { TemplateRule } from './templates.js';
+import type { TaskStatus, TaskTimeouts } from './task.js';
+
+/** Concurrency limits: pods pending or running at once. */
+export interface CapacityOptions {
+  /** All task types together. Default 50. */
+  total?: number;
+  /** Per task type; a type not named is bounded by `total` only. */
+  perType?: Record<string, number>;
+}
+
+/** What {@link createPodRunner} takes. */
+export interface PodRunnerOptions {
+  /** Ordered template rules; the first that matches a task builds its pod. See {@link TemplateRule}. */
+  templates: TemplateRule[];
+  /** Namespace of the pods. Default: `POD_NAMESPACE`, else the service account's, else the kubeconfig context's, else `default` (as the registry finds it). */
+  namespace?: string;
+  /** Labels this runner's pods (`rollcall.dev/runner=<name>`), which its one watch selects. Runners of an HA pair share it. A DNS label of at most 30 characters. Default `rollcall`. */
+  name?: string;
+  capacity?: CapacityOptions;
+  /** Timeouts for tasks that set none of their own, milliseconds. Defaults: unschedulable 300000, imagePull 300000, start 600000, run none. */
+  timeouts?: TaskTimeouts;
+  /** Keep the pod of a task that did not succeed this long after it is recorded, for `kubectl describe`. Milliseconds. Default 0: deleted at once, like every finished pod. */
+  keepFailedPodsMs?: number;
+  /** First wait before creating again after a quota refusal (403 "exceeded quota"), a 429 or a quota race (409 Conflict on create); doubles up to 30 s, and a pod finishing retries at once. Milliseconds. Default 1000. */
+  requeueDelayMs?: number;
+  /** Path of a kubeconfig file. Default as kubectl: `KUBECONFIG`, `~/.kube/config`, or the in-cluster service account. */
+  kubeconfig?: string;
+  /** Kubeconfig context. Default the current one. */
+  context?: string;
+  /** A KubeConfig you loaded yourself; takes the place of `kubeconfig` and `context`. */
+  kubeConfig?: KubeConfig;
+  /** Bounds every API call, including a watch's connect. Milliseconds. Default 5000. */
+  requestTimeoutMs?: number;
+  /** Restart the pod watch when it has sent nothing, not even a bookmark, this long. Milliseconds. Default 90000. */
+  watchSilenceTimeoutMs?: number;
+  /** Server-side lifetime of one watch request; it is then resumed. Seconds. Default 300. */
+  watchTimeoutSeconds?: number;
+  /**
+   * With a registry, only the holder of the election `pod-runner-<name>` creates,
+   * cancels, times out and cleans up pods, and stamps its fencing token on the pods it
+   * creates; a runner that takes over re-attaches to the pods it finds. Without one,
+   * the runner acts alone.
+   */
+  registry?: Registry;
+  /**
+   * Called with every status change, including those a runner finds while it
+   * re-attaches at start (a task that ended while no runner was up is reported
+   * here once, before createPodRunner resolves). A task's terminal status is
+   * reported once across runner restarts: it is written onto the pod, with the
+   * finalizer taken off, right after this call.
+   */
+  onStatus?: (status: TaskStatus) => void;
+  /** Shown in User-Agent and as the election candidate. Default `<hostname>-<pid>`. */
+  identity?: string;
+  /** pino-shaped logger. Default silent. */
+  logger?: Logger;
+}
+
+export const DEFAULT_RUNNER_NAME = 'rollcall';
+export const DEFAULT_TOTAL_CAPACITY = 50;

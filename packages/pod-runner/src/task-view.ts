@@ -1,0 +1,102 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, StoreConflictError } from '@rollcall/core';
+import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { type LogLine, type LogOptions, logStream } from './logs.js';
+import { DEFAULT_RUNNER_NAME } from './options.js';
+import { statusFromPod } from './pod-task.js';
+import { CANCELLED_ANNOTATION, type Pod, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
+import { isTerminal, type TaskStatus } from './task.js';
+
+/** What {@link openTaskView} takes. */
+export interface TaskViewOptions {
+  namespace?: string;
+  /** The runner's name (`rollcall.dev/runner`). Default `rollcall`. */
+  name?: string;
+  kubeconfig?: string;
+  context?: string;
+  kubeConfig?: KubeConfig;
+  /** Milliseconds. Default 5000. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The tasks of a runner as their pods show them, for tools (`rollcall tasks`):
+ * read-only but for `cancel`, which marks the pod for the runner that leads to
+ * end and delete. Tasks whose pods are gone are not shown.
+ */
+export class TaskView {
+  constructor(
+    private readonly client: ApiClient,
+    readonly namespace: string,
+    readonly name: string,
+  ) {}
+
+  private async pods(taskId?: string): Promise<Pod[]> {
+    const selector = `${RUNNER_LABEL}=${this.name}${taskId ? `,${TASK_ID_LABEL}=${taskId}` : ''}`;
+    const list = await this.client.request<{ items: Pod[] }>({ method: 'GET', path: `/api/v1/namespaces/${this.namespace}/pods?${new URLSearchParams({ labelSelector: selector })}`, context: { verb: 'list', resource: 'pods', namespace: this.namespace } });
+    return list.items;
+  }
+
+  async list(): Promise<TaskStatus[]> {
+    return (await this.pods()).map(statusFromPod).filter((s): s is TaskStatus => s !== undefined);
+  }
+
+  /** The task's latest attempt, or undefined. */
+  async get(taskId: string): Promise<TaskStatus | undefined> {
+    const statuses = (await this.pods(taskId)).map(statusFromPod).filter((s): s is TaskStatus => s !== undefined);
+    return statuses.sort((a, b) => b.attempt - a.attempt)[0];
+  }
+
+  /** The log of the task's latest attempt; with `follow`, until its container exits. */
+  async logs(taskId: string, options: LogOptions = {}): Promise<AsyncIterableIterator<LogLine>> {
+    const status = await this.require(taskId);
+    const pods = await this.pods(taskId);
+    const pod = pods.find((p) => p.metadata.name === status.podName)!;
+    return logStream({
+      client: this.client,
+      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      namespace: this.namespace,
+      podName: status.podName,
+      container: options.container ?? pod.spec.containers[0]!.name,
+      options,
+      // the kubelet ends a following stream when the container exits: a clean end is the end; a dropped one resumes
+      ended: () => true,
+    });
+  }
+
+  /** Marks the task's pod cancelled (with `reason`); the leading runner ends the task and deletes the pod. */
+  async cancel(taskId: string, reason = 'cancelled'): Promise<TaskStatus> {
+    const status = await this.require(taskId);
+    if (isTerminal(status)) return status;
+    try {
+      await this.client.request({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${this.namespace}/pods/${status.podName}`,
+        body: { metadata: { annotations: { [CANCELLED_ANNOTATION]: reason } } },
+        contentType: 'application/merge-patch+json',
+        context: { verb: 'patch', resource: 'pods', namespace: this.namespace, name: status.podName },
+      });
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) throw new StoreConflictError('NOT_FOUND', `task ${taskId}'s pod is gone`, { backend: 'pod-runner' });
+      throw err;
+    }
+    return { ...status, phase: 'cancelled', reason: 'Cancelled', message: reason };
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  private async require(taskId: string): Promise<TaskStatus> {
+    const status = await this.get(taskId);
+    if (!status) throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${this.name} in namespace ${this.namespace}`, { backend: 'pod-runner' });
+    return status;
+  }
+}
+
+/** Opens a {@link TaskView} on a runner's pods. */
+export function openTaskView(options: TaskViewOptions = {}): TaskView {
+  const kc = options.kubeConfig ?? loadKubeConfig(options);
+  const namespace = resolveNamespace(options.namespace, kc);
+  return new TaskView(new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(undefined)), namespace, options.name ?? DEFAULT_RUNNER_NAME);
+}

@@ -1,0 +1,117 @@
+import type { JsonValue } from '@rollcall/core';
+import { InvalidArgumentError } from '@rollcall/core';
+
+/** Bounds on the time a task's pod may spend in each state. Milliseconds; `undefined` means no bound. */
+export interface TaskTimeouts {
+  /** The scheduler reports the pod Unschedulable this long. Default 300000 (5 min). */
+  unschedulable?: number;
+  /** The container waits on its image (ErrImagePull, ImagePullBackOff) this long. Default 300000. */
+  imagePull?: number;
+  /** From the pod's creation until it runs, whatever holds it (also bounds a container-config error). Default 600000 (10 min). */
+  start?: number;
+  /** Running time: sets the pod's `activeDeadlineSeconds` (rounded up), and the runner enforces it too. Default none. */
+  run?: number;
+}
+
+/** Requests and limits in Kubernetes quantities, e.g. `{ cpu: '500m', memory: '1Gi' }`. */
+export interface TaskResources {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+/** One task to run as a pod. */
+export interface Task {
+  /** Unique per runner: letters, digits, `-`, `_`, `.`, at most 63 characters, starting and ending alphanumeric (a label value). */
+  taskId: string;
+  /** Chooses the template with the tags; the same character rule as `taskId`. */
+  taskType: string;
+  /** Free-form key/values the template rules match on; kept in the pod's `rollcall.dev/task` annotation. */
+  tags?: Record<string, string>;
+  /** The main container's command (its entrypoint); default the template's / image's. */
+  command?: string[];
+  args?: string[];
+  /** Added to the main container's environment, replacing the template's variables of the same name. */
+  env?: Record<string, string>;
+  /** Replaces the template's main-container requests and limits per resource name. */
+  resources?: TaskResources;
+  timeouts?: TaskTimeouts;
+  /** Extra labels and annotations on the pod (e.g. for cost reports); Rollcall's own keys cannot be overridden. */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** A retry of the same task is a new attempt and a new pod. Default 1. */
+  attempt?: number;
+}
+
+/**
+ * `queued`: waiting for capacity; `pending`: its pod exists but does not run
+ * yet; `running`; then one terminal phase: `succeeded` (exit 0), `failed`,
+ * `timed-out` (a pending or run timeout), `cancelled`, `lost` (the pod was deleted
+ * or evicted behind the runner's back — never counted a success).
+ */
+export type TaskPhase = 'queued' | 'pending' | 'running' | 'succeeded' | 'failed' | 'timed-out' | 'cancelled' | 'lost';
+
+export const TERMINAL_PHASES: ReadonlySet<TaskPhase> = new Set(['succeeded', 'failed', 'timed-out', 'cancelled', 'lost']);
+
+/** Why a pod is still pending, each with its own timer. */
+export type PendingCause = 'scheduling' | 'unschedulable' | 'image-pull' | 'container-config' | 'starting';
+
+/** What the runner knows of a task. */
+export interface TaskStatus {
+  taskId: string;
+  taskType: string;
+  tags: Record<string, string>;
+  attempt: number;
+  phase: TaskPhase;
+  /** The pod's name (deterministic from the task id and attempt). */
+  podName: string;
+  /** The template rule that built the pod. */
+  template: string;
+  /** While pending: what holds the pod. */
+  pendingCause?: PendingCause;
+  /** Machine-readable reason of a terminal phase (`Completed`, `Error`, `Unschedulable`, `ImagePullBackOff`, `DeadlineExceeded`, `Evicted`, `Deleted`, `Cancelled`, …). */
+  reason?: string;
+  /** Human-readable detail: the scheduler's message, the cancel reason, … */
+  message?: string;
+  /** The main container's exit code. */
+  exitCode?: number;
+  /** The main container's termination message (the file, else the log tail on error). */
+  terminationMessage?: string;
+  /** The termination message parsed as JSON, when it is JSON. */
+  result?: JsonValue;
+  /** The pod's last events, on a timeout. */
+  podEvents?: string[];
+  submittedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+export const isTerminal = (status: Pick<TaskStatus, 'phase'>) => TERMINAL_PHASES.has(status.phase);
+
+const ID_RULE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const ID_RULE_TEXT = 'letters, digits, "-", "_" and ".", at most 63 characters, starting and ending with a letter or digit';
+
+/** Rejects a task the runner cannot run, naming the field and the rule; changes nothing. */
+export function assertTask(task: Task): void {
+  if (!task || typeof task !== 'object') throw new InvalidArgumentError('a task must be an object', { backend: 'pod-runner' });
+  for (const field of ['taskId', 'taskType'] as const) {
+    const value = task[field];
+    if (typeof value !== 'string' || !ID_RULE.test(value)) throw new InvalidArgumentError(`task ${field} ${JSON.stringify(value)} is not valid: ${ID_RULE_TEXT}`, { backend: 'pod-runner' });
+  }
+  if (task.attempt !== undefined && (!Number.isInteger(task.attempt) || task.attempt < 1 || task.attempt > 9999)) {
+    throw new InvalidArgumentError(`task attempt ${task.attempt} is not valid: an integer from 1 to 9999`, { backend: 'pod-runner' });
+  }
+  for (const [name, value] of Object.entries(task.timeouts ?? {})) {
+    if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new InvalidArgumentError(`task timeouts.${name} ${value} is not valid: a positive number of milliseconds`, { backend: 'pod-runner' });
+  }
+  for (const field of ['command', 'args'] as const) {
+    const list = task[field];
+    if (list !== undefined && (!Array.isArray(list) || list.some((s) => typeof s !== 'string'))) throw new InvalidArgumentError(`task ${field} must be an array of strings`, { backend: 'pod-runner' });
+  }
+  for (const field of ['tags', 'env', 'labels', 'annotations'] as const) {
+    const map = task[field];
+    if (map !== undefined && (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))) throw new InvalidArgumentError(`task ${field} must map names to strings`, { backend: 'pod-runner' });
+  }
+}
+
+/** Default timeouts, milliseconds. */
+export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000 };

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { loadYaml } from '@kubernetes/client-node';
+import { ConfigurationError, hasCode } from '@rollcall/core';
+import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { PodTemplateSpec } from './pod.js';
+import type { Task } from './task.js';
+
+/** Where a rule's pod template comes from: the template itself, a YAML file (a Pod, a PodTemplate or a template spec), or a PodTemplate object in the runner's namespace, read once at start. */
+export type TemplateSource = PodTemplateSpec | { file: string } | { podTemplate: string };
+
+/**
+ * One rule of the ordered template list: a task whose type is one of
+ * `taskTypes` (any, when absent) and whose tags include every pair of `tags`
+ * gets this template. The first rule that matches wins; a rule with neither is
+ * the default, and belongs last.
+ */
+export interface TemplateRule {
+  /** Names the rule in statuses and errors. */
+  name: string;
+  taskTypes?: string[];
+  tags?: Record<string, string>;
+  template: TemplateSource;
+}
+
+export interface ResolvedTemplate {
+  rule: TemplateRule;
+  index: number;
+  template: PodTemplateSpec;
+}
+
+const BACKEND = 'pod-runner';
+
+function problem(index: number, rule: TemplateRule | undefined, message: string, cause?: unknown): ConfigurationError {
+  return new ConfigurationError(`templates[${index}]${rule?.name ? ` (${rule.name})` : ''}: ${message}`, { key: `templates[${index}]`, backend: BACKEND, cause });
+}
+
+/** The `{ metadata, spec }` of a Pod, a PodTemplate or a bare template spec. */
+function asTemplateSpec(value: unknown): PodTemplateSpec | undefined {
+  const object = value as { kind?: string; template?: PodTemplateSpec; metadata?: PodTemplateSpec['metadata']; spec?: PodTemplateSpec['spec'] } | undefined;
+  if (!object || typeof object !== 'object') return undefined;
+  if (object.kind === 'PodTemplate') return object.template;
+  if (!object.spec) return undefined;
+  const labels = object.metadata?.labels;
+  const annotations = object.metadata?.annotations;
+  return { metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) }, spec: object.spec };
+}
+
+/** Reads every rule's template once: files now, PodTemplates from the API server. A missing or malformed one is a ConfigurationError naming the rule. */
+export async function resolveTemplates(rules: readonly TemplateRule[], client: ApiClient, namespace: string): Promise<ResolvedTemplate[]> {
+  if (!Array.isArray(rules) || rules.length === 0) throw new ConfigurationError('templates: at least one template rule is needed', { key: 'templates', backend: BACKEND });
+  const names = new Set<string>();
+  const resolved: ResolvedTemplate[] = [];
+  for (const [index, rule] of rules.entries()) {
+    if (!rule?.name || typeof rule.name !== 'string') throw problem(index, rule, 'a rule needs a name');
+    if (names.has(rule.name)) throw problem(index, rule, `the name ${rule.name} is used twice`);
+    names.add(rule.name);
+    const source = rule.template as Partial<{ file: string; podTemplate: string }>;
+    let template: PodTemplateSpec | undefined;
+    if (typeof source?.file === 'string') {
+      let text: string;
+      try {
+        text = readFileSync(source.file, 'utf8');
+      } catch (err) {
+        throw problem(index, rule, `cannot read ${source.file}: ${(err as Error).message}`, err);
+      }
+      try {
+        template = asTemplateSpec(loadYaml(text));
+      } catch (err) {
+        throw problem(index, rule, `${source.file} is not valid YAML: ${(err as Error).message}`, err);
+      }
+    } else if (typeof source?.podTemplate === 'string') {
+      try {
+        template = asTemplateSpec(await client.request({ method: 'GET', path: `/api/v1/namespaces/${namespace}/podtemplates/${encodeURIComponent(source.podTemplate)}`, context: { verb: 'get', resource: 'podtemplates', namespace, name: source.podTemplate } }));
+      } catch (err) {
+        if (hasCode(err, 'NOT_FOUND')) throw problem(index, rule, `no PodTemplate ${source.podTemplate} in namespace ${namespace}`, err);
+        throw err;
+      }
+    } else {
+      template = asTemplateSpec(rule.template);
+    }
+    if (!template?.spec || !Array.isArray(template.spec.containers) || template.spec.containers.length === 0) throw problem(index, rule, 'the template has no containers (the first one runs the task)');
+    resolved.push({ rule, index, template: structuredClone(template) });
+  }
+  return resolved;
+}
+
+/** The first rule whose task types and tags the task matches, or undefined. */
+export function selectTemplate(templates: readonly ResolvedTemplate[], task: Pick<Task, 'taskType' | 'tags'>): ResolvedTemplate | undefined {
+  return templates.find(({ rule }) => {
+    if (rule.taskTypes && !rule.taskTypes.includes(task.taskType)) return false;
+    return Object.entries(rule.tags ?? {}).every(([key, value]) => task.tags?.[key] === value);
+  });
+}

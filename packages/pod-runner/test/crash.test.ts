@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@rollcall/conformance';
+import type { PodRunner, Task, TaskStatus } from '../src/index.js';
+import { exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+
+let env: { namespace: string; kubeconfig: string };
+const closing: PodRunner[] = [];
+const templates = [
+  { name: 'nowhere', taskTypes: ['nowhere'], template: podTemplate({ nodeSelector: { pool: 'none' } }) },
+  { name: 'default', template: podTemplate() },
+];
+
+beforeAll(async () => {
+  env = await runnerNamespace('pod-crash');
+});
+
+afterAll(async () => {
+  for (const runner of closing) await runner.close();
+});
+
+/** A runner in a child process that submits `tasks`; its statuses as it printed them. */
+function childRunner(name: string, tasks: Task[]) {
+  const statuses: TaskStatus[] = [];
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), JSON.stringify({ ...env, name, templates, tasks })], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let buffered = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (line.startsWith('{')) statuses.push(JSON.parse(line) as TaskStatus);
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return { statuses, kill: async () => (child.kill('SIGKILL'), await exited), stderr: () => stderr };
+}
+
+const last = (statuses: TaskStatus[], id: string) => statuses.filter((s) => s.taskId === id).at(-1);
+
+describe('a runner killed with SIGKILL', () => {
+  it('while one task runs and one is pending: the next runner reports the run once, makes no second pod, and resumes the pending timer from the pod', async () => {
+    const child = childRunner('crash', [
+      { taskId: 'crash-running', taskType: 'report', ...exits(0, { runMs: 2500, message: '{"rows":3}' }) },
+      { taskId: 'crash-pending', taskType: 'nowhere', timeouts: { unschedulable: 5000 } },
+    ]);
+    await waitFor(() => last(child.statuses, 'crash-running')?.phase === 'running' && last(child.statuses, 'crash-pending')?.pendingCause === 'unschedulable', 30_000, () => `the child to see one task running and one unschedulable (${child.stderr()})`);
+    await child.kill();
+    const pendingSince = Date.now();
+
+    const reports: TaskStatus[] = [];
+    const next = await startRunner(env, { name: 'crash', templates, onStatus: (s) => reports.push(s) });
+    closing.push(next);
+    expect(await next.result('crash-running')).toMatchObject({ phase: 'succeeded', exitCode: 0, result: { rows: 3 } });
+    // the scheduler, restarted too, submits again: the same task, known from its pod, is not run twice
+    expect((await next.submit({ taskId: 'crash-running', taskType: 'report', ...exits(0, { runMs: 2500, message: '{"rows":3}' }) })).phase).toBe('succeeded');
+    expect(await next.result('crash-pending')).toMatchObject({ phase: 'timed-out', reason: 'Unschedulable' });
+    expect(Date.now() - pendingSince).toBeLessThan(5000); // resumed from the pod's condition, not started afresh
+    for (const id of ['crash-running', 'crash-pending']) expect(reports.filter((r) => r.taskId === id && ['succeeded', 'timed-out'].includes(r.phase))).toHaveLength(1);
+    expect(child.statuses.some((s) => s.taskId === 'crash-running' && s.phase === 'succeeded')).toBe(false);
+    await waitFor(async () => (await runnerPods(env.namespace, 'crash')).length === 0, 15_000, 'both pods to be deleted, and no other made');
+    expect(next.list().map((s) => s.podName).sort()).toEqual(['crash-crash-pending-1', 'crash-crash-running-1']);
+  });
+});

@@ -1,0 +1,70 @@
+import { appendFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejection, waitFor } from '@rollcall/conformance';
+import { ErrorCode } from '@rollcall/core';
+import { KWOK_LOG_CONTAINER, kwokContainerLogPath, proxiedKubeconfig, type TcpProxy } from '@rollcall/tools/testenv';
+import type { LogLine, PodRunner } from '../src/index.js';
+import { runnerNamespace, startRunner } from './runner-env.js';
+
+let runner: PodRunner;
+let proxy: TcpProxy;
+let written = 0;
+
+/** Appends numbered lines to the log kwok serves for every `rollcall-logs` container, each with its own timestamp. */
+function writeLines(count: number, prefix: string): string[] {
+  const texts: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    written += 1;
+    const text = `${prefix} line ${written}`;
+    appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', `${String(written % 1000).padStart(3, '0')}000Z`)} stdout F ${text}\n`);
+    texts.push(text);
+  }
+  return texts;
+}
+
+beforeAll(async () => {
+  const env = await runnerNamespace('pod-logs');
+  const proxied = await proxiedKubeconfig(env.kubeconfig);
+  proxy = proxied.proxy;
+  runner = await startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
+  appendFileSync(kwokContainerLogPath(), ''); // the file is shared by every such container: only lines from now on count
+});
+
+afterAll(async () => {
+  await runner?.close();
+  await proxy?.close();
+});
+
+describe('logs', () => {
+  it('follows a task\'s log across a cut connection without a line twice or a line lost', async () => {
+    await runner.submit({ taskId: 'follow-me', taskType: 'report' });
+    await waitFor(() => runner.get('follow-me')?.phase === 'running', 15_000, 'the task to run');
+    const since = new Date().toISOString();
+    const before = writeLines(5, 'before');
+    const seen: LogLine[] = [];
+    const reading = (async () => {
+      for await (const line of runner.logs('follow-me', { follow: true, sinceTime: since.replace(/\.\d+Z$/, 'Z') })) {
+        if (!line.text.startsWith('before') && !line.text.startsWith('after')) continue;
+        seen.push(line);
+        if (seen.length === 10) break;
+      }
+    })();
+    await waitFor(() => seen.length === 5, 15_000, () => `the first five lines (saw ${seen.length})`);
+    proxy.cut('reset', { scope: 'open' }); // the open streams die, new connections go through
+    const after = writeLines(5, 'after');
+    await reading;
+    expect(seen.map((l) => l.text)).toEqual([...before, ...after]);
+    await runner.cancel('follow-me', { graceSeconds: 0 });
+  });
+
+  it('reads the last lines without following, and refuses an unknown task', async () => {
+    await runner.submit({ taskId: 'tail-me', taskType: 'report' });
+    await waitFor(() => runner.get('tail-me')?.phase === 'running', 15_000, 'the task to run');
+    const last = writeLines(3, 'tail');
+    const lines: string[] = [];
+    for await (const line of runner.logs('tail-me', { tailLines: 2 })) lines.push(line.text);
+    expect(lines).toEqual(last.slice(1));
+    expect((await rejection(async () => runner.logs('no-such-task'))).code).toBe(ErrorCode.NOT_FOUND);
+    await runner.cancel('tail-me', { graceSeconds: 0 });
+  });
+});

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@rollcall/conformance';
+import { AuditLog, requireTestEnv } from '@rollcall/tools/testenv';
+import type { PodRunner } from '../src/index.js';
+import { admin, exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+
+let env: { namespace: string; kubeconfig: string };
+let runner: PodRunner;
+
+beforeAll(async () => {
+  env = await runnerNamespace('pod-requests');
+  runner = await startRunner(env);
+});
+
+afterAll(async () => {
+  await runner?.close();
+});
+
+describe('API requests, from the API server\'s audit log', () => {
+  it('costs create, patch and delete per task and nothing else: no per-task GET, no poll', async () => {
+    const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (name) => {
+      await admin.core.readNamespacedPod({ namespace: env.namespace, name }).catch(() => undefined);
+    });
+    const window = audit.open();
+    const ids = Array.from({ length: 10 }, (_, i) => `audited-${i}`);
+    await Promise.all(ids.map((taskId) => runner.submit({ taskId, taskType: 'report', ...exits(0, { runMs: 2000 }) })));
+    for (const id of ids) expect((await runner.result(id)).phase).toBe('succeeded');
+    await waitFor(async () => (await runnerPods(env.namespace)).length === 0, 15_000, 'every pod to be deleted');
+    const user = `system:serviceaccount:${env.namespace}:rollcall-pod-runner`;
+    const counts: Record<string, number> = {};
+    for (const e of await audit.requests(window)) {
+      if (e.user?.username !== user) continue;
+      const key = `${e.verb} ${e.objectRef?.resource ?? ''}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+    // each watch request lasts up to watchTimeoutSeconds; none started in this window unless a stream dropped
+    const { ['watch pods']: watches = 0, ...perTask } = counts;
+    expect(perTask).toEqual({ 'create pods': 10, 'patch pods': 10, 'delete pods': 10 });
+    expect(watches).toBeLessThanOrEqual(1);
+  });
+});
