@@ -35,7 +35,12 @@ export class LeaderObserver extends Emitter<LeaderObserverEvents> {
         if (!sameHolder(lease?.holder, previous?.holder)) this.emit('changed', { election, leader: lease?.holder, previous: previous?.holder });
       },
     });
-    this.unsubscribe = options.cache.watchKey(options.key, () => this.tracker.evaluate());
+    const claim = options.cache.claim(options.key);
+    const off = options.cache.watchKey(options.key, () => this.tracker.evaluate());
+    this.unsubscribe = () => {
+      off();
+      claim.release();
+    };
     this.offLive = options.cache.onLive(() => this.tracker.evaluate());
     this.tracker.evaluate();
   }
