@@ -52,6 +52,12 @@ export class MemberDirectory {
     });
   }
 
+  /** The roles in the cache: those claimed one by one, and with every role claimed, each that has a member. Sorted. */
+  watchedRoles(): string[] {
+    const named = [...this.claims.keys()].filter((s) => s !== MEMBER_PREFIX).map((s) => s.slice(MEMBER_PREFIX.length, -1));
+    return [...new Set([...named, ...(this.claims.has(MEMBER_PREFIX) ? this.roles() : [])])].sort();
+  }
+
   /**
    * Keeps `role`'s members (every role's when undefined) in the cache from now
    * on; resolves once they are listed, rejects if that list failed (the cache

@@ -262,6 +262,16 @@ export class Registry extends Emitter<RegistryEvents> {
     return this.subscription(this.directory.subscribe(role, listener));
   }
 
+  /**
+   * The roles this process reads now, sorted: each it has listed or watched,
+   * and once `roles()` was called, every role with a member. Read from the
+   * cache: no call to the backend, and it starts no watch.
+   */
+  watchedRoles(): string[] {
+    this.assertOpen();
+    return this.directory.watchedRoles();
+  }
+
   /** The roles that have at least one member now, sorted; from the first call on, every role is watched. */
   async roles(): Promise<string[]> {
     this.assertOpen();
