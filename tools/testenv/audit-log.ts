@@ -8,6 +8,8 @@ const MARKER_WAIT_MS = 30_000;
 export interface AuditEvent {
   auditID: string;
   verb: string;
+  /** The request's path and query, selectors included. */
+  requestURI?: string;
   user?: { username?: string };
   requestReceivedTimestamp?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };

@@ -327,6 +327,7 @@ export function sqlDesignConformance(options: SqlDesignConformanceOptions): void
       const reader = await registry('c1', 'reader', { tablePrefix: prefix, pollIntervalMs: 50 });
       const corrupt: string[] = [];
       reader.on('corruptRecord', (e) => corrupt.push(e.key));
+      await reader.members('worker'); // what it reads
       // A hand edit through the change table, as a watch reads it: a write whose value is garbage.
       const [state] = await options.exec(`SELECT revision FROM ${t.state}`);
       const next = Number(state!.revision) + 1;

@@ -171,6 +171,12 @@ export function storeConformance(options: StoreConformanceOptions): void {
         expect(all.records.map((r) => r.key).sort()).toEqual(['lock/member', 'member/worker/w1', 'member/worker/w2', 'member/workers/x']);
       });
 
+      it('a prefix is a string prefix: a whole record key lists that record and the keys that extend it', async () => {
+        for (const key of ['election/e1', 'election/e10', 'election/e1.b', 'election/e2', 'lock/e1', 'member/w/a1', 'member/w/a10', 'member/w/a2']) await store.create(key, leaseRecord('x'));
+        expect((await store.list('election/e1')).records.map((r) => r.key).sort()).toEqual(['election/e1', 'election/e1.b', 'election/e10']);
+        expect((await store.list('member/w/a1')).records.map((r) => r.key).sort()).toEqual(['member/w/a1', 'member/w/a10']);
+      });
+
       it('the records of a list carry the versions a compare-and-set needs', async () => {
         await store.create('lock/l', leaseRecord('a'));
         const [listed] = (await store.list('lock/')).records;
@@ -199,6 +205,20 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const puts = seen.filter((e) => e.type === 'put');
         expect(puts.map((e) => e.record)).toEqual([a2, c, end]);
         expect(new Set(seen.map((e) => e.revision)).size).toBe(seen.length);
+      });
+
+      it('of a whole record key sees that record and the keys that extend it, and nothing else', async () => {
+        const list = await store.list('election/e1');
+        const watch = collectWatch(store, 'election/e1', list.revision);
+        await store.create('election/e2', leaseRecord('outside'));
+        await store.create('lock/e1', leaseRecord('outside'));
+        await store.create('election/e10', leaseRecord('e10'));
+        await store.create('election/e1', leaseRecord('a'));
+        // One write per key: a migrate store's merged watch may fold two quick writes of one key into the last.
+        await store.create('election/e1z', leaseRecord('end'));
+        const seen = await watch.until((e) => e.type === 'put' && e.record.record.holderIdentity === 'end', eventTimeoutMs);
+        watch.close();
+        expect(seen.map(describeEvent)).toEqual(['put election/e10 e10', 'put election/e1 a', 'put election/e1z end']);
       });
 
       it('from the revision of an empty prefix sees the first write', async () => {

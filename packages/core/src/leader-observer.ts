@@ -1,6 +1,7 @@
 import { Emitter } from './emitter.js';
 import { sameHolder, type HolderInfo } from './lease-info.js';
 import { LeaseTracker, type LeaseTrackerOptions } from './lease-tracker.js';
+import type { Claim } from './watch-cache.js';
 
 /** The leader of an election: its holder. */
 export type LeaderInfo = HolderInfo;
@@ -18,6 +19,7 @@ export interface LeaderObserverEvents {
  */
 export class LeaderObserver extends Emitter<LeaderObserverEvents> {
   private readonly tracker: LeaseTracker;
+  private readonly claim: Claim;
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
 
@@ -32,17 +34,35 @@ export class LeaderObserver extends Emitter<LeaderObserverEvents> {
       ...options,
       name: election,
       onChange: (lease, previous) => {
+        // The leader the first list shows is the state, not a change.
+        if (!this.claim.listed) return;
         if (!sameHolder(lease?.holder, previous?.holder)) this.emit('changed', { election, leader: lease?.holder, previous: previous?.holder });
       },
     });
-    this.unsubscribe = options.cache.watchKey(options.key, () => this.tracker.evaluate());
+    this.claim = options.cache.claim(options.key);
+    const off = options.cache.watchKey(options.key, () => this.tracker.evaluate());
+    this.unsubscribe = () => {
+      off();
+      this.claim.release();
+    };
     this.offLive = options.cache.onLive(() => this.tracker.evaluate());
     this.tracker.evaluate();
   }
 
-  /** The current leader, or undefined when there is none. */
+  /** The current leader, or undefined when there is none (or before the election is first listed: see {@link ready}). */
   get leader(): LeaderInfo | undefined {
     return this.tracker.lease?.holder;
+  }
+
+  /**
+   * Resolves with the leader once the election is in this process's cache
+   * (at once when something else here already reads it; otherwise after one
+   * list). Rejects with the error of a list that failed first; the observer
+   * keeps trying, and `changed` reports what follows.
+   */
+  async ready(): Promise<LeaderInfo | undefined> {
+    await this.claim.ready();
+    return this.leader;
   }
 
   /** Stops observing. */

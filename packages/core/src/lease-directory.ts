@@ -5,7 +5,7 @@ import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import { parseKey, type RecordKind } from './record-key.js';
 import type { RecordKey } from './store.js';
-import type { WatchCache } from './watch-cache.js';
+import type { Claim, WatchCache } from './watch-cache.js';
 
 const byName = (a: LeaseInfo, b: LeaseInfo) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -20,7 +20,7 @@ export function leasesNow(kind: Extract<RecordKind, 'election' | 'lock'>, cache:
     .list(`${kind}/`)
     .flatMap((entry) => {
       const parsed = parseKey(entry.key);
-      const judged = parsed?.kind === kind ? judgeLease(parsed.name, entry, cache, now) : undefined;
+      const judged = parsed?.kind === kind ? judgeLease(parsed.name, entry, cache.sight(entry.key), now) : undefined;
       return judged ? [judged.lease] : [];
     })
     .sort(byName);
@@ -48,10 +48,13 @@ export class LeaseDirectory {
   private readonly listeners = new Set<LeaseListener>();
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
+  /** Every election, or every lock, stays watched while the directory is open. */
+  readonly claim: Claim;
 
   constructor(private readonly options: LeaseDirectoryOptions) {
     const { cache, kind } = options;
     const prefix = `${kind}/`;
+    this.claim = cache.claim(prefix);
     for (const entry of cache.list(prefix)) this.evaluate(entry.key);
     this.unsubscribe = cache.subscribe(prefix, (change) => this.evaluate(change.type === 'removed' ? change.previous.key : change.entry.key));
     this.offLive = cache.onLive(() => [...this.trackers.values()].forEach((t) => t.evaluate()));
@@ -69,6 +72,7 @@ export class LeaseDirectory {
   }
 
   close(): void {
+    this.claim.release();
     this.unsubscribe();
     this.offLive();
     this.trackers.forEach((t) => t.close());

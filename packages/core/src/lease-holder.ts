@@ -6,7 +6,7 @@ import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
 import { toLeaseSeconds, type LeaseTiming } from './timing.js';
-import type { CacheChange, CacheEntry, WatchCache } from './watch-cache.js';
+import type { CacheChange, CacheEntry, Claim, WatchCache } from './watch-cache.js';
 
 /** Why a holder stopped holding. */
 export type LeaseLossReason =
@@ -75,6 +75,8 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private deadlineTimer: Timer | undefined;
   private inFlight: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** The cache's hold on this record's scope: acquire() waits until the record is listed. */
+  private claim: Claim | undefined;
   private stopping = false;
   private attemptStartedAt = 0;
   private again = false;
@@ -110,23 +112,47 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   start(): void {
     if (this.mode !== 'idle') return;
     this.mode = 'acquiring';
-    this.unsubscribe = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
+    this.unsubscribe = this.watchRecord();
     this.run(() => this.acquire());
+  }
+
+  /** Claims the record's scope in the cache and follows its changes; the returned function ends both. */
+  private watchRecord(): () => void {
+    const claim = this.options.cache.claim(this.options.key);
+    this.claim = claim;
+    const off = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
+    return () => {
+      off();
+      claim.release();
+    };
   }
 
   /** One acquisition attempt without campaigning further; resolves whether it now holds. */
   async tryOnce(): Promise<boolean> {
     if (this.mode !== 'idle') return this.mode === 'holding';
     this.mode = 'acquiring';
+    const claim = this.options.cache.claim(this.options.key);
+    this.claim = claim;
     await this.run(() => this.acquire(), false);
-    if (this.failure) throw this.failure;
+    if (this.failure) {
+      claim.release();
+      throw this.failure;
+    }
     // acquire() may have moved the mode on; the getter is not narrowed.
     if (!this.isHolding) {
       this.mode = 'stopped';
+      claim.release();
       return false;
     }
-    if (this.stopping) return true;
-    this.unsubscribe = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
+    if (this.stopping) {
+      claim.release();
+      return true;
+    }
+    const off = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
+    this.unsubscribe = () => {
+      off();
+      claim.release();
+    };
     this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
     return true;
   }
@@ -255,6 +281,14 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
         if (hasCode(err, ErrorCode.UNAVAILABLE)) return;
         throw err; // PERMISSION_DENIED ends the campaign at once
       }
+    }
+    if (this.claim && !this.claim.listed) {
+      try {
+        await this.claim.ready();
+      } catch {
+        return; // unreachable, or closed: the fallback timer brings the next attempt
+      }
+      if (this.stopping) return;
     }
     const entry = this.options.cache.get(key);
     this.noteTransitions(entry);

@@ -1,5 +1,5 @@
 import { parseTime } from './lease-record.js';
-import type { CacheEntry, WatchCache } from './watch-cache.js';
+import type { CacheEntry, Sight } from './watch-cache.js';
 import { UNKNOWN_HOLDER } from './migrate/merge.js';
 
 /** The holder of an election (its leader) or of a lock, as this process sees it. */
@@ -54,14 +54,14 @@ export type LeaseListener = (event: LeaseEvent) => void;
  * runs out once its record has not changed for its lease since this process saw
  * it change, or since `aliveSince` — and time the cache spent blind does not
  * count: while blind nobody runs out, and once live again every holder gets a
- * whole lease from then (the caller re-judges on `cache.onLive`). Undefined for
+ * whole lease from then (the caller re-judges on `cache.onLive`); `sight` is the cache's for the entry's key. Undefined for
  * a record that cannot be decoded.
  * @internal
  */
 export function judgeLease(
   name: string,
   entry: CacheEntry,
-  cache: Pick<WatchCache, 'live' | 'liveSince'>,
+  sight: Sight,
   now: number,
   aliveSince = 0,
 ): { lease: LeaseInfo; named: HolderInfo | undefined; expiresInMs: number | undefined } | undefined {
@@ -70,12 +70,12 @@ export function judgeLease(
   const leaseDurationMs = record.leaseDurationSeconds * 1000;
   // A migration whose two sides name different holders is between terms: it names no holder (nor is it free).
   const named = record.holderIdentity === '' || record.holderIdentity === UNKNOWN_HOLDER ? undefined : { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
-  const expiresInMs = Math.max(entry.observedAt, cache.liveSince, aliveSince) + leaseDurationMs - now;
-  const held = named !== undefined && (expiresInMs > 0 || !cache.live);
+  const expiresInMs = Math.max(entry.observedAt, sight.liveSince, aliveSince) + leaseDurationMs - now;
+  const held = named !== undefined && (expiresInMs > 0 || !sight.live);
   return {
     lease: { name, holder: held ? named : undefined, fencingToken: record.leaseTransitions, leaseDurationMs, renewTime: parseTime(record.renewTime) },
     named,
-    expiresInMs: held && cache.live ? expiresInMs : undefined,
+    expiresInMs: held && sight.live ? expiresInMs : undefined,
   };
 }
 

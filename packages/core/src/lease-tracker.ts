@@ -59,7 +59,7 @@ export class LeaseTracker {
     this.timer = undefined;
     const { key, name, cache, clock } = this.options;
     const entry = cache.get(key);
-    const judged = entry && judgeLease(name, entry, cache, clock.now(), this.aliveSince);
+    const judged = entry && judgeLease(name, entry, cache.sight(key), clock.now(), this.aliveSince);
     let next = judged?.lease;
     if (judged) {
       if (judged.expiresInMs !== undefined) this.timer = clock.setTimeout(() => this.evaluate(), judged.expiresInMs + 1);

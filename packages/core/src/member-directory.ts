@@ -6,7 +6,7 @@ import type { Member, MemberEvent, MemberListener } from './member.js';
 import type { MonitoredStore } from './monitored-store.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
 import type { RecordKey } from './store.js';
-import type { CacheChange, CacheEntry, WatchCache } from './watch-cache.js';
+import { scopeCovers, type CacheChange, type CacheEntry, type Claim, type WatchCache } from './watch-cache.js';
 
 interface Present {
   member: Member;
@@ -17,7 +17,9 @@ interface Present {
 }
 
 /**
- * Every member this process can see, derived from the shared cache: a member is
+ * The members of every role this process reads, derived from the shared
+ * cache: a role enters the cache when first listed or watched (`watch`) and
+ * stays until the registry closes. A member is
  * present while its record exists and has changed within its lease duration by
  * this process's clock. An expired record is reported removed at once and
  * then deleted with a compare-and-set, so a member that renewed meanwhile
@@ -30,6 +32,8 @@ export class MemberDirectory {
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
   private readonly expiring = new Set<RecordKey>();
+  /** The cache's holds, by scope: `member/<role>/`, or `member/` for every role. */
+  private readonly claims = new Map<string, Claim>();
 
   constructor(
     private readonly cache: WatchCache,
@@ -43,9 +47,27 @@ export class MemberDirectory {
     this.unsubscribe = cache.subscribe(MEMBER_PREFIX, (change) => this.onChange(change));
     // Time this process spent blind does not count against anyone: after the watch comes
     // back, every member gets a whole lease, from then, to show it is alive.
-    this.offLive = cache.onLive(() => {
-      for (const present of this.present.values()) this.arm(present, present.leaseMs);
+    this.offLive = cache.onLive((scope) => {
+      for (const present of this.present.values()) if (scopeCovers(scope, present.entry.key)) this.arm(present, present.leaseMs);
     });
+  }
+
+  /** The roles in the cache: those claimed one by one, and with every role claimed, each that has a member. Sorted. */
+  watchedRoles(): string[] {
+    const named = [...this.claims.keys()].filter((s) => s !== MEMBER_PREFIX).map((s) => s.slice(MEMBER_PREFIX.length, -1));
+    return [...new Set([...named, ...(this.claims.has(MEMBER_PREFIX) ? this.roles() : [])])].sort();
+  }
+
+  /**
+   * Keeps `role`'s members (every role's when undefined) in the cache from now
+   * on; resolves once they are listed, rejects if that list failed (the cache
+   * keeps trying).
+   */
+  watch(role: string | undefined): Promise<void> {
+    const scope = role === undefined ? MEMBER_PREFIX : `${MEMBER_PREFIX}${role}/`;
+    let claim = this.claims.get(scope);
+    if (!claim) this.claims.set(scope, (claim = this.cache.claim(scope)));
+    return claim.ready();
   }
 
   /** Present members of `role`, sorted by id. */
@@ -66,6 +88,7 @@ export class MemberDirectory {
   }
 
   close(): void {
+    for (const claim of this.claims.values()) claim.release();
     this.unsubscribe();
     this.offLive();
     for (const p of this.present.values()) p.expiryTimer?.cancel();
@@ -111,7 +134,7 @@ export class MemberDirectory {
     const current = this.present.get(entry.key);
     if (!current || current.version !== entry.version) return;
     // While the watch is down, an unseen heartbeat is our blindness, not the member's death: decided when it is back.
-    if (!this.cache.live) return;
+    if (!this.cache.sight(entry.key).live) return;
     const retry = () => {
       this.expiring.delete(entry.key);
       if (this.present.get(entry.key) === current) this.arm(current, this.retryMs);

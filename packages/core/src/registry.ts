@@ -21,7 +21,7 @@ import { assertIdentity, assertName } from './names.js';
 import { assertPayload } from './payload.js';
 import { electionKey, lockKey, memberKey } from './record-key.js';
 import type { CorruptEntry, RecordStore } from './store.js';
-import { WatchCache } from './watch-cache.js';
+import { WatchCache, type Claim } from './watch-cache.js';
 
 /** Every state change of a registry, for applications and metrics. */
 export interface RegistryEvents extends ConnectionEvents {
@@ -60,6 +60,9 @@ export interface Subscription {
   close(): void;
 }
 
+/** A key no record has: reading it proves the backend answers. */
+const CONNECTION_PROBE_KEY = 'probe/connection';
+
 /** The store each registry runs on, for {@link registryStore}; not a property, so it is not part of the Registry API. */
 const stores = new WeakMap<Registry, RecordStore>();
 
@@ -77,7 +80,9 @@ export function registryStore(registry: Registry): RecordStore {
 /**
  * The Registry API: membership with heartbeats, elections, locks and the
  * connection state, over one backend store. Every algorithm reads the shared
- * watch cache; only writes and the first list go to the backend.
+ * watch cache, which watches only what this process reads: the roles it lists
+ * or watches, the elections and locks it holds or observes. Only writes and
+ * the first list of each go to the backend.
  */
 export class Registry extends Emitter<RegistryEvents> {
   private readonly members_ = new Set<MemberHandle>();
@@ -88,6 +93,8 @@ export class Registry extends Emitter<RegistryEvents> {
   /** Pending `lock()` waits; `close()` ends each with CLOSED. */
   private readonly lockWaiters = new Set<() => void>();
   private closed = false;
+  /** Scopes a snapshot read (`elections()`, `locks()`): watched until close. */
+  private readonly kept = new Map<string, Claim>();
   private lockSeq = 0;
   private readonly lockPrefix = randomBytes(3).toString('hex');
   /** Made by the first watch: a registry that never watches every election or lock keeps no view of them, nor timers. */
@@ -125,7 +132,7 @@ export class Registry extends Emitter<RegistryEvents> {
       backend: store.backend,
       lostAfterMs: Math.max(resolved.election.leaseDurationMs, resolved.lock.leaseDurationMs, resolved.member.leaseDurationMs),
       probeIntervalMs: Math.min(resolved.election.retryPeriodMs, resolved.lock.retryPeriodMs),
-      probe: (): Promise<unknown> => monitored.get('probe/connection'),
+      probe: (): Promise<unknown> => monitored.get(CONNECTION_PROBE_KEY),
     });
     monitored = new MonitoredStore(store, clock, resolved.requestTimeoutMs, monitor, new BackendActivityReporter(logger));
     const cache = new WatchCache({
@@ -138,7 +145,8 @@ export class Registry extends Emitter<RegistryEvents> {
       onCorrupt: (entry) => registry?.emit('corruptRecord', { key: entry.key, error: entry.error }),
     });
     try {
-      await cache.start();
+      // Nothing is watched until something is read; one call proves the backend answers.
+      await monitored.get(CONNECTION_PROBE_KEY);
     } catch (err) {
       cache.close();
       monitor.close();
@@ -228,10 +236,15 @@ export class Registry extends Emitter<RegistryEvents> {
     return handle;
   }
 
-  /** The members of `role` this process sees now, sorted by id. */
+  /**
+   * The members of `role` this process sees now, sorted by id. The first call
+   * for a role lists it from the backend (rejecting with UNAVAILABLE when that
+   * fails) and keeps it watched from then on; later calls read the cache.
+   */
   async members(role: string): Promise<Member[]> {
     this.assertOpen();
     assertName('role', role);
+    await this.directory.watch(role);
     return this.directory.members(role);
   }
 
@@ -243,13 +256,26 @@ export class Registry extends Emitter<RegistryEvents> {
     this.assertOpen();
     assertName('role', role);
     if (typeof listener !== 'function') throw new InvalidArgumentError('watchMembers() needs a listener function');
+    // A role not watched yet: its members arrive as `added` once listed (the cache retries a failed list).
+    this.directory.watch(role).catch(() => {});
     for (const member of this.directory.members(role)) listener({ type: 'added', member });
     return this.subscription(this.directory.subscribe(role, listener));
   }
 
-  /** The roles that have at least one member this process sees now, sorted. */
+  /**
+   * The roles this process reads now, sorted: each it has listed or watched,
+   * and once `roles()` was called, every role with a member. Read from the
+   * cache: no call to the backend, and it starts no watch.
+   */
+  watchedRoles(): string[] {
+    this.assertOpen();
+    return this.directory.watchedRoles();
+  }
+
+  /** The roles that have at least one member now, sorted; from the first call on, every role is watched. */
   async roles(): Promise<string[]> {
     this.assertOpen();
+    await this.directory.watch(undefined);
     return this.directory.roles();
   }
 
@@ -260,13 +286,22 @@ export class Registry extends Emitter<RegistryEvents> {
    */
   async elections(): Promise<LeaseInfo[]> {
     this.assertOpen();
+    await this.keep('election/');
     return leasesNow('election', this.cache, this.clock.now());
   }
 
   /** Every lock with a record, sorted by name: its holder now and its latest fencing token; a snapshot, as {@link elections}. */
   async locks(): Promise<LeaseInfo[]> {
     this.assertOpen();
+    await this.keep('lock/');
     return leasesNow('lock', this.cache, this.clock.now());
+  }
+
+  /** Keeps `scope` watched until close (a snapshot read once is usually read again); resolves once it is listed. */
+  private keep(scope: string): Promise<void> {
+    let claim = this.kept.get(scope);
+    if (!claim) this.kept.set(scope, (claim = this.cache.claim(scope)));
+    return claim.ready();
   }
 
   /**

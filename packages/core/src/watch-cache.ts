@@ -1,5 +1,5 @@
 import type { Clock, Timer } from './clock.js';
-import { ErrorCode, RegistryError } from './errors.js';
+import { ClosedError, ErrorCode, RegistryError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { CorruptEntry, RecordKey, RecordList, StoredRecord, WatchEvent, WatchSubscription } from './store.js';
@@ -24,6 +24,42 @@ export type CacheChange =
 /** @internal */
 export type CacheListener = (change: CacheChange) => void;
 
+/**
+ * What a claim keeps watched: a prefix that ends in `/` (`member/worker/`,
+ * `election/`; `''` is the whole cluster), or else exactly one record key
+ * (`election/scheduler`). Two scopes either nest or share no key.
+ * @internal
+ */
+export type Scope = string;
+
+/** Whether `scope` names one key rather than every key under a prefix. */
+const isExact = (scope: Scope) => scope !== '' && !scope.endsWith('/');
+
+/** Whether `key` is one `scope` holds. */
+export function scopeCovers(scope: Scope, key: RecordKey): boolean {
+  return isExact(scope) ? key === scope : key.startsWith(scope);
+}
+
+/** Whether every key of `inner` is one of `outer`'s. */
+const contains = (outer: Scope, inner: Scope) => (isExact(outer) ? outer === inner : inner.startsWith(outer));
+
+/** A hold on a scope: while any claim on it is open, the cache lists and watches it. @internal */
+export interface Claim {
+  /** Resolves once the scope's records are in the cache; rejects with the error of a list that failed before that (the cache keeps trying). */
+  ready(): Promise<void>;
+  /** Whether the scope's records are in the cache now. */
+  readonly listed: boolean;
+  /** Ends the hold. Idempotent. */
+  release(): void;
+}
+
+/** How current the cache is for one key: `live` while the watch that covers it is up. @internal */
+export interface Sight {
+  live: boolean;
+  /** This process's monotonic time when that watch last went from blind to live. */
+  liveSince: number;
+}
+
 /** @internal */
 export interface WatchCacheOptions {
   store: MonitoredStore;
@@ -38,41 +74,274 @@ export interface WatchCacheOptions {
   onCorrupt: (entry: CorruptEntry) => void;
 }
 
+class ClaimHandle implements Claim {
+  released = false;
+  constructor(
+    public watch: ScopeWatch,
+    private readonly onRelease: (claim: ClaimHandle) => void,
+  ) {}
+  get listed(): boolean {
+    return this.watch.listed;
+  }
+  ready(): Promise<void> {
+    return this.watch.whenListed();
+  }
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.onRelease(this);
+  }
+}
+
 /**
- * One list-then-watch over the whole cluster, shared by every view, election
- * and lock of the process. It resumes from its revision after a broken watch,
- * relists when that revision is too old, and then emits only the difference,
- * so subscribers see no lost and no phantom changes.
+ * One list-then-watch of one scope. It resumes from its revision after a
+ * broken watch, relists when that revision is too old, and then applies only
+ * the difference, so subscribers see no lost and no phantom changes.
+ */
+class ScopeWatch {
+  readonly claims = new Set<ClaimHandle>();
+  listed = false;
+  live = false;
+  liveSince = 0;
+  private revision: string | undefined;
+  private subscription: WatchSubscription | undefined;
+  private retryTimer: Timer | undefined;
+  private liveTimer: Timer | undefined;
+  private retryDelay: number;
+  private generation = 0;
+  private closed = false;
+  private waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  constructor(
+    readonly scope: Scope,
+    private readonly cache: WatchCache,
+    private readonly options: WatchCacheOptions,
+    /** Called once the first list is in, before it is applied: the cache hands this scope the keys of the narrower scopes it replaces. */
+    private readonly onFirstList: () => void,
+  ) {
+    this.retryDelay = options.retryDelayMs;
+  }
+
+  start(): void {
+    this.list();
+  }
+
+  whenListed(): Promise<void> {
+    if (this.listed) return Promise.resolve();
+    if (this.closed) return Promise.reject(new ClosedError('the registry is closed'));
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  /** The backend stopped answering: blind until the watch delivers again or, once sighted, has lasted without error. */
+  blind(): void {
+    this.liveTimer?.cancel();
+    this.setLive(false);
+  }
+
+  sighted(): void {
+    if (this.live || this.closed || !this.subscription) return;
+    this.trustLater();
+  }
+
+  /**
+   * Stops applying changes, blind, while a wider scope lists: no change it
+   * delivers can then be newer than the wider snapshot that replaces it.
+   */
+  freeze(): void {
+    this.generation++;
+    this.subscription?.close();
+    this.subscription = undefined;
+    this.retryTimer?.cancel();
+    this.liveTimer?.cancel();
+    this.setLive(false);
+  }
+
+  /** The wider scope went away before its first list: back to work, from a fresh list. */
+  thaw(): void {
+    if (this.closed) return;
+    this.list();
+  }
+
+  /** Its claims and waiters move to `wider`, which now holds its keys. */
+  handOver(wider: ScopeWatch): void {
+    for (const claim of this.claims) {
+      claim.watch = wider;
+      wider.claims.add(claim);
+    }
+    this.claims.clear();
+    wider.waiters.push(...this.waiters);
+    this.waiters = [];
+    this.close();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.freeze();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new ClosedError('the registry is closed'));
+  }
+
+  private setLive(live: boolean): void {
+    if (this.live === live) return;
+    this.live = live;
+    if (live) {
+      this.liveSince = this.options.clock.now();
+      this.cache.wentLive(this.scope);
+    }
+  }
+
+  private list(): void {
+    const generation = this.generation;
+    this.options.store.list(this.scope).then(
+      (list) => {
+        if (this.closed || generation !== this.generation) return;
+        if (!this.listed) this.onFirstList();
+        this.cache.apply(this.scope, list);
+        this.listed = true;
+        this.setLive(true);
+        this.watchFrom(list.revision);
+        const waiters = this.waiters;
+        this.waiters = [];
+        for (const w of waiters) w.resolve();
+      },
+      (error: unknown) => {
+        if (this.closed || generation !== this.generation) return;
+        this.options.logger.debug({ err: error, scope: this.scope }, '[rollcall] list failed; retrying');
+        const waiters = this.waiters;
+        this.waiters = [];
+        for (const w of waiters) w.reject(error);
+        this.retryTimer = this.options.clock.setTimeout(() => this.list(), this.nextDelay());
+      },
+    );
+  }
+
+  private watchFrom(revision: string): void {
+    if (this.closed) return;
+    const generation = ++this.generation;
+    this.revision = revision;
+    this.subscription = this.options.store.watch(this.scope, revision, {
+      event: (event) => {
+        if (generation !== this.generation) return;
+        this.retryDelay = this.options.retryDelayMs;
+        this.onEvent(event);
+      },
+      error: (error) => {
+        if (generation !== this.generation) return;
+        this.subscription = undefined;
+        this.onWatchError(error);
+      },
+    });
+    // A store that does not announce an established watch: one that has lasted this long without error is trusted.
+    if (!this.live) this.trustLater();
+  }
+
+  private trustLater(): void {
+    const generation = this.generation;
+    this.liveTimer?.cancel();
+    this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.trustWatchAfterMs);
+  }
+
+  private onEvent(event: WatchEvent): void {
+    this.revision = event.revision;
+    this.setLive(true);
+    // A store may send more than an exact scope asked for (its watch is by prefix).
+    if (event.type === 'put' && scopeCovers(this.scope, event.record.key)) this.cache.put(event.record, undefined);
+    else if (event.type === 'corrupt' && scopeCovers(this.scope, event.entry.key)) this.cache.put(undefined, event.entry);
+    else if (event.type === 'delete' && scopeCovers(this.scope, event.key)) this.cache.remove(event.key);
+  }
+
+  private onWatchError(error: RegistryError): void {
+    if (this.closed) return;
+    this.setLive(false);
+    const relist = error.code === ErrorCode.REVISION_TOO_OLD;
+    this.options.logger.debug({ err: error, relist, scope: this.scope }, '[rollcall] watch ended; resuming');
+    this.retryTimer = this.options.clock.setTimeout(
+      () => {
+        if (this.closed) return;
+        if (relist) this.list();
+        else this.watchFrom(this.revision!);
+      },
+      relist ? 0 : this.nextDelay(),
+    );
+  }
+
+  private nextDelay(): number {
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs);
+    return delay;
+  }
+}
+
+/**
+ * The records this process reads, kept current by one list-then-watch per
+ * scope it claims — the roles it lists or watches, the elections and locks it
+ * holds or observes — shared by every view, election and lock of the process.
+ * Nothing else of the cluster reaches it: a process that only announces
+ * watches nothing. A claim on a scope that an open one already covers costs
+ * nothing more; a wider one replaces the narrower scopes under it once its
+ * first list is in.
  * @internal
  */
 export class WatchCache {
   private readonly entries = new Map<RecordKey, CacheEntry>();
+  private readonly scopes = new Map<Scope, ScopeWatch>();
   private readonly listeners = new Set<{ prefix: string; listener: CacheListener }>();
   /** Listeners of one exact key (every election and lock holder): found by lookup, not by scanning every listener on every change. */
   private readonly keyListeners = new Map<RecordKey, Set<CacheListener>>();
-  private revision: string | undefined;
-  private subscription: WatchSubscription | undefined;
-  private retryTimer: Timer | undefined;
-  private retryDelay: number;
-  private generation = 0;
+  private readonly liveListeners = new Set<(scope: Scope) => void>();
+  /** Wider scopes not listed yet, and the narrower ones each will replace (frozen meanwhile). */
+  private readonly replacing = new Map<ScopeWatch, ScopeWatch[]>();
   private closed = false;
-  private readyPromise: Promise<void> | undefined;
-  private isLive = true;
-  private liveAt = 0;
-  private liveTimer: Timer | undefined;
-  private readonly liveListeners = new Set<() => void>();
 
-  constructor(private readonly options: WatchCacheOptions) {
-    this.retryDelay = options.retryDelayMs;
+  constructor(private readonly options: WatchCacheOptions) {}
+
+  /** Keeps `scope` listed and watched until the claim is released. */
+  claim(scope: Scope): Claim {
+    if (this.closed) throw new ClosedError('the registry is closed');
+    let watch = [...this.scopes.values()].find((w) => contains(w.scope, scope));
+    if (!watch) {
+      const replaced = [...this.scopes.values()].filter((w) => contains(scope, w.scope));
+      const created: ScopeWatch = new ScopeWatch(scope, this, this.options, () => {
+        // Its keys are the new scope's now: the narrower watches end, their claims move over.
+        for (const old of replaced) {
+          if (this.scopes.get(old.scope) !== old) continue;
+          this.scopes.delete(old.scope);
+          old.handOver(created);
+        }
+        this.replacing.delete(created);
+      });
+      for (const old of replaced) old.freeze();
+      this.replacing.set(created, replaced);
+      watch = created;
+      this.scopes.set(scope, watch);
+      watch.start();
+    }
+    const claim = new ClaimHandle(watch, (c) => this.release(c));
+    watch.claims.add(claim);
+    return claim;
   }
 
-  /** Lists and starts watching; resolves once the first list is in. Rejects if that list fails. */
-  start(): Promise<void> {
-    this.readyPromise ??= this.options.store.list('').then((list) => {
-      this.apply(list);
-      this.watchFrom(list.revision);
-    });
-    return this.readyPromise;
+  private release(claim: ClaimHandle): void {
+    const watch = claim.watch;
+    watch.claims.delete(claim);
+    if (watch.claims.size > 0 || this.scopes.get(watch.scope) !== watch) return;
+    // A frozen scope a wider one is about to replace: it goes with the hand-over.
+    if ([...this.replacing.values()].some((olds) => olds.includes(watch))) return;
+    watch.close();
+    this.scopes.delete(watch.scope);
+    const frozen = this.replacing.get(watch) ?? [];
+    this.replacing.delete(watch);
+    // Nobody holds these keys any more: they leave quietly, as they were never read — but for those a narrower scope still holds.
+    for (const key of [...this.entries.keys()]) if (scopeCovers(watch.scope, key) && !frozen.some((o) => o.claims.size > 0 && scopeCovers(o.scope, key))) this.entries.delete(key);
+    for (const old of frozen) {
+      if (old.claims.size > 0) old.thaw();
+      else {
+        old.close();
+        this.scopes.delete(old.scope);
+        for (const key of [...this.entries.keys()]) if (scopeCovers(old.scope, key)) this.entries.delete(key);
+      }
+    }
   }
 
   get(key: RecordKey): CacheEntry | undefined {
@@ -85,46 +354,38 @@ export class WatchCache {
   }
 
   /**
-   * False while the watch is down: the cache may be missing changes, so an
-   * unchanged record proves nothing about its holder. True again once the
-   * resumed watch delivers or a relist lands.
+   * Whether the watch that covers `key` is up: while it is down the cache may
+   * be missing changes, so an unchanged record proves nothing about its holder.
+   * A key no claim covers is never live.
    */
-  get live(): boolean {
-    return this.isLive;
+  sight(key: RecordKey): Sight {
+    for (const w of this.scopes.values()) if (scopeCovers(w.scope, key)) return { live: w.live, liveSince: w.liveSince };
+    return { live: false, liveSince: 0 };
   }
 
-  /** This process's monotonic time when the cache last went from blind to live; 0 if it never was blind. */
-  get liveSince(): number {
-    return this.liveAt;
-  }
-
-  /** Calls `listener` whenever the cache goes from blind to live; returns the unsubscribe function. */
-  onLive(listener: () => void): () => void {
+  /** Calls `listener` with the scope whenever one goes from blind to live; returns the unsubscribe function. */
+  onLive(listener: (scope: Scope) => void): () => void {
     this.liveListeners.add(listener);
     return () => this.liveListeners.delete(listener);
   }
 
-  private setLive(live: boolean): void {
-    if (this.isLive === live) return;
-    this.isLive = live;
-    if (live) this.liveAt = this.options.clock.now();
-    if (live) for (const listener of [...this.liveListeners]) listener();
+  /** @internal Called by a scope's watch. */
+  wentLive(scope: Scope): void {
+    for (const listener of [...this.liveListeners]) listener(scope);
   }
 
   /**
-   * The backend stopped answering this process. Its watch may not have said so
-   * (a client that resumes by itself), so the cache counts as blind until the
-   * watch delivers again or, once {@link sighted}, has lasted without error.
+   * The backend stopped answering this process. Its watches may not have said
+   * so (a client that resumes by itself), so each counts as blind until it
+   * delivers again or, once {@link sighted}, has lasted without error.
    */
   blind(): void {
-    this.liveTimer?.cancel();
-    this.setLive(false);
+    for (const w of this.scopes.values()) w.blind();
   }
 
-  /** The backend answers again: the watch is trusted as after a resume. */
+  /** The backend answers again: each watch is trusted as after a resume. */
   sighted(): void {
-    if (this.isLive || this.closed || !this.subscription) return;
-    this.trustLater();
+    for (const w of this.scopes.values()) w.sighted();
   }
 
   /** Calls `listener` for each change of exactly `key`; returns the unsubscribe function. */
@@ -147,95 +408,28 @@ export class WatchCache {
 
   close(): void {
     this.closed = true;
-    this.generation++;
-    this.subscription?.close();
-    this.retryTimer?.cancel();
-    this.liveTimer?.cancel();
+    for (const w of this.scopes.values()) w.close();
+    this.scopes.clear();
   }
 
-  private watchFrom(revision: string): void {
-    if (this.closed) return;
-    const generation = ++this.generation;
-    this.revision = revision;
-    this.subscription = this.options.store.watch('', revision, {
-      event: (event) => {
-        if (generation !== this.generation) return;
-        this.retryDelay = this.options.retryDelayMs;
-        this.onEvent(event);
-      },
-      error: (error) => {
-        if (generation !== this.generation) return;
-        this.subscription = undefined;
-        this.onWatchError(error);
-      },
-    });
-    // A store that does not announce an established watch: one that has lasted this long without error is trusted.
-    if (!this.isLive) this.trustLater();
-  }
-
-  private trustLater(): void {
-    const generation = this.generation;
-    this.liveTimer?.cancel();
-    this.liveTimer = this.options.clock.setTimeout(() => generation === this.generation && this.subscription && this.setLive(true), this.options.trustWatchAfterMs);
-  }
-
-  private onEvent(event: WatchEvent): void {
-    this.revision = event.revision;
-    this.setLive(true);
-    if (event.type === 'put') this.put(event.record, undefined);
-    else if (event.type === 'corrupt') this.put(undefined, event.entry);
-    else if (event.type === 'delete') this.remove(event.key);
-  }
-
-  private onWatchError(error: RegistryError): void {
-    if (this.closed) return;
-    this.setLive(false);
-    const relist = error.code === ErrorCode.REVISION_TOO_OLD;
-    this.options.logger.debug({ err: error, relist }, '[rollcall] watch ended; resuming');
-    this.retryTimer = this.options.clock.setTimeout(() => {
-      if (this.closed) return;
-      if (relist) this.relist();
-      else this.watchFrom(this.revision!);
-    }, relist ? 0 : this.nextDelay());
-  }
-
-  private relist(): void {
-    this.options.store.list('').then(
-      (list) => {
-        if (this.closed) return;
-        this.apply(list);
-        this.setLive(true);
-        this.watchFrom(list.revision);
-      },
-      (error: unknown) => {
-        if (this.closed) return;
-        this.options.logger.debug({ err: error }, '[rollcall] relist failed; retrying');
-        this.retryTimer = this.options.clock.setTimeout(() => this.relist(), this.nextDelay());
-      },
-    );
-  }
-
-  private nextDelay(): number {
-    const delay = this.retryDelay;
-    this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs);
-    return delay;
-  }
-
-  /** Replaces the cache's content by a snapshot, emitting only what differs. */
-  private apply(list: RecordList): void {
+  /** @internal Replaces what the cache holds of `scope` by a snapshot of it, emitting only what differs. */
+  apply(scope: Scope, list: RecordList): void {
     const seen = new Set<RecordKey>();
     for (const stored of list.records) {
+      if (!scopeCovers(scope, stored.key)) continue;
       seen.add(stored.key);
       this.put(stored, undefined);
     }
     for (const corrupt of list.corrupt) {
+      if (!scopeCovers(scope, corrupt.key)) continue;
       seen.add(corrupt.key);
       this.put(undefined, corrupt);
     }
-    for (const key of [...this.entries.keys()]) if (!seen.has(key)) this.remove(key);
+    for (const key of [...this.entries.keys()]) if (scopeCovers(scope, key) && !seen.has(key)) this.remove(key);
   }
 
-  private put(stored: StoredRecord | undefined, corrupt: CorruptEntry | undefined): void {
+  /** @internal */
+  put(stored: StoredRecord | undefined, corrupt: CorruptEntry | undefined): void {
     const key = (stored ?? corrupt)!.key;
     const version = (stored ?? corrupt)!.version;
     const previous = this.entries.get(key);
@@ -246,7 +440,8 @@ export class WatchCache {
     this.notify(key, previous ? { type: 'updated', entry, previous } : { type: 'added', entry });
   }
 
-  private remove(key: RecordKey): void {
+  /** @internal */
+  remove(key: RecordKey): void {
     const previous = this.entries.get(key);
     if (!previous) return;
     this.entries.delete(key);

@@ -45,6 +45,7 @@ describe('observeBackend', () => {
     h = new Harness();
     const { registry, store } = await h.registry('observer');
     const seen = record(registry);
+    await registry.members('worker'); // what it reads, it watches
     const { registry: peer } = await h.registry('peer');
     await peer.announce({ role: 'worker', id: 'w1' });
     await h.clock.advance(0);

@@ -18,12 +18,12 @@ export class Harness {
   readonly backend = new MemoryBackend();
   private readonly opened: Registry[] = [];
 
-  async registry(
+  async registry<S extends MemoryStore = MemoryStore>(
     identity: string,
     config: CoreConfigInput = {},
     clock: Clock = this.clock,
-    store = new MemoryStore({ backend: this.backend, cluster: 'test' }),
-  ): Promise<{ registry: Registry; store: MemoryStore }> {
+    store: S = new MemoryStore({ backend: this.backend, cluster: 'test' }) as S,
+  ): Promise<{ registry: Registry; store: S }> {
     const registry = await createRegistry({ type: 'memory', identity, ...config }, { store, clock });
     this.opened.push(registry);
     return { registry, store };

@@ -69,6 +69,8 @@ describe('roles(), elections(), locks() and their watches on the injected clock'
     h = new Harness();
     const a = await h.registry('a');
     const o = await h.registry('observer');
+    await o.registry.elections(); // watched from here on
+    await o.registry.locks();
     a.registry.campaign('scheduler');
     await a.registry.lock('jobs');
     await h.clock.advance(0);
@@ -94,6 +96,7 @@ describe('roles(), elections(), locks() and their watches on the injected clock'
       events.push(describeEvent(e));
       times.push(h.clock.now());
     });
+    await h.clock.advance(0); // the first watch lists every election
     expect(events).toEqual(['added scheduler a 1']);
     await h.clock.advance(60_000); // thirty renewals
     expect(events).toEqual(['added scheduler a 1']);
@@ -140,6 +143,7 @@ describe('roles(), elections(), locks() and their watches on the injected clock'
     await h.clock.advance(0);
     const events: string[] = [];
     o.registry.watchLocks((e) => events.push(describeEvent(e)));
+    await h.clock.advance(0); // the first watch lists every lock
     expect(events).toEqual(['added jobs a 1']);
     await h.clock.advance(30_000);
     await first.release();
@@ -171,6 +175,7 @@ describe('roles(), elections(), locks() and their watches on the injected clock'
     const events: string[] = [];
     o.registry.watchElections((e) => events.push(describeEvent(e)));
     o.registry.watchLocks((e) => events.push(describeEvent(e)));
+    await h.clock.advance(0); // the first watches list every election and lock
     expect(events).toEqual(['added scheduler a 1', 'added jobs a 1']);
     o.store.partition();
     await h.clock.advance(60_000); // far past every lease; a renews all along, unseen

@@ -113,6 +113,7 @@ describe('membership on the injected clock', () => {
     await a.registry.announce({ role: 'worker', id: 'same', payload: 'same' });
     await h.clock.advance(0);
     const events: MemberEvent[] = [];
+    await b.registry.members('worker'); // listed: the watch below starts with the three
     b.registry.watchMembers('worker', collect(events));
     events.length = 0;
     b.store.partition();

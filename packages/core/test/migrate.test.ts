@@ -272,6 +272,7 @@ describe('registry.type=migrate on the injected clock', () => {
     it('the payload is the newer record’s, whichever side it is on', async () => {
       m = new Migration();
       const observer = await m.process('o', 'migrate');
+      await observer.registry.members('worker'); // watched from here on
       const at = (ms: number) => formatMicroTime(new Date(Date.UTC(2026, 0, 1) + ms));
       const record = (n: number, renewMs: number) => ({ holderIdentity: 'w1', leaseDurationSeconds: 20, acquireTime: at(0), renewTime: at(renewMs), leaseTransitions: 1, payload: { n } });
       const from = m.side('from');

@@ -168,6 +168,7 @@ describe('a key edited by hand into garbage', () => {
     const corrupt: string[] = [];
     b.on('corruptRecord', ({ key, error }) => corrupt.push(`${key} ${error.code}`));
     const view = memberLog(b, 'worker');
+    await b.elections(); // b reads every election too
     const w1 = await a.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
     await waitFor(() => view.present.has('w1'), 5000, 'w1');
 

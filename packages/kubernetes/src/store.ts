@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
-import { assertPayloadSize, type CorruptEntry, type LeaseRecord, parseKey, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { assertPayloadSize, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
-import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, KIND_LABEL, leaseCodec, PAYLOAD_ANNOTATION, ROLE_LABEL, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
+import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
 import { podOwner } from './pod-owner.js';
+import { prefixSelector, recordLabels } from './selectors.js';
 import { ResourceWatch } from './watch.js';
 
 /** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
@@ -15,7 +16,6 @@ const MAX_PAYLOAD_BYTES = 200 * 1024;
 /** Changes on every write, so every write yields a new resourceVersion even when the record is the same. */
 const WRITE_ANNOTATION = 'rollcall.dev/write';
 const writeId = () => randomBytes(4).toString('hex');
-const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export interface KubernetesStoreConfig {
   client: ApiClient;
@@ -89,14 +89,12 @@ export class KubernetesStore implements RecordStore {
   readonly backend = BACKEND;
   readonly maxPayloadBytes = MAX_PAYLOAD_BYTES;
   private readonly codecs: readonly ResourceCodec[];
-  private readonly selector: string;
   private readonly permissionChecks = new Map<string, Promise<boolean>>();
   /** The last election and lock objects seen, so a PUT keeps metadata others added without a GET first. */
   private readonly objects = new Map<string, KubeObject>();
 
   constructor(private readonly config: KubernetesStoreConfig) {
     this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
-    this.selector = `${CLUSTER_LABEL}=${config.cluster}`;
   }
 
   /** The namespace of every record. */
@@ -155,15 +153,16 @@ export class KubernetesStore implements RecordStore {
   }
 
   /**
-   * An election Lease made by another elector (client-go, fabric8) lacks the
-   * cluster label, so the cache cannot see it. Label it, leaving its record
+   * An election Lease made by another elector (client-go, fabric8) lacks
+   * Rollcall's labels, so no selector finds it. Label it, leaving its record
    * alone: the watch then brings it in and the algorithm treats it as any other.
    */
   private async adoptForeign(key: RecordKey, codec: ResourceCodec, name: string): Promise<void> {
     try {
       const existing = await this.config.client.request<KubeObject>({ method: 'GET', path: this.path(codec, name), context: this.context('get', codec, name) });
-      if (existing.metadata.labels?.[CLUSTER_LABEL] === this.config.cluster && existing.metadata.annotations?.[KEY_ANNOTATION] === key) return;
-      const { labels, annotations } = this.metadata(key, name);
+      const { labels = {}, annotations } = this.metadata(key, name);
+      // Every label, not only the cluster's: the selectors find a record by its kind and role too.
+      if (Object.entries(labels).every(([label, value]) => existing.metadata.labels?.[label] === value) && existing.metadata.annotations?.[KEY_ANNOTATION] === key) return;
       await this.config.client.request({
         method: 'PATCH',
         path: this.path(codec, name),
@@ -218,6 +217,8 @@ export class KubernetesStore implements RecordStore {
     // The uid makes the PUT a compare-and-set on this very object: without it the API server would re-create a deleted Lease.
     meta.resourceVersion = resourceVersion;
     if (uid) meta.uid = uid;
+    // An object that lost a label (edited by hand) is found by the selectors again from its next write.
+    meta.labels = { ...meta.labels, ...recordLabels(this.config.cluster, key) };
     if (meta.annotations) delete meta.annotations[PAYLOAD_ANNOTATION];
     meta.annotations = { ...meta.annotations, [WRITE_ANNOTATION]: writeId() };
     const replaced = await this.config.client.request<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
@@ -240,7 +241,13 @@ export class KubernetesStore implements RecordStore {
     });
   }
 
+  /**
+   * Lists and watches ask the API server for the objects under the prefix
+   * (selectors.ts), so a process receives only what it reads; the prefix
+   * filter on the decoded key stays the last word.
+   */
   async list(prefix: string): Promise<RecordList> {
+    const labelSelector = prefixSelector(this.config.cluster, prefix);
     const records: StoredRecord[] = [];
     const corrupt: CorruptEntry[] = [];
     const versions: string[] = [];
@@ -248,7 +255,7 @@ export class KubernetesStore implements RecordStore {
       let continueToken: string | undefined;
       let revision = '';
       do {
-        const query = new URLSearchParams({ labelSelector: this.selector, limit: '500', ...(continueToken ? { continue: continueToken } : {}) });
+        const query = new URLSearchParams({ labelSelector, limit: '500', ...(continueToken ? { continue: continueToken } : {}) });
         const page = await this.config.client.request<KubeList>({ method: 'GET', path: `${this.path(codec)}?${query}`, context: this.context('list', codec) });
         revision ||= page.metadata.resourceVersion;
         continueToken = page.metadata.continue || undefined;
@@ -266,6 +273,7 @@ export class KubernetesStore implements RecordStore {
   }
 
   watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+    const labelSelector = prefixSelector(this.config.cluster, prefix);
     const positions = fromRevision.split(',');
     const watches: ResourceWatch<KubeObject>[] = [];
     let open = true;
@@ -286,7 +294,7 @@ export class KubernetesStore implements RecordStore {
             client: this.config.client,
             logger: this.config.logger,
             path: this.path(codec),
-            labelSelector: this.selector,
+            labelSelector,
             context: this.context('watch', codec),
             fromResourceVersion: positions[index]!,
             silenceTimeoutMs: this.config.watchSilenceTimeoutMs,
@@ -325,10 +333,7 @@ export class KubernetesStore implements RecordStore {
 
   /** The metadata Rollcall gives a record's object. */
   private metadata(key: RecordKey, name: string): ObjectMeta {
-    const parsed = parseKey(key);
-    const labels: Record<string, string> = { [CLUSTER_LABEL]: this.config.cluster, [KIND_LABEL]: parsed?.kind ?? 'unknown' };
-    if (parsed?.role && LABEL_VALUE.test(parsed.role)) labels[ROLE_LABEL] = parsed.role;
-    const meta: ObjectMeta = { name, namespace: this.config.namespace, labels, annotations: { [KEY_ANNOTATION]: key } };
+    const meta: ObjectMeta = { name, namespace: this.config.namespace, labels: recordLabels(this.config.cluster, key), annotations: { [KEY_ANNOTATION]: key } };
     if (key.startsWith('member/') && this.config.podOwner) meta.ownerReferences = [this.config.podOwner];
     return meta;
   }

@@ -54,6 +54,7 @@ describe('running in a pod', () => {
   it('connects with the in-cluster service account, owns its member Lease by its pod, and the pod deletion removes the member at once', async () => {
     const pod = await admin.core.createNamespacedPod({ namespace, body: { metadata: { name: 'worker-0' }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
     observer = await createRegistry({ type: 'kubernetes', cluster: 'inpod', identity: 'observer', kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace } }, { plugins: [registryPlugin as never] });
+    await observer.members('worker'); // the observer reads workers
     const added = registryEvent(observer, 'memberAdded', 30_000, (e) => e.member.id === 'worker-0');
     const token = await mintServiceAccountToken(namespace, 'rollcall-member');
     child = runInPod({ POD_NAME: 'worker-0', POD_NAMESPACE: namespace, POD_UID: pod.metadata!.uid!, TEST_CLUSTER: 'inpod' }, token);

@@ -61,6 +61,7 @@ describe('the Kubernetes backend', () => {
   it('a Lease edited by hand into garbage is reported, and the watch goes on', async () => {
     const registry = await open('garbage', 'g1');
     const peer = await open('garbage', 'g2');
+    await peer.members('worker'); // the peer reads workers
     const added = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'victim');
     await registry.announce({ role: 'worker', id: 'victim', payload: { n: 1 } });
     await added;
@@ -78,6 +79,7 @@ describe('the Kubernetes backend', () => {
   it('a member Lease deleted by hand is removed for peers and announced again by its next heartbeat', async () => {
     const registry = await open('handdelete', 'h1');
     const peer = await open('handdelete', 'h2');
+    await peer.members('worker'); // the peer reads workers
     const added = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'w');
     await registry.announce({ role: 'worker', id: 'w', payload: { n: 1 } });
     await added;
@@ -150,6 +152,7 @@ describe('the Kubernetes backend', () => {
     proxies.push(proxy);
     const watcher = await open('silence', 's1', { watchSilenceTimeoutMs: 2000 }, kubeconfig);
     const writer = await open('silence', 's2');
+    await watcher.members('worker'); // its watch of workers is open before the stall
     proxy.cut('stall', { scope: 'open' }); // the stream stays open but nothing more comes through; new connections work
     const late = registryEvent(watcher, 'memberAdded', 15_000, (e) => e.member.id === 'late');
     await writer.announce({ role: 'worker', id: 'late', payload: {} });

@@ -58,6 +58,8 @@ export function trackElections(registry: Registry, m: Instruments, observed: rea
       const observer = registry.observe(election);
       show(election, observer.leader);
       m.electionLeaderChanges.inc({ election }, 0);
+      // The leader as first listed is the state: no change event reports it.
+      observer.ready().then((leader) => show(election, leader), () => {});
       observer.on('changed', ({ leader }) => {
         show(election, leader);
         m.electionLeaderChanges.inc({ election });

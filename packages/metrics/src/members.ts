@@ -3,8 +3,8 @@ import type { Instruments } from './instruments.js';
 
 /**
  * `rollcall_members` and `rollcall_member_events_total`: for the roles named,
- * through `watchMembers`; otherwise for every role whose member events reach
- * the registry, from a snapshot and the registry's member events.
+ * through `watchMembers`; otherwise for every role the registry reads (lists
+ * or watches), from a snapshot and the registry's member events.
  */
 export function trackMembers(registry: Registry, m: Instruments, roles: readonly string[] | undefined): () => void {
   const present = new Map<string, Set<string>>();
@@ -21,10 +21,14 @@ export function trackMembers(registry: Registry, m: Instruments, roles: readonly
   if (roles) {
     const subscriptions = roles.map((role) => {
       publish(role);
-      // watchMembers first calls back with every current member: the state, not a change.
+      // watchMembers first calls back with every current member — at once, or once the role is
+      // listed, which members() resolving marks: the state, not a change.
       let seeding = true;
       const subscription = registry.watchMembers(role, (event) => apply(event, !seeding));
-      seeding = false;
+      registry.members(role).then(
+        () => (seeding = false),
+        () => (seeding = false),
+      );
       return subscription;
     });
     return () => subscriptions.forEach((s) => s.close());
@@ -34,7 +38,8 @@ export function trackMembers(registry: Registry, m: Instruments, roles: readonly
   // The members present before these events: each snapshot is taken when members() is called, so adding
   // it to what the events said since is exact (a member removed since is in neither).
   void (async () => {
-    for (const role of await registry.roles()) {
+    // Only the roles the application reads: counting every role would make this process watch them all.
+    for (const role of registry.watchedRoles()) {
       for (const member of await registry.members(role)) ids(role).add(member.id);
       publish(role);
     }

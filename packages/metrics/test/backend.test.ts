@@ -42,7 +42,7 @@ describe('backend request and watch metrics', () => {
   it('watch events by type, restarts by the code that broke the watch, and a relist after REVISION_TOO_OLD', async () => {
     h = new MetricsHarness();
     const peer = await h.registry('peer');
-    const { store } = await h.watched('app');
+    const { store } = await h.watched('app', {}, {}, ['worker']);
     await peer.registry.announce({ role: 'worker', id: 'w1' });
     await h.clock.advance(0);
     expect(await h.value('rollcall_watch_events_total', { type: 'put' })).toBe(1);

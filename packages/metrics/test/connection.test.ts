@@ -9,7 +9,7 @@ const state = async () => Object.fromEntries(await Promise.all(['connected', 'su
 describe('connection metrics', () => {
   it('the state now as one 1 among three, and each change counted: suspended, lost, reconnected', async () => {
     h = new MetricsHarness();
-    const { registry, store } = await h.watched('app');
+    const { registry, store } = await h.watched('app', {}, {}, ['worker']);
     expect(await h.value('rollcall_registry_info', { backend: 'memory', cluster: 'test' })).toBe(1);
     expect(await state()).toEqual({ connected: 1, suspended: 0, lost: 0 });
 

@@ -19,8 +19,10 @@ export class MetricsHarness {
   }
 
   /** A registry with metrics registered on `prom`. */
-  async watched(identity: string, options: RollcallMetricsOptions = {}, config: Omit<RegistryConfigInput, 'type'> = {}): Promise<{ registry: Registry; store: MemoryStore; metrics: RollcallMetrics }> {
+  async watched(identity: string, options: RollcallMetricsOptions = {}, config: Omit<RegistryConfigInput, 'type'> = {}, reads: readonly string[] = []): Promise<{ registry: Registry; store: MemoryStore; metrics: RollcallMetrics }> {
     const opened = await this.registry(identity, config);
+    // The roles the application reads before its metrics are registered.
+    for (const role of reads) await opened.registry.members(role);
     return { ...opened, metrics: registerRollcallMetrics(opened.registry, this.prom, options) };
   }
 

@@ -42,7 +42,7 @@ describe('registering and unregistering', () => {
 
   it('a second Rollcall registry on the same prom-client Registry is refused with INVALID_ARGUMENT, and the first keeps its metrics', async () => {
     h = new MetricsHarness();
-    await h.watched('app');
+    await h.watched('app', {}, {}, ['worker']);
     const { registry: other } = await h.registry('other');
     expect(() => registerRollcallMetrics(other, h.prom)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('rollcall_registry_info is registered on this prom-client Registry already') }));
     expect(h.prom.getMetricsAsArray()).toHaveLength(METRIC_NAMES.length);

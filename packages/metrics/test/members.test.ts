@@ -7,17 +7,21 @@ let h: MetricsHarness;
 afterEach(async () => h?.closeAll());
 
 describe('rollcall_members and rollcall_member_events_total', () => {
-  it('count every role the registry sees: members present before, then each added, updated and removed, with the reason', async () => {
+  it('count every role the registry reads: members present before, then each added, updated and removed, with the reason', async () => {
     h = new MetricsHarness();
     const peer = await h.registry('peer', timing);
     await peer.registry.announce({ role: 'worker', id: 'w1', payload: { load: 1 } });
     await peer.registry.announce({ role: 'master', id: 'm1' });
-    const { registry } = await h.watched('app', {}, timing);
+    await peer.registry.announce({ role: 'standby', id: 's1' });
+    const { registry } = await h.watched('app', {}, timing, ['worker', 'master']);
     await h.clock.advance(0);
     expect(await h.value('rollcall_members', { role: 'worker' })).toBe(1);
     expect(await h.value('rollcall_members', { role: 'master' })).toBe(1);
     // The members present are the state, not changes.
     expect(await h.value('rollcall_member_events_total', { role: 'worker', event: 'added' })).toBeUndefined();
+    // A role the application does not read is not counted, nor watched for the metrics' sake.
+    expect(await h.value('rollcall_members', { role: 'standby' })).toBeUndefined();
+    expect(registry.watchedRoles()).toEqual(['master', 'worker']);
 
     const w2 = await peer.registry.announce({ role: 'worker', id: 'w2' });
     const w3 = await peer.registry.announce({ role: 'worker', id: 'w3', payload: { load: 1 } });

@@ -74,6 +74,8 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
 
   // A member that joined while this listed has been shown by its event already.
   for (const role of await registry.roles()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
+  // Listed first, so the watches below replay every election and lock at once, before `watching` is announced.
+  await Promise.all([registry.elections(), registry.locks()]);
   const elections = registry.watchElections((e) => emitIf(electionEvent(e)));
   const locks = registry.watchLocks((e) => emitIf(lockEvent(e)));
 

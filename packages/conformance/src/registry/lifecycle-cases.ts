@@ -56,7 +56,7 @@ export function lifecycleCases(h: Harness): void {
       const lock = await a.lock('l');
       const late = await h.registry('late');
       expect((await late.members('worker')).map((m) => [m.id, m.payload])).toEqual([['w1', { cpu: 1 }]]);
-      expect(late.observe('scheduler').leader).toMatchObject({ identity: 'a', fencingToken: token });
+      expect(await late.observe('scheduler').ready()).toMatchObject({ identity: 'a', fencingToken: token });
       expect(await late.tryLock('l')).toBeUndefined();
       const follower = late.campaign('scheduler');
       await observeFor(5 * timings.toleranceMs);
@@ -75,6 +75,7 @@ export function lifecycleCases(h: Harness): void {
       a.on('memberAdded', (ev) => seen.push(`memberAdded ${ev.member.id}`));
       a.on('memberUpdated', (ev) => seen.push(`memberUpdated ${ev.member.id}`));
       a.on('memberRemoved', (ev) => seen.push(`memberRemoved ${ev.member.id} ${ev.reason}`));
+      await a.members('worker'); // the member events of the roles it reads
       const member = await b.announce({ role: 'worker', id: 'w1', payload: 1 });
       await waitFor(() => seen.includes('memberAdded w1'), bound, 'memberAdded');
       await member.update(2);

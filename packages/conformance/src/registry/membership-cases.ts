@@ -1,3 +1,4 @@
+import { observeBackend } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { observeFor, waitFor } from '../wait-for.js';
@@ -81,15 +82,38 @@ export function membershipCases(h: Harness): void {
       const b = await h.registry('b');
       await a.announce({ role: 'worker', id: 'w1', payload: 1 });
       await a.announce({ role: 'worker', id: 'w2', payload: 2 });
-      const watcher = logMembers(b, 'probe');
-      await a.announce({ role: 'probe', id: 'p' });
-      await watcher.next((e) => e.member.id === 'p', bound); // b has seen everything announced before it
+      // A role not read yet is replayed once listed, in the backend's order.
+      const first = logMembers(b, 'worker');
+      await first.next((e) => e.member.id === 'w1', bound);
+      await first.next((e) => e.member.id === 'w2', bound);
+      expect(first.summary().sort()).toEqual(['added w1', 'added w2']);
+      // A role read already is replayed at once, sorted by id.
       const log = logMembers(b, 'worker');
       expect(log.summary()).toEqual(['added w1', 'added w2']);
       expect(log.events.map((e) => e.member.payload)).toEqual([1, 2]);
       await a.announce({ role: 'worker', id: 'w3' });
       await log.next((e) => e.member.id === 'w3', bound);
       expect(log.summary()).toEqual(['added w1', 'added w2', 'added w3']);
+    });
+
+    it('a registry watches only what it reads: one that only announces lists and watches nothing; writes of a role reach no registry that does not read it', async () => {
+      const announcer = await h.registry('announcer');
+      const reader = await h.registry('reader');
+      const witness = await h.registry('witness');
+      const announcerCalls: string[] = [];
+      observeBackend(announcer, (a) => a.type === 'request' && announcerCalls.push(a.operation));
+      const readerPuts: string[] = [];
+      observeBackend(reader, (a) => a.type === 'watchEvent' && a.event !== 'progress' && readerPuts.push(a.event));
+      await reader.members('quiet'); // reads a role nobody writes
+      const seen = logMembers(witness, 'busy');
+      const busy = await announcer.announce({ role: 'busy', id: 'b1', payload: 0 });
+      for (let i = 1; i <= 5; i++) await busy.update(i);
+      await seen.next((e) => e.member.payload === 5, bound);
+      // The witness has seen every write; anything meant for the reader would have arrived within the bound too.
+      await observeFor(timings.toleranceMs);
+      expect(readerPuts).toEqual([]);
+      expect([...new Set(announcerCalls)].sort()).toEqual(expect.not.arrayContaining(['list', 'watch']));
+      expect(announcerCalls).toContain('create');
     });
 
     it('a member that keeps heartbeating outlives its lease, and unchanged heartbeats are not events', async () => {
