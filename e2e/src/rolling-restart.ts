@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { soakBackend, type BackendName, type SoakBackend } from './backends.js';
 import { SoakCluster, type Placement, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
+import { judgeRun, runCluster, type ClusterRun } from './run-cluster.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { CandidateEvent } from './protocol.js';
 import { SOAK_TIMING } from './soak.js';
 import { describeHolder, termsOf, type Timeline } from './timeline.js';
-import { judge } from './verdict.js';
 
 /** Which configuration a process runs: the old backend alone, both (registry.type=migrate), the new one alone. */
 export type Phase = 'from' | 'migrate' | 'to';
@@ -92,10 +92,10 @@ async function withMigrationCluster(
   const violations: string[] = [];
   /** The phase each incarnation (`c1#2`) started in. */
   const started = new Map<string, Phase>();
-  let cluster: SoakCluster | undefined;
   let restartsBefore = 0;
-  try {
-    cluster = await SoakCluster.start({
+  const run: ClusterRun = { resource, workDir, startedAt, violations };
+  const start = () =>
+    SoakCluster.start({
       backend: from,
       size: processes,
       cluster: `migrate-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`,
@@ -105,28 +105,12 @@ async function withMigrationCluster(
       placement: migrationPlacement(from, to, phases, started, workDir),
       extraMembers: (name) => extra.get(name) ?? [],
     });
+  const cluster = await runCluster(run, start, async (cluster) => {
     restartsBefore = cluster.records.length;
     await cluster.waitForLeader(LEADER_BOUND_MS);
     await scenario(cluster, phases, allIds, violations);
-    violations.push(...(await cluster.shutdown()));
-  } catch (err) {
-    violations.push(`the run could not go on: ${(err as Error).message}`);
-    await cluster?.kill();
-  } finally {
-    await resource.close();
-  }
-  const timeline: Timeline = {
-    names: allIds,
-    incarnations: cluster?.records ?? [],
-    writes: resource.writes,
-    faults: [],
-    watchSeesEveryChange: from.watchSeesEveryChange && to.watchSeesEveryChange,
-    renewDeadlineMs: { election: ROLLING_TIMING.election.renewDeadlineMs, lock: ROLLING_TIMING.lock.renewDeadlineMs },
-    startedAt,
-    endedAt: monotonicMs(),
-  };
-  violations.push(...judge(timeline));
-  writeFileSync(join(workDir, 'timeline.json'), JSON.stringify({ ...timeline, violations }));
+  });
+  const timeline = judgeRun(run, { names: allIds, cluster, faults: [], watchSeesEveryChange: from.watchSeesEveryChange && to.watchSeesEveryChange, timing: ROLLING_TIMING });
   const count = (of: 'election' | 'lock', phase?: Phase) =>
     timeline.incarnations.filter((r) => phase === undefined || started.get(describeHolder(r)) === phase).flatMap((r) => termsOf(r, of, timeline.endedAt)).length;
   const byPhase = Object.fromEntries((['from', 'migrate', 'to'] as const).map((p) => [p, { terms: count('election', p), lockHolds: count('lock', p) }])) as Record<Phase, { terms: number; lockHolds: number }>;

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { soakBackend, type BackendName } from './backends.js';
 import { SoakCluster, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
+import { judgeRun, runCluster, type ClusterRun } from './run-cluster.js';
 import { applyFault, faultsFor, FaultSchedule, type FaultKind } from './faults.js';
 import { figures, type Figures } from './figures.js';
 import type { FaultRecord, Timeline } from './timeline.js';
-import { judge } from './verdict.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 /** The conformance suite's short timings: many terms per minute, and a 500 ms margin between renew deadline and lease. */
@@ -65,9 +65,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const resource = await FencedResource.start();
   const faults: FaultRecord[] = [];
   const violations: string[] = [];
-  let cluster: SoakCluster | undefined;
-  try {
-    cluster = await SoakCluster.start({
+  const run: ClusterRun = { resource, workDir, startedAt, violations };
+  const start = () =>
+    SoakCluster.start({
       backend,
       size: options.candidates ?? 3,
       cluster: `soak-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`,
@@ -75,6 +75,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       resourceUrl: resource.url,
       timing,
     });
+  const cluster = await runCluster(run, start, async (cluster) => {
     log(`${backend.name}: ${cluster.names.length} candidates up; faults: ${kinds.join(', ')}`);
     await cluster.waitForLeader(LEADER_BOUND_MS);
     const schedule = new FaultSchedule(kinds);
@@ -97,24 +98,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (faults.length % 10 === 0) log(`${backend.name}: ${faults.length} faults, ${cluster.terms} terms, ${((monotonicMs() - startedAt) / 1000).toFixed(0)} s`);
     }
     if (violations.length === 0) violations.push(...(await cluster.converge(CONVERGE_BOUND_MS)));
-    violations.push(...(await cluster.shutdown()));
-  } catch (err) {
-    violations.push(`the soak could not go on: ${(err as Error).message}`);
-    await cluster?.kill();
-  } finally {
-    await resource.close();
-  }
-  const timeline: Timeline = {
-    names: cluster?.names ?? [],
-    incarnations: cluster?.records ?? [],
-    writes: resource.writes,
-    faults,
-    watchSeesEveryChange: backend.watchSeesEveryChange,
-    renewDeadlineMs: { election: timing.election.renewDeadlineMs, lock: timing.lock.renewDeadlineMs },
-    startedAt,
-    endedAt: monotonicMs(),
-  };
-  violations.push(...judge(timeline));
-  writeFileSync(join(workDir, 'timeline.json'), JSON.stringify({ ...timeline, violations }));
+  });
+  const timeline = judgeRun(run, { names: cluster?.names ?? [], cluster, faults, watchSeesEveryChange: backend.watchSeesEveryChange, timing });
   return { violations, kinds, figures: figures(backend.name, timeline.names.length, timeline, violations.length), timeline, workDir };
 }

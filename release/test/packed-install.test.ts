@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
+import { runProcess, type ProcessResult } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copiesOf, freshProject, type FreshProject } from '../src/fresh-project.js';
 import { packAll, type Tarball } from '../src/pack.js';
@@ -44,23 +45,8 @@ function runModule(project: FreshProject, name: string, source: string, timeoutM
 /** Output without colours, whatever the runner's FORCE_COLOR (nx sets it), so it reads as a user's pipe does. */
 const PLAIN_ENV: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0' };
 
-function runIn(cwd: string, command: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = PLAIN_ENV): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} did not end within ${timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runIn(cwd: string, command: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv = PLAIN_ENV): Promise<ProcessResult> {
+  return runProcess(command, args, { cwd, env, timeoutMs });
 }
 
 /** The ```ts blocks of a README, but those after `<!-- not compiled: … -->` (templates, pseudo-code). */

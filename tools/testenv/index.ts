@@ -35,6 +35,7 @@ export { TcpProxy, TcpProxyGroup } from './tcp-proxy.js';
 export { kubeconfigVia, proxiedKubeconfig } from './proxied-kubeconfig.js';
 export { percentile, summarize, type Summary } from './stats.js';
 export { monotonicMs } from './monotonic.js';
+export { runProcess, type ProcessResult, type RunProcessOptions } from './run-process.js';
 export { ClientProxies } from './client-proxies.js';
 export type { TcpFault, TcpCutOptions, TcpTarget } from './tcp-proxy.js';
 export { TestenvError } from './errors.js';

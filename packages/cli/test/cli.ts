@@ -4,16 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRegistry, type Registry } from '@rollcall/core';
+import { runProcess, type ProcessResult } from '@rollcall/tools/testenv';
 
 /** The built binary, as `npm ci && npm run build` leaves it (the bin link's target imports it). */
 export const BIN = fileURLToPath(new URL('../bin/rollcall.js', import.meta.url));
 
-export interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type RunResult = ProcessResult;
 
 /** Environment without REGISTRY_* variables of the test runner's own shell. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -23,23 +19,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /** Runs `rollcall args...` to its end (bounded), with `input` on stdin. */
 export function run(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`rollcall ${args.join(' ')} did not finish within ${options.timeoutMs ?? 30_000} ms; stdout: ${stdout}; stderr: ${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(options.input ?? '');
-  });
+  return runProcess(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), input: options.input, timeoutMs: options.timeoutMs ?? 30_000 });
 }
 
 /** A long-running `rollcall` whose output can be waited on. */

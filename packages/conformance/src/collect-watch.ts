@@ -1,5 +1,5 @@
 import type { RegistryError } from '@rollcall/core';
-import type { RecordStore, WatchEvent } from '@rollcall/core/spi';
+import type { RecordStore, ScopeOptions, WatchEvent } from '@rollcall/core/spi';
 import { waitFor } from './wait-for.js';
 
 /** A watch event that reports a change: put, delete or corrupt (not a progress bookmark). */
@@ -32,7 +32,7 @@ export interface CollectedWatch {
 const DEFAULT_TIMEOUT_MS = 5000;
 
 /** Watches `prefix` of `store` from `fromRevision` and keeps what arrives. Close it, or close the store. */
-export function collectWatch(store: RecordStore, prefix: string, fromRevision: string): CollectedWatch {
+export function collectWatch(store: RecordStore, prefix: string, fromRevision: string, options?: ScopeOptions): CollectedWatch {
   const events: ChangeEvent[] = [];
   const all: WatchEvent[] = [];
   const errors: RegistryError[] = [];
@@ -44,7 +44,7 @@ export function collectWatch(store: RecordStore, prefix: string, fromRevision: s
     error: (err) => {
       errors.push(err);
     },
-  });
+  }, options);
   const under = `under ${JSON.stringify(prefix)}`;
   const upTo = async (index: () => number, timeoutMs: number, what: string): Promise<ChangeEvent[]> => {
     const end = await waitFor(() => {

@@ -221,6 +221,20 @@ export function storeConformance(options: StoreConformanceOptions): void {
         expect(seen.map(describeEvent)).toEqual(['put election/e10 e10', 'put election/e1 a', 'put election/e1z end']);
       });
 
+      it('asked for exactly one record, sees that record, may leave out the keys that extend it, and nothing outside the prefix', async () => {
+        const list = await store.list('election/x1', { exact: true });
+        expect(list.records).toEqual([]);
+        const watch = collectWatch(store, 'election/x1', list.revision, { exact: true });
+        await store.create('election/x2', leaseRecord('outside'));
+        await store.create('election/x10', leaseRecord('x10'));
+        await store.create('election/x1', leaseRecord('end'));
+        const seen = await watch.until((e) => e.type === 'put' && e.record.key === 'election/x1', eventTimeoutMs);
+        watch.close();
+        expect(seen.map(describeEvent).filter((e) => e !== 'put election/x10 x10')).toEqual(['put election/x1 end']);
+        const again = await store.list('election/x1', { exact: true });
+        expect(again.records.map((r) => r.key).filter((k) => k !== 'election/x10')).toEqual(['election/x1']);
+      });
+
       it('from the revision of an empty prefix sees the first write', async () => {
         const list = await store.list('election/');
         expect(list.records).toEqual([]);

@@ -4,7 +4,7 @@ import type { ConnectionMonitor } from './connection-monitor.js';
 import { RegistryError, UnavailableError } from './errors.js';
 import type { LeaseRecord } from './lease-record.js';
 import { silentLogger } from './logger.js';
-import type { RecordKey, RecordList, RecordStore, StoredRecord, WatchListener, WatchSubscription } from './store.js';
+import type { RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, WatchListener, WatchSubscription } from './store.js';
 
 /**
  * The store as the algorithms use it: every call bounded by a timeout, and its
@@ -48,11 +48,11 @@ export class MonitoredStore {
     return check ? this.call('assertCanHold', () => check.call(this.inner, key)) : Promise.resolve();
   }
 
-  list(prefix: string): Promise<RecordList> {
-    return this.call('list', () => this.inner.list(prefix));
+  list(prefix: string, options?: ScopeOptions): Promise<RecordList> {
+    return this.call('list', () => this.inner.list(prefix, options));
   }
 
-  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+  watch(prefix: string, fromRevision: string, listener: WatchListener, options?: ScopeOptions): WatchSubscription {
     let subscription: WatchSubscription;
     try {
       subscription = this.inner.watch(prefix, fromRevision, {
@@ -66,7 +66,7 @@ export class MonitoredStore {
           this.activity.report({ type: 'watchEnded', code: error.code });
           listener.error(error);
         },
-      });
+      }, options);
     } catch (err) {
       this.activity.request('watch', 0, true, err);
       throw err;

@@ -4,7 +4,7 @@
  * tests and tools use to reach a registry's store. Applications use
  * `@rollcall/core`; so do backends, for errors, Clock and Logger.
  */
-export type { CorruptEntry, RecordKey, RecordList, RecordStore, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
+export type { CorruptEntry, RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
 export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type LeaseRecord } from './lease-record.js';
 export { recordFromJson, recordToJson } from './record-json.js';
 export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';

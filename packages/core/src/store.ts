@@ -42,6 +42,20 @@ export type WatchEvent =
    */
   | { type: 'progress'; revision: string };
 
+/**
+ * What a list or watch is for. A hint: a store may use it to ask its server
+ * for less, and may always return everything under the prefix.
+ */
+export interface ScopeOptions {
+  /**
+   * The caller reads only the record whose key is exactly `prefix` (it filters
+   * the rest out itself): a store whose server selects one object by name
+   * (Kubernetes, a field selector) can leave out `election/e10` when asked
+   * for `election/e1`. Default false: every key under the prefix.
+   */
+  exact?: boolean;
+}
+
 /** Receives a watch's events. After `error`, the watch has ended and sends nothing more. */
 export interface WatchListener {
   event(event: WatchEvent): void;
@@ -78,13 +92,15 @@ export interface RecordStore {
   update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord>;
   /** Deletes the record if its version is still `version`; throws CONFLICT, or NOT_FOUND when it is gone. */
   delete(key: RecordKey, version: string): Promise<void>;
-  /** Every record whose key starts with `prefix`, and the revision of that snapshot. */
-  list(prefix: string): Promise<RecordList>;
+  /** Every record whose key starts with `prefix` (or, with `exact`, at least the one under exactly `prefix`), and the revision of that snapshot. */
+  list(prefix: string, options?: ScopeOptions): Promise<RecordList>;
   /**
-   * Changes under `prefix` after `fromRevision`, in order. If the store no longer
-   * keeps that revision, `listener.error` gets REVISION_TOO_OLD.
+   * Changes under `prefix` after `fromRevision`, in order (with `exact`, at
+   * least those of exactly `prefix`: the same `options` as the list the
+   * revision came from). If the store no longer keeps that revision,
+   * `listener.error` gets REVISION_TOO_OLD.
    */
-  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription;
+  watch(prefix: string, fromRevision: string, listener: WatchListener, options?: ScopeOptions): WatchSubscription;
   /**
    * Optional: resolves if this client may hold (campaign for, lock) the record
    * under `key`, rejects with PERMISSION_DENIED naming what is missing otherwise.

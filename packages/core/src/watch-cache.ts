@@ -2,7 +2,7 @@ import type { Clock, Timer } from './clock.js';
 import { ClosedError, ErrorCode, RegistryError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
-import type { CorruptEntry, RecordKey, RecordList, StoredRecord, WatchEvent, WatchSubscription } from './store.js';
+import type { CorruptEntry, RecordKey, RecordList, ScopeOptions, StoredRecord, WatchEvent, WatchSubscription } from './store.js';
 
 /** What the cache knows of one key. @internal */
 export interface CacheEntry {
@@ -112,6 +112,9 @@ class ScopeWatch {
   private closed = false;
   private waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
 
+  /** One record: the store may ask its server for that object alone. */
+  private readonly hint: ScopeOptions | undefined;
+
   constructor(
     readonly scope: Scope,
     private readonly cache: WatchCache,
@@ -120,6 +123,7 @@ class ScopeWatch {
     private readonly onFirstList: () => void,
   ) {
     this.retryDelay = options.retryDelayMs;
+    this.hint = isExact(scope) ? { exact: true } : undefined;
   }
 
   start(): void {
@@ -193,7 +197,7 @@ class ScopeWatch {
 
   private list(): void {
     const generation = this.generation;
-    this.options.store.list(this.scope).then(
+    this.options.store.list(this.scope, this.hint).then(
       (list) => {
         if (this.closed || generation !== this.generation) return;
         if (!this.listed) this.onFirstList();
@@ -231,7 +235,7 @@ class ScopeWatch {
         this.subscription = undefined;
         this.onWatchError(error);
       },
-    });
+    }, this.hint);
     // A store that does not announce an established watch: one that has lasted this long without error is trusted.
     if (!this.live) this.trustLater();
   }

@@ -2,16 +2,14 @@ import { afterAll } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
-import { ClientProxies, restartServer } from '@rollcall/tools/testenv';
+import { ClientProxies, compactServer, restartServer } from '@rollcall/tools/testenv';
 import { createEtcdStore } from '../src/index.js';
-import { compactNow, etcdEndpoints, rawClient } from './support/etcd.js';
+import { etcdEndpoints } from './support/etcd.js';
 
 // Each store and registry of the suite reaches etcd through its own proxy, so one can be cut off alone.
 const proxies = new ClientProxies(etcdEndpoints()[0]!, 'reset');
-const raw = rawClient();
 
 afterAll(async () => {
-  raw.close();
   await proxies.close();
 });
 
@@ -19,7 +17,7 @@ storeConformance({
   name: 'etcd',
   openStore: (cluster): Promise<RecordStore> => proxies.open((proxy) => createEtcdStore({ cluster, endpoints: [`http://${proxy.address}`], requestTimeoutMs: 2000 })),
   capabilities: {
-    compact: async () => void (await compactNow(raw)),
+    compact: async () => void (await compactServer('etcd')),
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
   },
@@ -42,7 +40,7 @@ for (const [NAME, etcdOptions] of [
       },
       // The child connects on its own from plain configuration.
       crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'etcd', etcd: { endpoints: etcdEndpoints(), ...etcdOptions } }) },
-      compact: async () => void (await compactNow(raw)),
+      compact: async () => void (await compactServer('etcd')),
       restartServer: () => restartServer('etcd'),
     },
   });

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type Logger, type MemberEvent, type Registry } from '@rollcall/core';
 import { uniqueCluster, waitFor } from '@rollcall/conformance';
-import { restartServer, TcpProxy } from '@rollcall/tools/testenv';
-import { compactNow, etcdEndpoints, rawClient } from './support/etcd.js';
+import { compactServer, restartServer, TcpProxy } from '@rollcall/tools/testenv';
+import { etcdEndpoints, rawClient } from './support/etcd.js';
 
 // Leases long enough that an etcd restart (a few seconds) does not expire anyone by itself.
 const ELECTION = { leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 300 };
@@ -147,7 +147,7 @@ describe('compaction while a watcher is disconnected', () => {
     await changed.update({ v: 2 });
     await writer.announce({ role: 'worker', id: 'new', payload: { v: 1 } });
     // Enough revisions pass that the watcher's last one is compacted away.
-    await compactNow(raw);
+    await compactServer('etcd');
     proxy.heal();
 
     await waitFor(() => view.present.has('new') && !view.present.has('gone') && (view.present.get('changed') as { v: number }).v === 2, SETTLE_MS, 'the watcher to converge');

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collectWatch, leaseRecord, rejection, uniqueCluster, waitFor } from '@rollcall/conformance';
-import { TcpProxy } from '@rollcall/tools/testenv';
-import { compactNow, etcdEndpoints, rawClient, Stores } from './support/etcd.js';
+import { compactServer, TcpProxy } from '@rollcall/tools/testenv';
+import { etcdEndpoints, rawClient, Stores } from './support/etcd.js';
 
 const raw = rawClient();
 const stores = new Stores();
@@ -152,7 +152,7 @@ describe('list and watch', () => {
     await store.create('lock/x', leaseRecord('x'));
     await store.create('lock/y', leaseRecord('y'));
     // etcd keeps the compaction revision itself: the change right after `before` is gone only when a later one is the compaction point.
-    await compactNow(raw);
+    await compactServer('etcd');
     const watch = collectWatch(store, '', before);
     const err = await watch.ended();
     expect(err.code).toBe('REVISION_TOO_OLD');

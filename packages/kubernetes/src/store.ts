@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
-import { assertPayloadSize, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
@@ -246,8 +246,9 @@ export class KubernetesStore implements RecordStore {
    * (selectors.ts), so a process receives only what it reads; the prefix
    * filter on the decoded key stays the last word.
    */
-  async list(prefix: string): Promise<RecordList> {
+  async list(prefix: string, options?: ScopeOptions): Promise<RecordList> {
     const labelSelector = prefixSelector(this.config.cluster, prefix);
+    const fieldSelector = this.nameSelector(prefix, options);
     const records: StoredRecord[] = [];
     const corrupt: CorruptEntry[] = [];
     const versions: string[] = [];
@@ -255,7 +256,7 @@ export class KubernetesStore implements RecordStore {
       let continueToken: string | undefined;
       let revision = '';
       do {
-        const query = new URLSearchParams({ labelSelector, limit: '500', ...(continueToken ? { continue: continueToken } : {}) });
+        const query = new URLSearchParams({ labelSelector, ...(fieldSelector ? { fieldSelector } : {}), limit: '500', ...(continueToken ? { continue: continueToken } : {}) });
         const page = await this.config.client.request<KubeList>({ method: 'GET', path: `${this.path(codec)}?${query}`, context: this.context('list', codec) });
         revision ||= page.metadata.resourceVersion;
         continueToken = page.metadata.continue || undefined;
@@ -272,8 +273,14 @@ export class KubernetesStore implements RecordStore {
     return { records, corrupt, revision: versions.join(',') };
   }
 
-  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+  /** One object by name, when the caller reads exactly one record (`exact`): not every election for one. */
+  private nameSelector(prefix: string, options: ScopeOptions | undefined): string | undefined {
+    return options?.exact && parseKey(prefix) ? `metadata.name=${this.objectName(prefix)}` : undefined;
+  }
+
+  watch(prefix: string, fromRevision: string, listener: WatchListener, options?: ScopeOptions): WatchSubscription {
     const labelSelector = prefixSelector(this.config.cluster, prefix);
+    const fieldSelector = this.nameSelector(prefix, options);
     const positions = fromRevision.split(',');
     const watches: ResourceWatch<KubeObject>[] = [];
     let open = true;
@@ -295,6 +302,7 @@ export class KubernetesStore implements RecordStore {
             logger: this.config.logger,
             path: this.path(codec),
             labelSelector,
+            fieldSelector,
             context: this.context('watch', codec),
             fromResourceVersion: positions[index]!,
             silenceTimeoutMs: this.config.watchSilenceTimeoutMs,

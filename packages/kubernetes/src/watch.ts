@@ -9,6 +9,8 @@ export interface ResourceWatchOptions {
   /** Collection path, e.g. `/apis/coordination.k8s.io/v1/namespaces/prod/leases`. */
   path: string;
   labelSelector: string;
+  /** Also a field selector, e.g. `metadata.name=<name>` for one object. Default: none. */
+  fieldSelector?: string;
   context: RequestContext;
   fromResourceVersion: string;
   /** Restart a stream silent this long. Milliseconds. */
@@ -66,10 +68,11 @@ export class ResourceWatch<T extends WatchedObject = WatchedObject> {
 
   private async open(): Promise<void> {
     if (this.closed) return;
-    const { path, labelSelector, timeoutSeconds, context } = this.options;
+    const { path, labelSelector, fieldSelector, timeoutSeconds, context } = this.options;
     const query = new URLSearchParams({
       watch: '1',
       labelSelector,
+      ...(fieldSelector ? { fieldSelector } : {}),
       resourceVersion: this.resourceVersion,
       allowWatchBookmarks: 'true',
       timeoutSeconds: String(timeoutSeconds),

@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask the API server for the prefix only', (lock) => {
-  it('a watch of member/a/ and one of election/e1 receive no heartbeat of role b over the wire, and their requests carry the narrowed selectors', async () => {
+  it('a watch of member/a/ and one of election/e1 receive no heartbeat of role b over the wire, one of exactly election/e1 not even another election, and their requests carry the narrowed selectors', async () => {
     const cluster = uniqueCluster('narrow');
     const writes = new Writes(await writer(cluster, lock));
     for (const key of ['member/a/a1', 'member/b/b1', 'member/b/b2', 'member/b/b3', 'election/e1', 'election/e2', 'lock/l1']) await writes.put(key);
@@ -96,6 +96,9 @@ describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask th
     const election = observer(cluster, lock);
     const roleWatch = collectWatch(role.store, 'member/a/', (await role.store.list('member/a/')).revision);
     const electionWatch = collectWatch(election.store, 'election/e1', (await election.store.list('election/e1')).revision);
+    // A registry's watch of one election it campaigns in or observes: that object alone, by name.
+    const one = observer(cluster, lock);
+    const oneWatch = collectWatch(one.store, 'election/e1', (await one.store.list('election/e1', { exact: true })).revision, { exact: true });
 
     // Heartbeats of role b, a write to another election and one to a lock: none is under either prefix.
     for (let beat = 0; beat < 10; beat++) for (const key of ['member/b/b1', 'member/b/b2', 'member/b/b3']) await writes.put(key, `beat-${beat}`);
@@ -109,19 +112,26 @@ describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask th
     // election/e1 is selected with its kind (election/e10 would be under it), never a heartbeat.
     expect(role.client.changes).toBe(1);
     expect(election.client.changes).toBe(2);
+    expect((await oneWatch.until((e) => e.type === 'put' && e.record.record.holderIdentity === 'end', BOUND_MS)).map(describeEvent)).toEqual(['put election/e1 end']);
+    expect(one.client.changes).toBe(1);
 
     const requests = (await audit.requests(window)).filter((e) => (e.verb === 'list' || e.verb === 'watch') && e.objectRef?.namespace === namespace && e.requestURI?.includes(cluster));
-    const selectors = requests.map((e) => `${e.verb} ${e.objectRef?.resource} ${new URL(e.requestURI!, 'https://apiserver').searchParams.get('labelSelector')}`);
+    const selectors = requests.map((e) => {
+      const query = new URL(e.requestURI!, 'https://apiserver').searchParams;
+      return `${e.verb} ${e.objectRef?.resource} ${query.get('labelSelector')}${query.has('fieldSelector') ? ` ${query.get('fieldSelector')}` : ''}`;
+    });
     const resources = lock === 'configmap' ? ['leases', 'configmaps'] : ['leases'];
     const expected = resources.flatMap((resource) =>
       ['list', 'watch'].flatMap((verb) => [
         `${verb} ${resource} rollcall.dev/cluster=${cluster},rollcall.dev/kind=member,rollcall.dev/role=a`,
         `${verb} ${resource} rollcall.dev/cluster=${cluster},rollcall.dev/kind=election`,
+        `${verb} ${resource} rollcall.dev/cluster=${cluster},rollcall.dev/kind=election metadata.name=${one.store.objectName('election/e1')}`,
       ]),
     );
     expect(selectors.sort()).toEqual(expected.sort());
     roleWatch.close();
     electionWatch.close();
+    oneWatch.close();
   });
 
   it('list and watch of every prefix shape return exactly the records whose keys start with it, a role that cannot be a label value included', async () => {

@@ -11,14 +11,19 @@ export function emptyWatchCounts(): WatchCounts {
  * watches its registry keeps.
  */
 export function countingStore(store: RecordStore, counts: WatchCounts): RecordStore {
-  const watch: RecordStore['watch'] = (prefix, fromRevision, listener) =>
-    store.watch(prefix, fromRevision, {
-      event(event: WatchEvent) {
-        counts[event.type]++;
-        listener.event(event);
+  const watch: RecordStore['watch'] = (prefix, fromRevision, listener, options) =>
+    store.watch(
+      prefix,
+      fromRevision,
+      {
+        event(event: WatchEvent) {
+          counts[event.type]++;
+          listener.event(event);
+        },
+        error: (error) => listener.error(error),
       },
-      error: (error) => listener.error(error),
-    });
+      options,
+    );
   return new Proxy(store, {
     get(target, property) {
       if (property === 'watch') return watch;

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, hasCode, RevisionTooOldError, StoreConflictError } from '../errors.js';
 import type { LeaseRecord } from '../lease-record.js';
-import type { RecordKey, RecordList, RecordStore, StoredRecord, StoreSessionState, WatchListener, WatchSubscription } from '../store.js';
+import type { RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchListener, WatchSubscription } from '../store.js';
 import { mergeRecords, mergeValues, migrateVersion, parseMigrateVersion, type SideValue, type SideVersions } from './merge.js';
 import { MigrateWatch } from './migrate-watch.js';
 import { ViewHistory, type ViewState } from './view-history.js';
@@ -92,8 +92,8 @@ export class MigrateStore implements RecordStore {
     });
   }
 
-  async list(prefix: string): Promise<RecordList> {
-    const [from, to] = await Promise.all([this.from.list(prefix), this.to.list(prefix)]);
+  async list(prefix: string, options?: ScopeOptions): Promise<RecordList> {
+    const [from, to] = await Promise.all([this.from.list(prefix, options), this.to.list(prefix, options)]);
     const side = (list: RecordList) => new Map<RecordKey, SideValue>([...list.records.map((r) => [r.key, r] as const), ...list.corrupt.map((c) => [c.key, c] as const)]);
     const state: ViewState = { from: side(from), to: side(to), fromRevision: from.revision, toRevision: to.revision, emitted: new Map() };
     const records: StoredRecord[] = [];
@@ -107,7 +107,7 @@ export class MigrateStore implements RecordStore {
     return { records, corrupt, revision: this.history.start(prefix, state).revision };
   }
 
-  watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+  watch(prefix: string, fromRevision: string, listener: WatchListener, options?: ScopeOptions): WatchSubscription {
     const resumed = this.history.resumeAt(fromRevision, prefix);
     if (!resumed) {
       let closed = false;
@@ -118,6 +118,7 @@ export class MigrateStore implements RecordStore {
       from: this.from,
       to: this.to,
       prefix,
+      scope: options,
       state: resumed.state,
       planned: resumed.planned,
       history: this.history,

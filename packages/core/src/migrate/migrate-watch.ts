@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import { ErrorCode, RevisionTooOldError, type RegistryError } from '../errors.js';
-import type { RecordKey, RecordStore, WatchEvent, WatchListener, WatchSubscription } from '../store.js';
+import type { RecordKey, RecordStore, ScopeOptions, WatchEvent, WatchListener, WatchSubscription } from '../store.js';
 import { mergedVersion, mergeValues, parseMigrateVersion, type MergedValue, type Side, type SideVersions } from './merge.js';
 import { applyStep, type ViewState, type HistoryLine, type ViewStep, type ViewHistory } from './view-history.js';
 
@@ -17,6 +17,8 @@ export interface MigrateWatchOptions {
   from: RecordStore;
   to: RecordStore;
   prefix: string;
+  /** What the watch is for, passed on to each side's watch. */
+  scope: ScopeOptions | undefined;
   /** The state the watch starts from (its own copy). */
   state: ViewState;
   /** What a watch that passed this point before emitted after it: a resumed watch emits the same changes. */
@@ -113,14 +115,14 @@ export class MigrateWatch implements WatchSubscription {
       if (this.plans.has(key)) this.nextPlan(key);
       else this.emitIfChanged(key);
     }
-    const { from, to, prefix } = this.options;
+    const { from, to, prefix, scope } = this.options;
     for (const [side, store, revision] of [['from', from, this.state.fromRevision], ['to', to, this.state.toRevision]] as const) {
       if (this.closed) return;
       this.subscriptions.push(
         store.watch(prefix, revision, {
           event: (event) => this.onSideEvent(side, event),
           error: (error) => this.onSideError(error),
-        }),
+        }, scope),
       );
     }
   }

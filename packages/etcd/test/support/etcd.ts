@@ -15,16 +15,9 @@ export function etcdAuthEnv() {
   return env;
 }
 
-/** A plain etcd3 client on the test etcd, for writing by hand and compacting. */
+/** A plain etcd3 client on the test etcd, for writing and reading by hand. */
 export function rawClient(endpoints = etcdEndpoints()): InstanceType<typeof etcd3.Etcd3> {
   return new etcd3.Etcd3({ hosts: endpoints });
-}
-
-/** Compacts the test etcd's history up to its current revision. */
-export async function compactNow(client: InstanceType<typeof etcd3.Etcd3>): Promise<string> {
-  const { header } = await client.kv.range({ key: Buffer.from('/'), limit: 1, keys_only: true });
-  await client.kv.compact({ revision: header.revision, physical: true });
-  return header.revision;
 }
 
 /** Opens stores and closes them all at the end of the case. */
