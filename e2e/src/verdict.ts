@@ -15,7 +15,7 @@ const FENCED: readonly Fenced[] = ['election', 'lock'];
  * Everything the soak must never see, as one message each (empty: the run
  * passed). The checks, on the merged CLOCK_MONOTONIC timeline:
  * - a candidate crash: a process that exited without being SIGKILLed or asked to shut down, or reported a fatal error;
- * - two holders at one instant: two processes' terms (or lock holds) overlapping outside both processes' blind windows (paused, stalled);
+ * - two holders at one instant: two processes' terms (or lock holds) overlapping outside both processes' blind windows (paused, stalled); a term open across a SIGSTOP longer than the renew deadline ends at the SIGCONT;
  * - a fencing token not above the last: terms, ordered by their `elected` instant, must carry strictly increasing tokens;
  * - a stale write accepted: the resource accepted a write whose token was read after a term with a higher token had begun;
  * - a write past the deadline: a write with a token read after a SIGSTOP longer than the renew deadline that began during that term;
@@ -29,7 +29,7 @@ export function judge(timeline: Timeline): string[] {
   const terms: Record<Fenced, Term[]> = { election: [], lock: [] };
   for (const record of timeline.incarnations) {
     violations.push(...crashes(record, at));
-    for (const of of FENCED) terms[of].push(...termsOf(record, of, timeline.endedAt));
+    for (const of of FENCED) terms[of].push(...termsOf(record, of, timeline.endedAt).map((term) => endAtLongPause(term, record, timeline.renewDeadlineMs[of])));
     violations.push(...memberViolations(record, timeline.names));
   }
   const blind = new Map(timeline.incarnations.map((r) => [r, blindWindows(r, timeline.endedAt)]));
@@ -39,6 +39,19 @@ export function judge(timeline: Timeline): string[] {
   }
   violations.push(...writeViolations(timeline, terms, at), ...racedUpdates(timeline));
   return violations;
+}
+
+/**
+ * A term open when a SIGSTOP began that lasted past the renew deadline ends at
+ * the SIGCONT at the latest: by the contract the holder reads itself as no
+ * longer holding from then, whichever overdue timer reports the loss first.
+ */
+function endAtLongPause(term: Term, record: IncarnationRecord, renewDeadlineMs: number): Term {
+  for (const pause of record.pauses) {
+    if (pause.to === undefined || pause.from < term.from || pause.from >= term.to) continue;
+    if (pause.to - pause.from > renewDeadlineMs + SIGNAL_MARGIN_MS && pause.to < term.to) return { ...term, to: pause.to };
+  }
+  return term;
 }
 
 function crashes(record: IncarnationRecord, at: (t: number) => string): string[] {

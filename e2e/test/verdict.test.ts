@@ -57,6 +57,16 @@ describe('two leaders at one instant', () => {
     expect(verdict([paused(410), candidate('b', [{ type: 'elected', token: 2, t: 20 }])])).toEqual([expect.stringMatching(/overlap 30\.0 ms/)]);
   });
 
+  it('ends a term at the SIGCONT of a pause longer than the renew deadline, whichever loss the process reports first', () => {
+    // Resumed at 2000, a reports its election's loss at 2001 and its lock's at 2003: both terms ended at 2000.
+    const a = candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lockAcquired', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'renew-deadline', t: 2001 }, { type: 'lockLost', token: 1, reason: 'renew-deadline', t: 2003 }], { pauses: [{ from: 100, to: 2000 }] });
+    const b = candidate('b', [{ type: 'lockAcquired', token: 2, t: 1900 }]);
+    expect(verdict([a, b])).toEqual([]);
+    // A pause shorter than the deadline ends nothing: the lock's overlap after the first event counts.
+    const short = candidate('a', [{ type: 'lockAcquired', token: 1, t: 0 }, { type: 'elected', token: 1, t: 0 }, { type: 'lost', token: 1, reason: 'released', t: 1201 }, { type: 'lockLost', token: 1, reason: 'released', t: 1204 }], { pauses: [{ from: 100, to: 1200 }] });
+    expect(verdict([short, candidate('b', [{ type: 'lockAcquired', token: 2, t: 1150 }])])).toEqual([expect.stringMatching(/^two lock holders at once: .* overlap 3\.0 ms/)]);
+  });
+
   it('excuses a stall the process reported, and only its span', () => {
     const stalled = (stallEnd: number) =>
       candidate('a', [
