@@ -112,14 +112,13 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   start(): void {
     if (this.mode !== 'idle') return;
     this.mode = 'acquiring';
-    this.unsubscribe = this.watchRecord();
+    this.claim = this.options.cache.claim(this.options.key);
+    this.unsubscribe = this.follow(this.claim);
     this.run(() => this.acquire());
   }
 
-  /** Claims the record's scope in the cache and follows its changes; the returned function ends both. */
-  private watchRecord(): () => void {
-    const claim = this.options.cache.claim(this.options.key);
-    this.claim = claim;
+  /** Follows the record's changes in the cache; the returned function ends that and the claim on its scope. */
+  private follow(claim: Claim): () => void {
     const off = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
     return () => {
       off();
@@ -148,11 +147,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       claim.release();
       return true;
     }
-    const off = this.options.cache.watchKey(this.options.key, (change) => this.onRecordChanged(change));
-    this.unsubscribe = () => {
-      off();
-      claim.release();
-    };
+    this.unsubscribe = this.follow(claim);
     this.schedule(Math.max(0, this.term!.renewedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
     return true;
   }

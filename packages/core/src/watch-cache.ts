@@ -312,6 +312,8 @@ export class WatchCache {
           if (this.scopes.get(old.scope) !== old) continue;
           this.scopes.delete(old.scope);
           old.handOver(created);
+          // A wider scope still waiting to list that this one replaces: what it was replacing is handed over above too.
+          this.replacing.delete(old);
         }
         this.replacing.delete(created);
       });
