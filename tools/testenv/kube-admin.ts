@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
 import { requireTestEnv } from './env-file.js';
 import { toolsPackageDir } from './paths.js';
+import { waitFor } from './wait-for.js';
 
 /** Cluster-admin calls for test setup and for looking behind the code under test (kubectl-equivalent), on the test API server. */
 export class KubeAdmin {
@@ -18,10 +19,21 @@ export class KubeAdmin {
     this.objects = KubernetesObjectApi.makeApiClient(this.kc);
   }
 
-  /** Creates a fresh namespace for one test file. */
-  async namespace(prefix: string): Promise<string> {
+  /**
+   * Creates a fresh namespace for one test file. With `forPods`, returns once
+   * its `default` service account exists: the API server refuses a pod (even
+   * a dry run) before the controller manager has made it, which takes it a
+   * while under load.
+   */
+  async namespace(prefix: string, options: { forPods?: boolean } = {}): Promise<string> {
     const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
     await this.core.createNamespace({ body: { metadata: { name } } });
+    if (options.forPods) {
+      await waitFor(() => this.core.readNamespacedServiceAccount({ name: 'default', namespace: name }).then(() => true, () => false), {
+        what: `the default service account of namespace ${name}`,
+        timeoutMs: 60_000,
+      });
+    }
     return name;
   }
 

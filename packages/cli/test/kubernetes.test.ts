@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { createPodRunner } from '@rollcall/pod-runner';
-import { KWOK_LOG_CONTAINER, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { KubeAdmin, KWOK_LOG_CONTAINER, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from './cli.js';
@@ -26,8 +26,7 @@ async function applyManifest(role: string, ns: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  namespace = `cli-${Math.random().toString(36).slice(2, 8)}`;
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  namespace = await new KubeAdmin().namespace('cli', { forPods: true });
   await applyManifest('member', namespace);
   memberKubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-member');
   registry = await createRegistry({ type: 'kubernetes', cluster: 'cli', identity: 'worker-k', kubernetes: { kubeconfig: kube.kubeconfig, namespace } });

@@ -39,10 +39,8 @@ function runInPod(env: Record<string, string>, token: string): ChildProcess {
 }
 
 beforeAll(async () => {
-  namespace = await admin.namespace('inpod');
+  namespace = await admin.namespace('inpod', { forPods: true });
   await admin.applyManifest('rollcall-member.yaml', namespace);
-  // Pods need the namespace's default service account, which the controller manager creates in its own time.
-  await waitFor(() => admin.core.readNamespacedServiceAccount({ name: 'default', namespace }).then(() => true, () => false), 30_000, `the default service account of ${namespace}`);
 });
 
 afterAll(async () => {

@@ -19,7 +19,7 @@ const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 const loadBefore = loadavg()[0]!.toFixed(1);
 await up(['kubernetes']);
 const admin = new KubeAdmin();
-const namespace = await admin.namespace('pod-bench');
+const namespace = await admin.namespace('pod-bench', { forPods: true });
 await admin.applyManifest('rollcall-pod-runner.yaml', namespace);
 const kubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
 const user = `system:serviceaccount:${namespace}:rollcall-pod-runner`;

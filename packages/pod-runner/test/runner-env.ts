@@ -6,7 +6,7 @@ export const admin = new KubeAdmin();
 
 /** A fresh namespace with the shipped rollcall-pod-runner Role bound to its service account, and a kubeconfig with that account's token. */
 export async function runnerNamespace(prefix: string): Promise<{ namespace: string; kubeconfig: string }> {
-  const namespace = await admin.namespace(prefix);
+  const namespace = await admin.namespace(prefix, { forPods: true });
   await admin.applyManifest('rollcall-pod-runner.yaml', namespace);
   return { namespace, kubeconfig: await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner') };
 }
