@@ -1,11 +1,11 @@
 import { hasCode } from '@rollcall/core';
-import type { RecordStore } from '@rollcall/core/spi';
+import type { RecordStore, WatchEvent } from '@rollcall/core/spi';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipReason, type StoreCapabilities } from './capabilities.js';
 import { collectWatch, describeEvent } from './collect-watch.js';
 import { uniqueCluster } from './names.js';
 import { leaseRecord } from './records.js';
-import { rejection } from './wait-for.js';
+import { rejection, waitFor } from './wait-for.js';
 
 /** What `storeConformance` needs from a backend. */
 export interface StoreConformanceOptions {
@@ -259,6 +259,26 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const again = await resumed.until((e) => e.type === 'put' && e.record.record.holderIdentity === '1b', eventTimeoutMs);
         resumed.close();
         expect(again.map(describeEvent)).toEqual(['put lock/two 2', 'put lock/one 1b']);
+      });
+
+      it(`a progress marked synced comes after every change since the start revision${capabilities.syncedProgress ? '' : ' (when the store marks one)'}`, async () => {
+        const list = await store.list('lock/');
+        const one = await store.create('lock/s1', leaseRecord('1'));
+        await store.update('lock/s1', leaseRecord('1b'), one.version);
+        await store.create('lock/s2', leaseRecord('2'));
+        const watch = collectWatch(store, 'lock/', list.revision);
+        await watch.until((e) => e.type === 'put' && e.record.key === 'lock/s2', eventTimeoutMs);
+        await store.create('lock/zz-end', leaseRecord('end'));
+        await watch.until((e) => e.type === 'put' && e.record.key === 'lock/zz-end', eventTimeoutMs);
+        const isSynced = (e: WatchEvent) => e.type === 'progress' && e.synced === true;
+        if (capabilities.syncedProgress) await waitFor(() => watch.all.some(isSynced), eventTimeoutMs, 'a synced progress');
+        watch.close();
+        const synced = watch.all.findIndex(isSynced);
+        if (synced < 0) return; // this store marks none: the capability would have required one
+        // What the listener knew when told it was synced: each key's last state (a store may fold two writes of a key).
+        const known = new Map<string, string>();
+        for (const e of watch.all.slice(0, synced)) if (e.type === 'put' && e.record.key !== 'lock/zz-end') known.set(e.record.key, e.record.record.holderIdentity);
+        expect(Object.fromEntries(known)).toEqual({ 'lock/s1': '1b', 'lock/s2': '2' });
       });
 
       it('delivers nothing after close()', async () => {

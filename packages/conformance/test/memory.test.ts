@@ -15,6 +15,7 @@ storeConformance({
     compact: () => backend.compact(),
     partition: (store) => (store as MemoryStore).partition(),
     heal: (store) => (store as MemoryStore).heal(),
+    syncedProgress: true,
   },
 });
 

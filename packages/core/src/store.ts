@@ -38,9 +38,13 @@ export type WatchEvent =
   /**
    * Nothing changed under the prefix up to `revision` (a bookmark); lets a
    * resume skip ahead. A store should send one as soon as a watch is
-   * established, so the cache knows it sees again.
+   * established, so the cache knows it sees again. `synced`: the store has
+   * confirmed it can serve the watch from its start revision (no
+   * REVISION_TOO_OLD follows for it) and has delivered every change up to
+   * `revision`; a store that knows no earlier than its first change or a
+   * later bookmark leaves it out.
    */
-  | { type: 'progress'; revision: string };
+  | { type: 'progress'; revision: string; synced?: boolean };
 
 /**
  * What a list or watch is for. A hint: a store may use it to ask its server

@@ -3,7 +3,7 @@ import { createRegistry, type Leadership, type MemberEvent, type Registry } from
 import { MigrateStore } from '../src/spi.js';
 import { formatMicroTime } from '../src/lease-record.js';
 import { ManualClock, MemoryBackend } from '../src/testing.js';
-import { RefusingStore } from './harness.js';
+import { RefusingStore, until } from './harness.js';
 
 type Phase = 'from' | 'migrate' | 'to';
 
@@ -208,6 +208,29 @@ describe('registry.type=migrate on the injected clock', () => {
     }
     expect(m.record('from', 'election/scheduler')!.holderIdentity).toBe('f');
     expect(m.record('to', 'election/scheduler')!.holderIdentity).toBe('t');
+  });
+
+  it('a watch listed between the two halves of another process\'s write shows the second half at once, not after holding its view blind', async () => {
+    m = new Migration();
+    const lease = (holderIdentity: string) => ({ holderIdentity, leaseDurationSeconds: 2, acquireTime: formatMicroTime(new Date(0)), renewTime: formatMicroTime(new Date(0)), leaseTransitions: 1 });
+    const writer = new MigrateStore(m.side('from'), m.side('to'), { clock: m.clock });
+    await writer.create('election/e', lease('a'));
+    const from = m.side('from');
+    await from.update('election/e', lease(''), (await from.get('election/e'))!.version);
+    const reader = new MigrateStore(m.side('from'), m.side('to'), { clock: m.clock });
+    const list = await reader.list('election/');
+    expect(list.records.map((r) => r.record.holderIdentity)).toEqual(['a']);
+    const seen: string[] = [];
+    const errors: unknown[] = [];
+    const watch = reader.watch('election/', list.revision, { event: (e) => void (e.type === 'put' && seen.push(e.record.record.holderIdentity)), error: (err) => void errors.push(err) });
+    const to = m.side('to');
+    await to.update('election/e', lease(''), (await to.get('election/e'))!.version);
+    // No time passes: both memory sides say they are synced, so nothing waits out holdMs (a candidate would judge a's lease expired meanwhile).
+    await until(() => seen.length > 0);
+    watch.close();
+    expect(seen).toEqual(['']);
+    expect(errors).toEqual([]);
+    await Promise.all([writer.close(), reader.close()]);
   });
 
   it('locks too: a from-only holder keeps a migrating waiter out, and the migrating holder writes its token on both sides', async () => {

@@ -59,7 +59,7 @@ export interface GrpcStream<Request, Response> {
   end(): unknown;
   cancel(): void;
 }
-export type WatchStream = GrpcStream<{ create_request: { key: Buffer; range_end: Buffer; start_revision: string; progress_notify: boolean } }, WatchResponse>;
+export type WatchStream = GrpcStream<{ create_request: { key: Buffer; range_end: Buffer; start_revision: string; progress_notify: boolean } } | { progress_request: Record<string, never> }, WatchResponse>;
 export type KeepAliveStream = GrpcStream<{ ID: string }, { ID: string; TTL: string }>;
 type CallOptions = { deadline?: number };
 

@@ -17,14 +17,19 @@ export interface EtcdWatchHost {
   mapError(err: unknown, what: string, etcdKey: Buffer): RegistryError;
 }
 
+/** How often a watch asks etcd for a progress until it gets one, milliseconds: etcd drops a request while the watcher catches up. */
+const PROGRESS_REQUEST_INTERVAL_MS = 200;
+
 /**
- * One prefix watch on its own gRPC stream, from `fromRevision + 1`. It ends
- * once, with `listener.error` — REVISION_TOO_OLD when etcd compacted the
- * revision — and never resumes by itself: core decides.
+ * One prefix watch on its own gRPC stream, of the changes after
+ * `fromRevision`. It ends once, with `listener.error` — REVISION_TOO_OLD when
+ * etcd compacted the revision — and never resumes by itself: core decides.
  */
 export class EtcdWatch implements WatchSubscription {
   private stream: WatchStream | undefined;
   private createTimer: NodeJS.Timeout | undefined;
+  private progressTimer: NodeJS.Timeout | undefined;
+  private synced = false;
   private done = false;
 
   constructor(
@@ -42,7 +47,8 @@ export class EtcdWatch implements WatchSubscription {
     if (typeof this.fromRevision !== 'string' || !/^\d+$/.test(this.fromRevision)) {
       return this.failSoon(new RevisionTooOldError(`watch from ${JSON.stringify(this.fromRevision)}: not a revision this store handed out; relist`, { backend: BACKEND }));
     }
-    const startRevision = (BigInt(this.fromRevision) + 1n).toString();
+    // From the revision itself (its change, if any, is filtered out): etcd answers a progress request only for a watcher whose start revision it has reached.
+    const startRevision = this.fromRevision;
     this.createTimer = setTimeout(
       () => this.fail(new UnavailableError(`watch ${this.host.keys.keyPrefix}${this.prefix}: not created within ${this.host.createTimeoutMs} ms`, { backend: BACKEND })),
       this.host.createTimeoutMs,
@@ -91,14 +97,21 @@ export class EtcdWatch implements WatchSubscription {
     }
     if (res.created) {
       clearTimeout(this.createTimer);
+      this.requestProgress();
       // Established: tells core it sees again. At the start revision: the backlog after it is still on its way.
       return this.deliver({ type: 'progress', revision: this.fromRevision });
     }
-    if (res.events.length === 0) return this.deliver({ type: 'progress', revision: res.header.revision });
+    if (res.events.length === 0) {
+      // etcd sends progress only to a synced watcher (a compacted start revision cancels it first): everything up to the header's revision is delivered.
+      this.synced = true;
+      clearTimeout(this.progressTimer);
+      return this.deliver({ type: 'progress', revision: res.header.revision, synced: true });
+    }
     for (const ev of res.events) {
       if (this.done) return;
-      const key = this.host.keys.recordKey(ev.kv.key);
       const revision = ev.kv.mod_revision;
+      if (BigInt(revision) <= BigInt(this.fromRevision)) continue;
+      const key = this.host.keys.recordKey(ev.kv.key);
       if (ev.type === 'Delete') {
         this.deliver({ type: 'delete', key, revision });
         continue;
@@ -116,8 +129,16 @@ export class EtcdWatch implements WatchSubscription {
     }
   }
 
+  /** Asks for a progress until a synced one arrives. */
+  private requestProgress(): void {
+    if (this.done || this.synced) return;
+    this.stream?.write({ progress_request: {} });
+    this.progressTimer = setTimeout(() => this.requestProgress(), PROGRESS_REQUEST_INTERVAL_MS);
+  }
+
   private cleanup(): void {
     clearTimeout(this.createTimer);
+    clearTimeout(this.progressTimer);
     this.onDone();
     if (this.stream) stopStream(this.stream);
     this.stream = undefined;

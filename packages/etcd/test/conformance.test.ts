@@ -20,6 +20,7 @@ storeConformance({
     compact: async () => void (await compactServer('etcd')),
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
+    syncedProgress: true,
   },
 });
 

@@ -273,7 +273,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
       // A narrower watch starts its own chain, so its revisions never stand for keys it does not follow.
       if (resolved.snapshot.prefix !== prefix) position = this.journal.root(prefix, known, zxid).position;
     }
-    const watch = new PrefixWatch(this, prefix, listener, known, position!, zxid);
+    const watch = new PrefixWatch(this, prefix, listener, known, position!, zxid, fromRevision);
     if (this.closed || !this.session.connected) {
       watch.end(new RegistryError('UNAVAILABLE', this.closed ? 'the store is closed' : 'not connected to ZooKeeper', { backend: BACKEND }));
       return watch;

@@ -41,6 +41,8 @@ export class PrefixWatch implements WatchSubscription {
     private known: Map<RecordKey, string>,
     private position: JournalPosition,
     private zxid: bigint,
+    /** The revision of the last event delivered (the start revision before any). */
+    private revision: string,
   ) {}
 
   /** Compares the whole cluster with what the listener knows, then follows notifications. */
@@ -104,6 +106,8 @@ export class PrefixWatch implements WatchSubscription {
           const missed = [...present].filter((k) => !readKeys.has(k) && !this.known.has(k));
           this.apply(changes);
           for (const key of missed) this.nodeChanged(key, false);
+          // The start revision was checked when the watch began: once compared, the listener is synced.
+          if (full) this.emit({ type: 'progress', revision: this.revision, synced: true });
         },
         (error: RegistryError) => this.end(error),
       );
@@ -150,8 +154,14 @@ export class PrefixWatch implements WatchSubscription {
     if (this.ended) return;
     const next = this.host.journal.next(this.position, key, version, this.zxid);
     this.position = next.position;
+    this.revision = next.token;
+    this.emit(event(next.token), key);
+  }
+
+  private emit(event: WatchEvent, key?: RecordKey): void {
+    if (this.ended) return;
     try {
-      this.listener.event(event(next.token));
+      this.listener.event(event);
     } catch (err) {
       this.host.logger.error({ err, key }, '[rollcall] [zookeeper] a watch listener threw');
     }

@@ -124,6 +124,9 @@ export class MemoryStore implements RecordStore {
     this.watches.add(watch);
     deliver(() => listener.event({ type: 'progress', revision: String(from) }));
     backlog.forEach(forward);
+    // The backlog was in hand: no REVISION_TOO_OLD can follow, and everything up to now is on its way before this.
+    const now = String(this.options.backend.revision);
+    deliver(() => listener.event({ type: 'progress', revision: now, synced: true }));
     unsubscribe = this.options.backend.subscribe(forward);
     return { close };
   }

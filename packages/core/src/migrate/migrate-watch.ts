@@ -42,7 +42,7 @@ export interface MigrateWatchOptions {
 export class MigrateWatch implements WatchSubscription {
   private closed = false;
   private readonly established: Record<Side, boolean> = { from: false, to: false };
-  /** A side has shown a change, or progress past the revision it started from: its revision was still kept. */
+  /** A side has shown a change, progress past the revision it started from, or synced progress: its revision was still kept. */
   private readonly proven: Record<Side, boolean> = { from: false, to: false };
   private readonly startedAt: Record<Side, string>;
   private readonly holds = new Map<RecordKey, Hold>();
@@ -102,10 +102,13 @@ export class MigrateWatch implements WatchSubscription {
 
   /**
    * Opens both sides' watches. Nothing reaches the listener until both have
-   * shown a change or progress past their start revision (a side whose
-   * revision is too old fails first — etcd after announcing the watch at its
-   * start revision — and then the listener gets only the error, as from one
-   * store) or `holdMs` has passed (a side with nothing to tell).
+   * shown a change, progress past their start revision or synced progress (a
+   * side whose revision is too old fails first — etcd after announcing the
+   * watch at its start revision — and then the listener gets only the error,
+   * as from one store) or `holdMs` has passed (a side with nothing to tell
+   * that never says it is synced). A held view is blind without knowing it:
+   * a candidate could judge a lease expired in it and write with one side's
+   * version stale, which only the second side refuses.
    */
   private start(): void {
     if (this.closed) return;
@@ -137,7 +140,7 @@ export class MigrateWatch implements WatchSubscription {
     if (this.closed) return;
     const revision = this.record({ kind: 'side', side, event });
     this.established[side] = true;
-    if (event.type !== 'progress' || event.revision !== this.startedAt[side]) this.proven[side] = true;
+    if (event.type !== 'progress' || event.revision !== this.startedAt[side] || event.synced) this.proven[side] = true;
     if (event.type === 'progress' && this.established.from && this.established.to) this.deliver({ type: 'progress', revision });
     if (this.proven.from && this.proven.to) this.deliverEarly();
     if (event.type === 'progress') return;
