@@ -20,17 +20,12 @@ export const KWOK_LOG_CONTAINER = 'rollcall-logs';
 /** The log file of every {@link KWOK_LOG_CONTAINER} container; kwok follows it. */
 export const kwokContainerLogPath = () => join(unitDir('kwok'), 'container-logs', `${KWOK_LOG_CONTAINER}.log`);
 
-/**
- * Stages of our own, loaded after kwokctl's defaults. Each selects pods by a
- * `kwok.rollcall.dev/*` annotation and has weight 10000, so where it matches it
- * wins over the default stage (weight 0) that matches the same pod; a pod without
- * these annotations follows the defaults exactly as before.
- */
-const stages = () => `
+/** A Stage for live pods in `phase` that carry `annotation`; `rest` continues its spec after the weight (two-space indent). */
+const podStage = (name: string, phase: string, annotation: string, rest: string) => `
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
-  name: rollcall-pod-exit
+  name: ${name}
 spec:
   resourceRef:
     apiGroup: v1
@@ -41,10 +36,19 @@ spec:
       operator: 'DoesNotExist'
     - key: '.status.phase'
       operator: 'In'
-      values: ['Running']
-    - key: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.exitCode}"]'
+      values: ['${phase}']
+    - key: '.metadata.annotations["${annotation}"]'
       operator: 'Exists'
   weight: 10000
+${rest.replace(/^\n/, '')}`;
+
+/**
+ * Stages of our own, loaded after kwokctl's defaults. Each selects pods by a
+ * `kwok.rollcall.dev/*` annotation and has weight 10000, so where it matches it
+ * wins over the default stage (weight 0) that matches the same pod; a pod without
+ * these annotations follows the defaults exactly as before.
+ */
+const stages = () => `${podStage('rollcall-pod-exit', 'Running', KWOK_POD_ANNOTATIONS.exitCode, `
   delay:
     durationMilliseconds: 0
     durationFrom:
@@ -79,25 +83,8 @@ spec:
             startedAt: {{ $origin.state.running.startedAt | Quote }}
       {{ end }}
       phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: rollcall-pod-waiting
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values: ['Pending']
-    - key: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.waitingReason}"]'
-      operator: 'Exists'
-  weight: 10000
+`)}---
+${podStage('rollcall-pod-waiting', 'Pending', KWOK_POD_ANNOTATIONS.waitingReason, `
   next:
     # No timestamps: applied again to a pod already waiting, it changes nothing.
     statusTemplate: |
@@ -119,7 +106,7 @@ spec:
             message: {{ printf "kwok: %s" $reason | Quote }}
       {{ end }}
       phase: Pending
----
+`).trimStart()}---
 # The node lifecycle controller, marking a node whose heartbeats lapsed (an API server
 # restart on a loaded machine), once wrote its status back without addresses; the default
 # stages only add them at initialisation, and without an address the API server cannot
