@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { waitFor } from '@rollcall/conformance';
 import { mintServiceAccountToken } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectName, registryPlugin } from '../src/index.js';
