@@ -1,4 +1,5 @@
-export { createPodRunner, PodRunner, type CancelOptions, type TaskFilter } from './runner.js';
+export { createPodRunner } from './create-pod-runner.js';
+export { PodRunner, type CancelOptions, type TaskFilter } from './runner.js';
 export type { PodRunnerOptions, CapacityOptions } from './options.js';
 export type { LogLine, LogOptions } from './logs.js';
 export type { Task, TaskPhase, TaskResources, TaskStatus, TaskTimeouts, PendingCause } from './task.js';

@@ -1,7 +1,8 @@
-import { ClosedError, ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, type Leadership, type Logger, RegistryError, silentLogger, StoreConflictError, UnavailableError } from '@rollcall/core';
-import { ApiClient, type KubeStatus, loadKubeConfig, type RequestContext, resolveNamespace, ResourceInformer, userAgent } from '@rollcall/kubernetes/api';
+import { ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Leadership, type Logger, RegistryError, silentLogger, StoreConflictError } from '@rollcall/core';
+import { type ApiClient, type RequestContext, ResourceInformer } from '@rollcall/kubernetes/api';
 import { Capacity } from './capacity.js';
-import { DEFAULT_RUNNER_NAME, DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
+import { BACKEND, isRequeueable, notLeader } from './errors.js';
+import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { buildPod } from './pod-build.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
@@ -9,10 +10,8 @@ import { FATAL_WAITING, type PodReading, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod, RECORDED_ANNOTATION, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ID_LABEL } from './pod.js';
 import { TaskEventHub } from './task-events.js';
 import { assertTask, DEFAULT_TIMEOUTS, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
-import { type ResolvedTemplate, resolveTemplates, selectTemplate } from './templates.js';
+import { type ResolvedTemplate, selectTemplate } from './templates.js';
 
-const BACKEND = 'pod-runner';
-const RUNNER_NAME = /^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/;
 const MAX_REQUEUE_MS = 30_000;
 /** Pause before letting go of a finished pod again after a failed attempt. Milliseconds. */
 const RELEASE_RETRY_MS = 1000;
@@ -58,23 +57,6 @@ interface Entry {
 
 function copy(status: TaskStatus): TaskStatus {
   return structuredClone(status);
-}
-
-function notLeader(name: string): RegistryError {
-  return new UnavailableError(`this runner does not lead pod-runner-${name}: only the leader cancels and cleans up pods`, { backend: BACKEND });
-}
-
-/**
- * A quota refusal, a 429, or a 409 Conflict on create (the quota admission
- * lost a race updating the ResourceQuota's usage: "the object has been
- * modified"): the task waits in the queue and is created later.
- */
-function isRequeueable(err: unknown): boolean {
-  if (!(err instanceof RegistryError)) return false;
-  if (err.code === 'CONFLICT') return true;
-  const status = err.cause as KubeStatus | undefined;
-  if (status?.code === 429 || status?.reason === 'TooManyRequests') return true;
-  return err.code === 'PERMISSION_DENIED' && /exceeded quota/i.test(status?.message ?? '');
 }
 
 /**
@@ -710,33 +692,5 @@ export class PodRunner {
         throw err;
       }
     }
-  }
-}
-
-/**
- * Starts a pod runner: loads the kubeconfig, reads every template (files,
- * PodTemplates), validates each with a server-side dry run, lists the runner's
- * pods to re-attach to them, and opens the one watch. Rejects with
- * INVALID_CONFIG for a bad option or template, PERMISSION_DENIED when the
- * identity may not create or watch pods.
- */
-export async function createPodRunner(options: PodRunnerOptions): Promise<PodRunner> {
-  const name = options.name ?? DEFAULT_RUNNER_NAME;
-  if (!RUNNER_NAME.test(name)) throw new ConfigurationError(`name ${JSON.stringify(name)} is not valid: a DNS label of at most 30 characters`, { key: 'name', backend: BACKEND });
-  for (const [key, value] of Object.entries({ 'capacity.total': options.capacity?.total, ...Object.fromEntries(Object.entries(options.capacity?.perType ?? {}).map(([t, v]) => [`capacity.perType.${t}`, v])) })) {
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new ConfigurationError(`${key} ${value} is not valid: a whole number, 1 or more`, { key, backend: BACKEND });
-  }
-  const kc = options.kubeConfig ?? loadKubeConfig(options);
-  const namespace = resolveNamespace(options.namespace, kc);
-  const client = new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(options.identity));
-  try {
-    const templates = await resolveTemplates(options.templates, client, namespace);
-    const runner = new PodRunner(client, namespace, name, templates, options);
-    await runner.validateTemplates();
-    await runner.start();
-    return runner;
-  } catch (err) {
-    client.close();
-    throw err;
   }
 }

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, StoreConflictError } from '@rollcall/core';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { BACKEND } from './errors.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_RUNNER_NAME } from './options.js';
 import { statusFromPod } from './pod-task.js';
@@ -77,7 +78,7 @@ export class TaskView {
         context: { verb: 'patch', resource: 'pods', namespace: this.namespace, name: status.podName },
       });
     } catch (err) {
-      if (hasCode(err, 'NOT_FOUND')) throw new StoreConflictError('NOT_FOUND', `task ${taskId}'s pod is gone`, { backend: 'pod-runner' });
+      if (hasCode(err, 'NOT_FOUND')) throw new StoreConflictError('NOT_FOUND', `task ${taskId}'s pod is gone`, { backend: BACKEND });
       throw err;
     }
     return { ...status, phase: 'cancelled', reason: 'Cancelled', message: reason };
@@ -89,7 +90,7 @@ export class TaskView {
 
   private async require(taskId: string): Promise<TaskStatus> {
     const status = await this.get(taskId);
-    if (!status) throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${this.name} in namespace ${this.namespace}`, { backend: 'pod-runner' });
+    if (!status) throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${this.name} in namespace ${this.namespace}`, { backend: BACKEND });
     return status;
   }
 }

@@ -1,5 +1,6 @@
 import type { JsonValue } from '@rollcall/core';
 import { InvalidArgumentError } from '@rollcall/core';
+import { BACKEND } from './errors.js';
 
 /** Bounds on the time a task's pod may spend in each state. Milliseconds; `undefined` means no bound. */
 export interface TaskTimeouts {
@@ -92,24 +93,24 @@ const ID_RULE_TEXT = 'letters, digits, "-", "_" and ".", at most 63 characters, 
 
 /** Rejects a task the runner cannot run, naming the field and the rule; changes nothing. */
 export function assertTask(task: Task): void {
-  if (!task || typeof task !== 'object') throw new InvalidArgumentError('a task must be an object', { backend: 'pod-runner' });
+  if (!task || typeof task !== 'object') throw new InvalidArgumentError('a task must be an object', { backend: BACKEND });
   for (const field of ['taskId', 'taskType'] as const) {
     const value = task[field];
-    if (typeof value !== 'string' || !ID_RULE.test(value)) throw new InvalidArgumentError(`task ${field} ${JSON.stringify(value)} is not valid: ${ID_RULE_TEXT}`, { backend: 'pod-runner' });
+    if (typeof value !== 'string' || !ID_RULE.test(value)) throw new InvalidArgumentError(`task ${field} ${JSON.stringify(value)} is not valid: ${ID_RULE_TEXT}`, { backend: BACKEND });
   }
   if (task.attempt !== undefined && (!Number.isInteger(task.attempt) || task.attempt < 1 || task.attempt > 9999)) {
-    throw new InvalidArgumentError(`task attempt ${task.attempt} is not valid: an integer from 1 to 9999`, { backend: 'pod-runner' });
+    throw new InvalidArgumentError(`task attempt ${task.attempt} is not valid: an integer from 1 to 9999`, { backend: BACKEND });
   }
   for (const [name, value] of Object.entries(task.timeouts ?? {})) {
-    if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new InvalidArgumentError(`task timeouts.${name} ${value} is not valid: a positive number of milliseconds`, { backend: 'pod-runner' });
+    if (value !== undefined && (typeof value !== 'number' || !(value > 0))) throw new InvalidArgumentError(`task timeouts.${name} ${value} is not valid: a positive number of milliseconds`, { backend: BACKEND });
   }
   for (const field of ['command', 'args'] as const) {
     const list = task[field];
-    if (list !== undefined && (!Array.isArray(list) || list.some((s) => typeof s !== 'string'))) throw new InvalidArgumentError(`task ${field} must be an array of strings`, { backend: 'pod-runner' });
+    if (list !== undefined && (!Array.isArray(list) || list.some((s) => typeof s !== 'string'))) throw new InvalidArgumentError(`task ${field} must be an array of strings`, { backend: BACKEND });
   }
   for (const field of ['tags', 'env', 'labels', 'annotations'] as const) {
     const map = task[field];
-    if (map !== undefined && (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))) throw new InvalidArgumentError(`task ${field} must map names to strings`, { backend: 'pod-runner' });
+    if (map !== undefined && (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))) throw new InvalidArgumentError(`task ${field} must map names to strings`, { backend: BACKEND });
   }
 }
 

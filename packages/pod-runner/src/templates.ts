@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { loadYaml } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
+import { BACKEND } from './errors.js';
 import type { PodTemplateSpec } from './pod.js';
 import type { Task } from './task.js';
 
@@ -28,7 +29,6 @@ export interface ResolvedTemplate {
   template: PodTemplateSpec;
 }
 
-const BACKEND = 'pod-runner';
 
 function problem(index: number, rule: TemplateRule | undefined, message: string, cause?: unknown): ConfigurationError {
   return new ConfigurationError(`templates[${index}]${rule?.name ? ` (${rule.name})` : ''}: ${message}`, { key: `templates[${index}]`, backend: BACKEND, cause });
