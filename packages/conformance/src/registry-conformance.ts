@@ -1,4 +1,4 @@
-import type { Registry } from '@rollcall/core';
+import type { MemberLiveness, Registry } from '@rollcall/core';
 import { describe } from 'vitest';
 import type { ConformanceConfig, RegistryCapabilities } from './capabilities.js';
 import { badInputCases } from './registry/bad-input-cases.js';
@@ -30,6 +30,8 @@ export interface RegistryConformanceOptions {
   capabilities?: RegistryCapabilities;
   /** Lease, heartbeat and bound timings; see {@link ConformanceTimings} for the defaults. */
   timings?: Partial<ConformanceTimings>;
+  /** The member liveness mode every registry of the suite (crash children too) runs with. Default: the configuration's default, `heartbeat`. */
+  liveness?: MemberLiveness;
 }
 
 /**
@@ -42,7 +44,7 @@ export function registryConformance(options: RegistryConformanceOptions): void {
   const timings = resolveTimings(options.timings);
   const capabilities = options.capabilities ?? {};
   describe(`${options.name}: Registry API`, () => {
-    const harness = createHarness(options.name, options.createRegistry, capabilities, timings);
+    const harness = createHarness(options.name, options.createRegistry, capabilities, timings, options.liveness);
     membershipCases(harness);
     electionCases(harness);
     lockCases(harness);

@@ -1,12 +1,6 @@
-import { createRegistry, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
-import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
+import { MemoryStore } from '@rollcall/core/testing';
 import { registryConformance, storeConformance } from '../src/index.js';
-
-// One named in-process backend for the whole file; every case uses its own cluster on it.
-const BACKEND = 'conformance';
-const backend = sharedMemoryBackend(BACKEND);
-const memoryStoreOf = (registry: Registry) => registryStore(registry) as MemoryStore;
+import { backend, memoryRegistry } from './memory-backend.js';
 
 storeConformance({
   name: 'memory',
@@ -19,37 +13,4 @@ storeConformance({
   },
 });
 
-// Every store a registry of this file connected, so a "server restart" can cut them all off at once.
-const connected = new Set<MemoryStore>();
-
-/**
- * The memory backend's stand-in for a server restart: every client is cut off
- * for `downMs`, the change history is dropped (so resuming watches must
- * relist), and the records survive, as on a server with a data directory.
- */
-async function restartMemoryServer(downMs = 500): Promise<void> {
-  const stores = [...connected];
-  stores.forEach((s) => s.partition());
-  backend.compact();
-  await new Promise((resolve) => setTimeout(resolve, downMs)); // the outage itself, not a synchronisation
-  stores.forEach((s) => s.heal());
-}
-
-registryConformance({
-  name: 'memory',
-  createRegistry: async (config) => {
-    const registry = await createRegistry({ ...config, type: 'memory', memory: { name: BACKEND } });
-    connected.add(memoryStoreOf(registry));
-    return registry;
-  },
-  capabilities: {
-    partition: {
-      partition: (registry) => memoryStoreOf(registry).partition(),
-      heal: (registry) => memoryStoreOf(registry).heal(),
-    },
-    // The memory store cannot be shared across processes: the suite serves it to the child over IPC.
-    crashChild: { kind: 'ipc-store', openStore: (cluster) => new MemoryStore({ backend, cluster }) },
-    compact: () => backend.compact(),
-    restartServer: () => restartMemoryServer(),
-  },
-});
+registryConformance({ name: 'memory', ...memoryRegistry });

@@ -3,6 +3,7 @@ import { ErrorCode, hasCode } from './errors.js';
 import { parseTime } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
+import { isReaped, type MemberLiveness } from './member-liveness.js';
 import type { MonitoredStore } from './monitored-store.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
 import type { RecordKey } from './store.js';
@@ -24,6 +25,11 @@ interface Present {
  * this process's clock. An expired record is reported removed at once and
  * then deleted with a compare-and-set, so a member that renewed meanwhile
  * keeps its record (and comes back as added).
+ *
+ * In the `reaper` mode a member record changes only on announce, payload
+ * change and withdraw, so this process judges no expiry: the role's reaper
+ * marks an expired member's record (no holder: {@link isReaped}) and deletes
+ * it, and the mark is reported as `removed` with reason `expired`.
  * @internal
  */
 export class MemberDirectory {
@@ -42,12 +48,14 @@ export class MemberDirectory {
     private readonly logger: Logger,
     /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
     private readonly retryMs: number,
+    private readonly liveness: MemberLiveness = 'heartbeat',
   ) {
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
     this.unsubscribe = cache.subscribe(MEMBER_PREFIX, (change) => this.onChange(change));
     // Time this process spent blind does not count against anyone: after the watch comes
     // back, every member gets a whole lease, from then, to show it is alive.
     this.offLive = cache.onLive((scope) => {
+      if (liveness === 'reaper') return;
       for (const present of this.present.values()) if (scopeCovers(scope, present.entry.key)) this.arm(present, present.leaseMs);
     });
   }
@@ -109,12 +117,16 @@ export class MemberDirectory {
       return;
     }
     const record = entry.stored.record;
+    if (this.liveness === 'reaper' && isReaped(record)) {
+      this.drop(entry.key, 'expired');
+      return;
+    }
     const member: Member = { role: parsed.role!, id: parsed.id!, payload: record.payload, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
     const previous = this.present.get(entry.key);
     previous?.expiryTimer?.cancel();
     const present: Present = { member, entry, version: entry.version, leaseMs: record.leaseDurationSeconds * 1000, expiryTimer: undefined };
     this.present.set(entry.key, present);
-    this.arm(present, entry.observedAt + present.leaseMs - this.clock.now());
+    if (this.liveness === 'heartbeat') this.arm(present, entry.observedAt + present.leaseMs - this.clock.now());
     if (!previous) this.emit({ type: 'added', member });
     else if (JSON.stringify(previous.member.payload) !== JSON.stringify(member.payload)) this.emit({ type: 'updated', member, previous: previous.member });
   }

@@ -11,6 +11,8 @@ export interface MemberHandleOptions {
   role: string;
   id: string;
   key: RecordKey;
+  /** The `reaper` mode's heartbeat record; undefined in the `heartbeat` mode, where each heartbeat rewrites `key`. */
+  heartbeatKey: RecordKey | undefined;
   payload: JsonValue | undefined;
   timing: MemberTiming;
   store: MonitoredStore;
@@ -25,9 +27,17 @@ export interface MemberHandleOptions {
  * An announced member. It heartbeats every heartbeatIntervalMs, each renewal
  * carrying the current payload; if its record vanished (peers expired it while
  * this process was cut off), the next heartbeat announces it again.
+ *
+ * In the `reaper` mode the member record is written on announce and payload
+ * change only, and each heartbeat renews the heartbeat record instead; when
+ * that is gone (the reaper expired this member while it was cut off), the
+ * heartbeat announces both again.
  */
 export class MemberHandle {
-  private own: StoredRecord | undefined;
+  /** Our last write of the member record. */
+  private readonly member: { own: StoredRecord | undefined } = { own: undefined };
+  /** Our last write of the heartbeat record (`reaper` mode). */
+  private readonly beat: { own: StoredRecord | undefined } = { own: undefined };
   private current: JsonValue | undefined;
   /** The payload of the last successful write. */
   private written: JsonValue | undefined;
@@ -58,6 +68,15 @@ export class MemberHandle {
   /** Writes the first record; rejects (and announces nothing) if the store refuses. */
   async announce(): Promise<void> {
     await this.write();
+    if (this.options.heartbeatKey !== undefined) {
+      try {
+        await this.put(this.beat, this.options.heartbeatKey, undefined, true);
+      } catch (err) {
+        // Announce nothing: a member record without a heartbeat would be reaped a lease later anyway.
+        await this.deleteOwn(this.options.key, this.member.own).catch(() => {});
+        throw err;
+      }
+    }
     this.scheduleHeartbeat();
   }
 
@@ -82,7 +101,7 @@ export class MemberHandle {
   /** Heartbeats now, e.g. after a reconnect. Failures are logged, not thrown. */
   heartbeatNow(): void {
     if (this.withdrawn) return;
-    this.enqueue().catch((err: unknown) => this.options.logger.debug({ err, key: this.options.key }, '[rollcall] heartbeat failed'));
+    this.enqueue(this.options.heartbeatKey === undefined ? () => this.write() : () => this.renewBeat()).catch((err: unknown) => this.options.logger.debug({ err, key: this.options.key }, '[rollcall] heartbeat failed'));
   }
 
   /** Stops heartbeating and deletes the record; peers see `removed` through the watch. Idempotent. */
@@ -92,17 +111,24 @@ export class MemberHandle {
     this.timer?.cancel();
     this.options.onWithdraw();
     await this.writing.catch(() => {});
-    const { store, key } = this.options;
+    // The member record first, so readers see `removed` at once; a heartbeat record left by a crash here is the reaper's to delete.
+    await this.deleteOwn(this.options.key, this.member.own);
+    if (this.options.heartbeatKey !== undefined) await this.deleteOwn(this.options.heartbeatKey, this.beat.own);
+  }
+
+  /** Deletes our record under `key` (compare-and-set on `own`, else on what is there); one another identity holds is left. */
+  private async deleteOwn(key: RecordKey, own: StoredRecord | undefined): Promise<void> {
+    const { store } = this.options;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const own = this.own ?? (await store.get(key));
-      if (!own || own.record.holderIdentity !== this.options.id) return;
+      const current = own ?? (await store.get(key));
+      if (!current || current.record.holderIdentity !== this.options.id) return;
       try {
-        await store.delete(key, own.version);
+        await store.delete(key, current.version);
         return;
       } catch (err) {
         if (hasCode(err, ErrorCode.NOT_FOUND)) return;
         if (!hasCode(err, ErrorCode.CONFLICT)) throw err;
-        this.own = undefined;
+        own = undefined;
       }
     }
   }
@@ -116,38 +142,64 @@ export class MemberHandle {
   }
 
   /** Queues a write after the one in flight; rejects with CLOSED when a withdraw overtook it, as its write never happens. */
-  private enqueue(): Promise<void> {
+  private enqueue(write: () => Promise<void> = () => this.write()): Promise<void> {
     const next = this.writing.catch(() => {}).then(() => {
       if (this.withdrawn) throw new ClosedError(`member ${this.options.role}/${this.options.id} was withdrawn before this write`);
-      return this.write();
+      return write();
     });
     this.writing = next;
     return next;
   }
 
-  private record(): LeaseRecord {
+  private record(own: StoredRecord | undefined, payload: JsonValue | undefined): LeaseRecord {
     return {
       holderIdentity: this.options.id,
       leaseDurationSeconds: toLeaseSeconds(this.options.timing.leaseDurationMs),
       acquireTime: this.acquireTime,
       renewTime: formatMicroTime(this.options.clock.wallNow()),
-      leaseTransitions: this.own?.record.leaseTransitions ?? 1,
-      ...(this.current === undefined ? {} : { payload: this.current }),
+      leaseTransitions: own?.record.leaseTransitions ?? 1,
+      ...(payload === undefined ? {} : { payload }),
     };
   }
 
-  /** Create or compare-and-set; a record found in the way (an earlier incarnation of this id) is taken over. */
+  /** Writes the member record with the current payload. */
   private async write(): Promise<void> {
-    const { store, key } = this.options;
+    const payload = this.current;
+    await this.put(this.member, this.options.key, payload, true);
+    this.written = payload;
+  }
+
+  /** A heartbeat in the `reaper` mode; the heartbeat record gone means the reaper removed this member: announce again. */
+  private async renewBeat(): Promise<void> {
+    try {
+      await this.put(this.beat, this.options.heartbeatKey!, undefined, false);
+    } catch (err) {
+      if (!hasCode(err, ErrorCode.NOT_FOUND)) throw err;
+      this.options.logger.info({ key: this.options.key }, '[rollcall] heartbeat record gone (expired by the reaper?); announcing again');
+      await this.write();
+      await this.put(this.beat, this.options.heartbeatKey!, undefined, true);
+    }
+  }
+
+  /**
+   * Create or compare-and-set; a record found in the way (an earlier
+   * incarnation of this id) is taken over. With `recreate` false, a record
+   * that vanished is NOT_FOUND rather than written again.
+   */
+  private async put(slot: { own: StoredRecord | undefined }, key: RecordKey, payload: JsonValue | undefined, recreate: boolean): Promise<void> {
+    const { store } = this.options;
     for (let attempt = 0; ; attempt++) {
       try {
-        const record = this.record();
-        this.own = this.own ? await store.update(key, record, this.own.version) : await store.create(key, record);
-        this.written = record.payload;
+        const record = this.record(slot.own, payload);
+        slot.own = slot.own ? await store.update(key, record, slot.own.version) : await store.create(key, record);
         return;
       } catch (err) {
+        if (!recreate && hasCode(err, ErrorCode.NOT_FOUND)) {
+          slot.own = undefined;
+          throw err;
+        }
         if (attempt >= 3 || !hasCode(err, ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FOUND)) throw err;
-        this.own = hasCode(err, ErrorCode.NOT_FOUND) ? undefined : await store.get(key);
+        slot.own = hasCode(err, ErrorCode.NOT_FOUND) ? undefined : await store.get(key);
       }
     }
   }

@@ -15,11 +15,12 @@ import { Leadership, type LeadershipEvents } from './leadership.js';
 import { silentLogger, type Logger } from './logger.js';
 import { MemberDirectory } from './member-directory.js';
 import { MemberHandle } from './member-handle.js';
+import { MemberReaper } from './member-reaper.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
 import { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
 import { assertPayload } from './payload.js';
-import { electionKey, lockKey, memberKey } from './record-key.js';
+import { electionKey, heartbeatKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
 import type { CorruptEntry, RecordStore } from './store.js';
 import { WatchCache, type Claim } from './watch-cache.js';
 
@@ -100,6 +101,8 @@ export class Registry extends Emitter<RegistryEvents> {
   /** Made by the first watch: a registry that never watches every election or lock keeps no view of them, nor timers. */
   private electionDirectory: LeaseDirectory | undefined;
   private lockDirectory: LeaseDirectory | undefined;
+  /** The `reaper` liveness mode's campaigns, one per role this process reads that has a member. */
+  private reaper: MemberReaper | undefined;
 
   private constructor(
     /** The validated, frozen configuration. */
@@ -153,7 +156,7 @@ export class Registry extends Emitter<RegistryEvents> {
       await store.close().catch(() => {});
       throw err;
     }
-    const directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs);
+    const directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, resolved.member.liveness);
     registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
     stores.set(registry, store);
     bindBackendActivity(registry, monitored.activity);
@@ -172,8 +175,21 @@ export class Registry extends Emitter<RegistryEvents> {
     this.monitor.on('reconnected', () => this.cache.sighted());
     const offSession = store.onSessionState?.((state) => this.monitor.session(state));
     if (offSession) this.subscriptions.add(offSession);
+    if (this.config.member.liveness === 'reaper') {
+      this.reaper = new MemberReaper({
+        cache: this.cache,
+        store: this.store,
+        clock: this.clock,
+        logger: this.logger,
+        holder: (key) => this.holder(key, this.identity, 'election'),
+        leaseDurationMs: this.config.member.leaseDurationMs,
+        retryMs: this.config.member.heartbeatIntervalMs,
+      });
+    }
     this.subscriptions.add(
       this.directory.subscribe(undefined, (event) => {
+        // A process that reads a role with members is a candidate to reap it: someone who wants its removals.
+        if (event.type === 'added') this.reaper?.campaign(event.member.role);
         if (event.type === 'added') this.emit('memberAdded', event);
         else if (event.type === 'updated') this.emit('memberUpdated', event);
         else this.emit('memberRemoved', event);
@@ -223,6 +239,7 @@ export class Registry extends Emitter<RegistryEvents> {
       role: options.role,
       id,
       key: memberKey(options.role, id),
+      heartbeatKey: this.config.member.liveness === 'reaper' ? heartbeatKey(options.role, id) : undefined,
       payload: options.payload,
       timing: this.config.member,
       store: this.store,
@@ -356,6 +373,7 @@ export class Registry extends Emitter<RegistryEvents> {
     this.assertOpen();
     assertName('election', election);
     assertIdentity('identity', identity);
+    if (election.startsWith(REAPER_ELECTION_PREFIX)) throw new InvalidArgumentError(`election ${JSON.stringify(election)} is reserved: names starting ${REAPER_ELECTION_PREFIX} elect the member reapers of registry.member.liveness=reaper`);
     const id = `${election}\u0000${identity}`;
     if (this.campaigns.has(id)) throw new InvalidArgumentError(`${identity} is already campaigning for ${election} in this registry`);
     const holder = this.holder(electionKey(election), identity, 'election');
@@ -442,6 +460,7 @@ export class Registry extends Emitter<RegistryEvents> {
     this.closed = true;
     [...this.lockWaiters].forEach((onClose) => onClose());
     await Promise.allSettled([...[...this.members_].map((m) => m.withdraw()), ...[...this.holders].map((h) => h.stop('closed'))]);
+    this.reaper?.close();
     this.observers.forEach((o) => o.close());
     this.subscriptions.forEach((off) => off());
     this.electionDirectory?.close();

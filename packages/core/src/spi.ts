@@ -7,7 +7,7 @@
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
 export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type LeaseRecord } from './lease-record.js';
 export { recordFromJson, recordToJson } from './record-json.js';
-export { electionKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
+export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, reaperElection, type RecordKind } from './record-key.js';
 export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
 export type { OptionSchema, OptionSpec } from './config/option-schema.js';
 export { loadPlugin, missingPackage, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';

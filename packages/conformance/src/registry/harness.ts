@@ -1,4 +1,4 @@
-import type { MemberEvent, Registry } from '@rollcall/core';
+import type { MemberEvent, MemberLiveness, Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/spi';
 import { afterEach, beforeEach } from 'vitest';
 import type { ConformanceConfig, RegistryCapabilities } from '../capabilities.js';
@@ -12,6 +12,8 @@ export interface Harness {
   readonly backend: string;
   readonly timings: ConformanceTimings;
   readonly capabilities: RegistryCapabilities;
+  /** The member liveness mode the suite runs with. */
+  readonly liveness: MemberLiveness;
   /** This case's cluster. */
   cluster(): string;
   /** The configuration the suite's registries use: this case's cluster, `identity`, the suite's timings, then `overrides`. */
@@ -28,7 +30,7 @@ export interface Harness {
   crashChild(identity: string, overrides?: Partial<ConformanceConfig>, wallSkewMs?: number): Promise<CrashClient>;
 }
 
-export function createHarness(backend: string, factory: (config: ConformanceConfig) => Promise<Registry>, capabilities: RegistryCapabilities, timings: ConformanceTimings): Harness {
+export function createHarness(backend: string, factory: (config: ConformanceConfig) => Promise<Registry>, capabilities: RegistryCapabilities, timings: ConformanceTimings, liveness?: MemberLiveness): Harness {
   let cluster = '';
   const registries: Registry[] = [];
   const partitioned = new Set<Registry>();
@@ -49,13 +51,14 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
     backend,
     timings,
     capabilities,
+    liveness: liveness ?? 'heartbeat',
     cluster: () => cluster,
     config: (identity, overrides = {}) => ({
       cluster,
       identity,
       election: timings.election,
       lock: timings.lock,
-      member: timings.member,
+      member: liveness ? { ...timings.member, liveness } : timings.member,
       requestTimeoutMs: timings.requestTimeoutMs,
       ...overrides,
     }),

@@ -127,6 +127,11 @@ export function membershipCases(h: Harness): void {
       expect(log.summary()).toEqual(['added w1']);
       const [seen] = await b.members('worker');
       expect(seen?.id).toBe('w1');
+      if (h.liveness === 'reaper') {
+        // Heartbeats renew another record, which readers never receive: the member record is as announced.
+        expect(seen!.renewTime!.getTime()).toBe(firstRenew);
+        return;
+      }
       expect(seen!.renewTime!.getTime()).toBeGreaterThan(firstRenew);
     });
 

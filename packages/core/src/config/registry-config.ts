@@ -1,8 +1,9 @@
 import { hostname } from 'node:os';
 import { ConfigurationError } from '../errors.js';
+import { MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import type { RegistryPlugin } from '../plugin.js';
-import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming, type MemberTiming } from '../timing.js';
+import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
 import { deepFreeze, envName, flattenObject, resolveSection, type OptionSchema } from './option-schema.js';
 import { resolvePluginSection, STORE_RUNTIME_OPTIONS } from './plugin-options.js';
@@ -18,8 +19,8 @@ export type CoreConfigInput = {
   election?: Partial<LeaseTiming>;
   /** Lock timings. Defaults 15000 / 10000 / 2000 ms. */
   lock?: Partial<LeaseTiming>;
-  /** Member heartbeat timings. Defaults 5000 / 20000 ms. */
-  member?: Partial<MemberTiming>;
+  /** Member heartbeat timings (defaults 5000 / 20000 ms) and liveness mode (default `heartbeat`). */
+  member?: Partial<MemberConfig>;
   /** Bound on every single backend call, milliseconds. Default 5000. */
   requestTimeoutMs?: number;
   /** Largest member payload, bytes of UTF-8 JSON; the store's own limit applies when smaller. Default 65536. */
@@ -69,7 +70,7 @@ export interface RegistryConfig {
   readonly identity: string;
   readonly election: Readonly<LeaseTiming>;
   readonly lock: Readonly<LeaseTiming>;
-  readonly member: Readonly<MemberTiming>;
+  readonly member: Readonly<MemberConfig>;
   readonly requestTimeoutMs: number;
   readonly maxPayloadBytes: number;
   /** The backend's section, validated by its plugin. */
@@ -94,6 +95,12 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Lock retry period, ms.' },
   'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, doc: 'Heartbeat interval, ms.' },
   'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, doc: 'Member lease, ms.' },
+  'member.liveness': {
+    type: 'enum',
+    values: MEMBER_LIVENESS_MODES,
+    default: 'heartbeat',
+    doc: 'How member liveness reaches peers: heartbeat (each heartbeat rewrites the member record, every reader of the role receives it) or reaper (heartbeats renew heartbeat/<role>/<id>, read by one elected reaper per role; readers receive joins, payload changes and removals only). Same mode in every process of a cluster.',
+  },
   requestTimeoutMs: STORE_RUNTIME_OPTIONS.requestTimeoutMs,
   maxPayloadBytes: { type: 'integer', default: 65536, min: 1, doc: 'Largest member payload, bytes.' },
 });
