@@ -45,7 +45,7 @@ describe('configuration', () => {
     expect(config.cluster).toBe('default');
     expect(config.election).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
     expect(config.lock).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
-    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000 });
+    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, liveness: 'heartbeat' });
     expect(config.requestTimeoutMs).toBe(5000);
     expect(config.identity).toMatch(/-\d+$/);
   });
@@ -196,5 +196,25 @@ describe('options given in code, to a store factory', () => {
     expect(context.options.endpoints).toEqual(['http://a:1']);
     expect(configError(() => pluginContext(probe, { cluster: 'Not_A_Label' }))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.cluster' });
     expect(configError(() => pluginContext(probe, { requestTimeoutMs: 0 }))).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.requestTimeoutMs' });
+  });
+});
+
+describe('registry.member.liveness', () => {
+  it('defaults to heartbeat; reaper in each form; any other value is INVALID_CONFIG naming the key', () => {
+    expect(resolve({ type: 'memory' }).member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, liveness: 'heartbeat' });
+    expect(resolve({ type: 'memory', member: { liveness: 'reaper' } }).member.liveness).toBe('reaper');
+    expect(resolve({ 'registry.type': 'memory', 'registry.member.liveness': 'reaper' }).member.liveness).toBe('reaper');
+    expect(resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMBER_LIVENESS: 'reaper' })).member.liveness).toBe('reaper');
+    for (const source of [
+      { type: 'memory', member: { liveness: 'reaped' } },
+      { type: 'memory', member: { liveness: 1 } },
+      { 'registry.type': 'memory', 'registry.member.liveness': '' },
+      configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMBER_LIVENESS: 'Reaper' }),
+    ] as ConfigSource[]) {
+      const err = configError(() => resolve(source));
+      expect(err.code).toBe(ErrorCode.INVALID_CONFIG);
+      expect(err.key).toBe('registry.member.liveness');
+      expect(err.message).toContain('heartbeat, reaper');
+    }
   });
 });

@@ -24,15 +24,18 @@ storeConformance({
   },
 });
 
-// Once as configured by default, once with member keys bound to an etcd lease: the contract holds either way.
+// Once as configured by default, once with member keys bound to an etcd lease, once with member liveness judged by
+// one elected reaper per role (registry.member.liveness=reaper): the contract holds every way.
 // The lease outlasts the restart case's outage (a graceful etcd stop takes up to ~8 s here, and etcd's lessor
 // keeps expiring leases while it refuses keepalives); test/member-lease.test.ts covers etcd expiring them.
-for (const [NAME, etcdOptions] of [
-  ['etcd', {}],
-  ['etcd (member leases)', { memberLeaseSeconds: 30 }],
+for (const [NAME, etcdOptions, liveness] of [
+  ['etcd', {}, undefined],
+  ['etcd (member leases)', { memberLeaseSeconds: 30 }, undefined],
+  ['etcd (reaper liveness)', {}, 'reaper'],
 ] as const) {
   registryConformance({
     name: NAME,
+    liveness,
     createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'etcd', etcd: { endpoints: [`http://${proxy.address}`], ...etcdOptions } })),
     capabilities: {
       partition: {
