@@ -13,6 +13,8 @@ describe('bench:scale arguments', () => {
     expect(options).toEqual({ ...SCALE_DEFAULTS, backends: ['kubernetes', 'zookeeper'], members: [100, 300, 1000], elections: 100, seconds: 30, json: 'out.json' });
     expect(parseScaleArgs(['--render', 'out.json'])).toEqual({ render: 'out.json' });
     expect(parseScaleArgs(['--help'])).toBe('help');
+    expect(parseScaleArgs(['--liveness', 'reaper'])).toEqual({ ...SCALE_DEFAULTS, liveness: 'reaper' });
+    expect(SCALE_DEFAULTS.liveness).toBe('heartbeat');
   });
 
   it('refuses what cannot run, saying why', () => {
@@ -22,6 +24,7 @@ describe('bench:scale arguments', () => {
     expect(() => parseScaleArgs(['--members', '24', '--masters', '10'])).toThrow('--members 24 leaves 2 workers beside 10 masters and 12 in crashed processes: at least 3 needed (the candidates of an election)');
     expect(() => parseScaleArgs(['--candidates', '1'])).toThrow('--handovers needs --candidates of at least 2');
     expect(() => parseScaleArgs(['--nodes', '3'])).toThrow(UsageError);
+    expect(() => parseScaleArgs(['--liveness', 'pods'])).toThrow(new UsageError('--liveness must be one of heartbeat, reaper, not "pods"'));
   });
 });
 

@@ -2,15 +2,17 @@ import type { RecordKey, RecordKind } from '@rollcall/core/spi';
 import { CLUSTER_LABEL, KIND_LABEL, ROLE_LABEL } from './codec.js';
 
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const KINDS: readonly string[] = ['member', 'election', 'lock'] satisfies RecordKind[];
+const KINDS: readonly string[] = ['member', 'heartbeat', 'election', 'lock'] satisfies RecordKind[];
+/** Kinds whose keys go on to `<role>/<id>`. */
+const ROLE_KINDS: readonly string[] = ['member', 'heartbeat'] satisfies RecordKind[];
 
-/** The kind a key or prefix starts with (`lock/…`), and the role when it goes on to `member/<role>/`. */
+/** The kind a key or prefix starts with (`lock/…`), and the role when it goes on to `member/<role>/` or `heartbeat/<role>/`. */
 function kindAndRole(text: string): { kind?: string; role?: string } {
   const parts = text.split('/');
   const kind = parts[0]!;
   if (parts.length < 2 || !KINDS.includes(kind)) return {};
   // Every key under `member/<role>/` has that role; under `member/<ro` it could be any.
-  return kind === 'member' && parts.length >= 3 && parts[1] ? { kind, role: parts[1] } : { kind };
+  return ROLE_KINDS.includes(kind) && parts.length >= 3 && parts[1] ? { kind, role: parts[1] } : { kind };
 }
 
 function labelsOf(cluster: string, kind: string, role: string | undefined): Record<string, string> {
@@ -20,8 +22,9 @@ function labelsOf(cluster: string, kind: string, role: string | undefined): Reco
 }
 
 /**
- * The labels of a record's object: the cluster, the record's kind, and a
- * member's role when it can be a label value (at most 63 characters of
+ * The labels of a record's object: the cluster, the record's kind (a member's
+ * heartbeat record has its own, `heartbeat`, so a watch of a role's members
+ * never receives a heartbeat), and a member's or heartbeat's role when it can be a label value (at most 63 characters of
  * `[A-Za-z0-9-_.]`); a role that cannot goes without, and is found by its kind.
  */
 export function recordLabels(cluster: string, key: RecordKey): Record<string, string> {
@@ -31,7 +34,7 @@ export function recordLabels(cluster: string, key: RecordKey): Record<string, st
 
 /**
  * The narrowest label selector of every object whose key starts with
- * `prefix`: `member/<role>/…` by kind and role, any other `member/…`,
+ * `prefix`: `member/<role>/…` and `heartbeat/<role>/…` by kind and role, any other `member/…`,
  * `election/…` or `lock/…` by kind, `''` by the cluster alone. It selects a
  * superset: the caller still keeps only the keys under `prefix` (`election/e1`
  * is selected with every election, as `election/e10` is under it too; a role

@@ -107,9 +107,9 @@ export class KubernetesStore implements RecordStore {
     return objectName(this.config.cluster, key);
   }
 
-  /** The resource a key is stored as. */
+  /** The resource a key is stored as: members and their heartbeat records are always Leases. */
   codecFor(key: RecordKey): ResourceCodec {
-    return this.config.lock === 'configmap' && !key.startsWith('member/') ? configMapCodec : leaseCodec;
+    return this.config.lock === 'configmap' && !key.startsWith('member/') && !key.startsWith('heartbeat/') ? configMapCodec : leaseCodec;
   }
 
   private context(verb: string, codec: ResourceCodec, name?: string): RequestContext {

@@ -85,10 +85,10 @@ afterAll(async () => {
 });
 
 describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask the API server for the prefix only', (lock) => {
-  it('a watch of member/a/ and one of election/e1 receive no heartbeat of role b over the wire, one of exactly election/e1 not even another election, and their requests carry the narrowed selectors', async () => {
+  it('a watch of member/a/ and one of election/e1 receive no heartbeat of role b, nor a heartbeat record of role a, over the wire, one of exactly election/e1 not even another election, and their requests carry the narrowed selectors', async () => {
     const cluster = uniqueCluster('narrow');
     const writes = new Writes(await writer(cluster, lock));
-    for (const key of ['member/a/a1', 'member/b/b1', 'member/b/b2', 'member/b/b3', 'election/e1', 'election/e2', 'lock/l1']) await writes.put(key);
+    for (const key of ['member/a/a1', 'heartbeat/a/a1', 'member/b/b1', 'member/b/b2', 'member/b/b3', 'election/e1', 'election/e2', 'lock/l1']) await writes.put(key);
 
     const audit = new AuditLog(kubeEnv().auditLogPath, async (name) => void (await admin.coordination.readNamespacedLease({ name, namespace }).catch(() => undefined)));
     const window = audit.open();
@@ -102,13 +102,15 @@ describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask th
 
     // Heartbeats of role b, a write to another election and one to a lock: none is under either prefix.
     for (let beat = 0; beat < 10; beat++) for (const key of ['member/b/b1', 'member/b/b2', 'member/b/b3']) await writes.put(key, `beat-${beat}`);
+    // The reaper liveness mode's heartbeats of role a: a record of their own kind, never a member/a/ watch's.
+    for (let beat = 0; beat < 10; beat++) await writes.put('heartbeat/a/a1', `beat-${beat}`);
     await writes.put('election/e2', 'other');
     await writes.put('lock/l1', 'other');
     await writes.put('member/a/a1', 'end');
     await writes.put('election/e1', 'end');
     expect((await roleWatch.until((e) => e.type === 'put' && e.record.record.holderIdentity === 'end', BOUND_MS)).map(describeEvent)).toEqual(['put member/a/a1 end']);
     expect((await electionWatch.until((e) => e.type === 'put' && e.record.record.holderIdentity === 'end', BOUND_MS)).map(describeEvent)).toEqual(['put election/e1 end']);
-    // What the API server sent, of the 34 writes: the one under member/a/; the elections' two, as
+    // What the API server sent, of the 44 writes: the one under member/a/; the elections' two, as
     // election/e1 is selected with its kind (election/e10 would be under it), never a heartbeat.
     expect(role.client.changes).toBe(1);
     expect(election.client.changes).toBe(2);
@@ -137,7 +139,7 @@ describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask th
   it('list and watch of every prefix shape return exactly the records whose keys start with it, a role that cannot be a label value included', async () => {
     const cluster = uniqueCluster('shapes');
     const writes = new Writes(await writer(cluster, lock));
-    const initial = ['member/a/a1', 'member/a/a1x', 'member/a/a2', 'member/ab/x', 'member/b/b1', `member/${LONG}/l1`, `member/${LONGER}/l2`, 'election/e1', 'election/e10', 'election/e2', 'lock/l1'];
+    const initial = ['member/a/a1', 'member/a/a1x', 'member/a/a2', 'member/ab/x', 'member/b/b1', 'heartbeat/a/a1', 'heartbeat/b/b1', `member/${LONG}/l1`, `member/${LONGER}/l2`, 'election/e1', 'election/e10', 'election/e2', 'lock/l1'];
     for (const key of initial) await writes.put(key);
     /** Each prefix shape, and a key under it (its own) whose last write ends the check of its watch. */
     const prefixes: Record<string, RecordKey> = {
@@ -148,6 +150,7 @@ describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask th
       'member/a': 'member/ab/zz-end',
       'member/a/a1': 'member/a/a1',
       [`member/${LONG}/l1`]: `member/${LONG}/l1`,
+      'heartbeat/a/': 'heartbeat/a/zz-end',
       'election/': 'election/zz-end',
       'election/e1': 'election/e1',
       'lock/': 'lock/zz-end',
@@ -170,6 +173,8 @@ describe.each<Lock>(['lease', 'configmap'])('with lock=%s, list and watch ask th
     await writes.put(`member/${LONG}/l3`);
     await writes.put(`member/${LONGER}/l4`);
     for (let beat = 0; beat < 3; beat++) await writes.put('member/b/b1', `beat-${beat}`);
+    for (let beat = 0; beat < 3; beat++) await writes.put('heartbeat/a/a1', `beat-${beat}`);
+    await writes.put('heartbeat/b/b1', 'beat');
     await writes.delete('member/a/a2');
     await writes.delete(`member/${LONG}/l1`);
     await writes.put('election/e1', 'e1b');

@@ -12,6 +12,13 @@ describe('the label selector of a key prefix', () => {
     expect(prefixSelector(cluster, 'member/worker/10.0.0.1:80')).toBe('rollcall.dev/cluster=orders,rollcall.dev/kind=member,rollcall.dev/role=worker');
     expect(prefixSelector(cluster, 'election/')).toBe('rollcall.dev/cluster=orders,rollcall.dev/kind=election');
     expect(prefixSelector(cluster, 'lock/')).toBe('rollcall.dev/cluster=orders,rollcall.dev/kind=lock');
+    expect(prefixSelector(cluster, 'heartbeat/')).toBe('rollcall.dev/cluster=orders,rollcall.dev/kind=heartbeat');
+    expect(prefixSelector(cluster, 'heartbeat/worker/')).toBe('rollcall.dev/cluster=orders,rollcall.dev/kind=heartbeat,rollcall.dev/role=worker');
+  });
+
+  it("a member's heartbeat record has its own kind, which a selector of the role's members leaves out", () => {
+    expect(recordLabels(cluster, 'heartbeat/worker/w1')).toEqual({ 'rollcall.dev/cluster': 'orders', 'rollcall.dev/kind': 'heartbeat', 'rollcall.dev/role': 'worker' });
+    expect(prefixSelector(cluster, 'member/worker/')).toContain('rollcall.dev/kind=member');
   });
 
   it('a whole election or lock key is selected with its kind, as keys that extend it are under it too', () => {
@@ -32,7 +39,7 @@ describe('the label selector of a key prefix', () => {
   });
 
   it('selects every record under the prefix: a record carries every label its prefixes select by', () => {
-    const keys = ['member/worker/w1', 'member/workers/w1', `member/${LONG_ROLE}/w1`, 'election/e1', 'election/e10', 'lock/l1', 'lock/member', 'member/worker/a/b', 'member/w'];
+    const keys = ['member/worker/w1', 'heartbeat/worker/w1', `heartbeat/${LONG_ROLE}/w1`, 'member/workers/w1', `member/${LONG_ROLE}/w1`, 'election/e1', 'election/e10', 'lock/l1', 'lock/member', 'member/worker/a/b', 'member/w'];
     for (const key of keys) {
       const labels = recordLabels(cluster, key);
       for (let end = 0; end <= key.length; end++) {

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
+import type { MemberLiveness } from '@rollcall/core';
 import { UsageError } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
 export const SCALE_BACKENDS = ['kubernetes', 'etcd', 'zookeeper'] as const;
 export type ScaleBackend = (typeof SCALE_BACKENDS)[number];
+/** The member liveness modes (`registry.member.liveness`) a run can give every simulated registry. */
+export const SCALE_LIVENESS: readonly MemberLiveness[] = ['heartbeat', 'reaper'];
 
 /** What one scale run measures. */
 export interface ScaleOptions {
@@ -29,6 +32,8 @@ export interface ScaleOptions {
   crashes: number;
   /** Workers hosted by each crashed process. Default 4. */
   crashMembers: number;
+  /** `registry.member.liveness` of every simulated registry. Default heartbeat. */
+  liveness: MemberLiveness;
   /** Where to write the results as JSON, for the plot and the README table. Default: nowhere. */
   json?: string;
 }
@@ -45,6 +50,7 @@ export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   handovers: 10,
   crashes: 3,
   crashMembers: 4,
+  liveness: 'heartbeat',
 };
 
 export const SCALE_USAGE = `Usage: npm run bench:scale -- [--backend ${SCALE_BACKENDS.join(',')}] [--members 100,300,1000] [options]
@@ -67,6 +73,7 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
   --handovers <n>          timed graceful handovers (default ${SCALE_DEFAULTS.handovers})
   --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
   --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
+  --liveness <mode>        registry.member.liveness of every simulated registry: ${SCALE_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness})
   --json <file>            also write the results as JSON
   --render <file>          print the table of a JSON file written by --json, run nothing
   --help
@@ -99,6 +106,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
         handovers: { type: 'string' },
         crashes: { type: 'string' },
         'crash-members': { type: 'string' },
+        liveness: { type: 'string' },
         json: { type: 'string' },
         render: { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -120,6 +128,8 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
   const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => count('members', n.trim(), 0, 1));
   const seconds = Number(parsed.seconds ?? d.seconds);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--seconds must be a positive number, not ${JSON.stringify(parsed.seconds)}`);
+  const liveness = parsed.liveness ?? d.liveness;
+  if (!(SCALE_LIVENESS as readonly string[]).includes(liveness)) throw new UsageError(`--liveness must be one of ${SCALE_LIVENESS.join(', ')}, not ${JSON.stringify(liveness)}`);
   const options: ScaleOptions = {
     backends: SCALE_BACKENDS.filter((b) => backends.includes(b)),
     members: [...new Set(members)].sort((a, b) => a - b),
@@ -132,6 +142,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     handovers: count('handovers', parsed.handovers, d.handovers, 0),
     crashes: count('crashes', parsed.crashes, d.crashes, 0),
     crashMembers: count('crash-members', parsed['crash-members'], d.crashMembers, 1),
+    liveness: liveness as MemberLiveness,
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
   const smallest = options.members[0]!;

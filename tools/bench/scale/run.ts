@@ -103,7 +103,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     const backendConfig = target.backendConfig(0);
     const opened = await Promise.allSettled(
       [...plan.processes, ...plan.crashes].map((processes, i) =>
-        [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
+        [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, liveness: options.liveness, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
       ),
     );
     const everyone = [...fleet.main, ...fleet.crash];
