@@ -70,7 +70,7 @@ export class MemberHandle {
     await this.write();
     if (this.options.heartbeatKey !== undefined) {
       try {
-        await this.put(this.beat, this.options.heartbeatKey, undefined, true);
+        await this.put(this.beat, this.options.heartbeatKey, () => undefined, true);
       } catch (err) {
         // Announce nothing: a member record without a heartbeat would be reaped a lease later anyway.
         await this.deleteOwn(this.options.key, this.member.own).catch(() => {});
@@ -164,35 +164,33 @@ export class MemberHandle {
 
   /** Writes the member record with the current payload. */
   private async write(): Promise<void> {
-    const payload = this.current;
-    await this.put(this.member, this.options.key, payload, true);
-    this.written = payload;
+    this.written = (await this.put(this.member, this.options.key, () => this.current, true)).payload;
   }
 
   /** A heartbeat in the `reaper` mode; the heartbeat record gone means the reaper removed this member: announce again. */
   private async renewBeat(): Promise<void> {
     try {
-      await this.put(this.beat, this.options.heartbeatKey!, undefined, false);
+      await this.put(this.beat, this.options.heartbeatKey!, () => undefined, false);
     } catch (err) {
       if (!hasCode(err, ErrorCode.NOT_FOUND)) throw err;
       this.options.logger.info({ key: this.options.key }, '[rollcall] heartbeat record gone (expired by the reaper?); announcing again');
       await this.write();
-      await this.put(this.beat, this.options.heartbeatKey!, undefined, true);
+      await this.put(this.beat, this.options.heartbeatKey!, () => undefined, true);
     }
   }
 
   /**
    * Create or compare-and-set; a record found in the way (an earlier
    * incarnation of this id) is taken over. With `recreate` false, a record
-   * that vanished is NOT_FOUND rather than written again.
+   * that vanished is NOT_FOUND rather than written again. Returns the record written.
    */
-  private async put(slot: { own: StoredRecord | undefined }, key: RecordKey, payload: JsonValue | undefined, recreate: boolean): Promise<void> {
+  private async put(slot: { own: StoredRecord | undefined }, key: RecordKey, payload: () => JsonValue | undefined, recreate: boolean): Promise<LeaseRecord> {
     const { store } = this.options;
     for (let attempt = 0; ; attempt++) {
       try {
-        const record = this.record(slot.own, payload);
+        const record = this.record(slot.own, payload());
         slot.own = slot.own ? await store.update(key, record, slot.own.version) : await store.create(key, record);
-        return;
+        return record;
       } catch (err) {
         if (!recreate && hasCode(err, ErrorCode.NOT_FOUND)) {
           slot.own = undefined;

@@ -78,6 +78,15 @@ interface KubeList {
 }
 
 /**
+ * A member's record or, in the `reaper` liveness mode, its heartbeat record:
+ * always a Lease, written by merge PATCH (so the announce-only Role, without
+ * `update`, suffices), owned by the pod it runs in.
+ */
+function ofMember(key: RecordKey): boolean {
+  return key.startsWith('member/') || key.startsWith('heartbeat/');
+}
+
+/**
  * The record store on the Kubernetes API: every record one object in the
  * namespace, labelled with the cluster and its kind. Elections and locks are
  * written with PUT carrying the resourceVersion, as client-go's elector does;
@@ -109,7 +118,7 @@ export class KubernetesStore implements RecordStore {
 
   /** The resource a key is stored as: members and their heartbeat records are always Leases. */
   codecFor(key: RecordKey): ResourceCodec {
-    return this.config.lock === 'configmap' && !key.startsWith('member/') && !key.startsWith('heartbeat/') ? configMapCodec : leaseCodec;
+    return this.config.lock === 'configmap' && !ofMember(key) ? configMapCodec : leaseCodec;
   }
 
   private context(verb: string, codec: ResourceCodec, name?: string): RequestContext {
@@ -141,13 +150,13 @@ export class KubernetesStore implements RecordStore {
     assertPayloadSize(record.payload, MAX_PAYLOAD_BYTES, BACKEND);
     const codec = this.codecFor(key);
     const name = this.objectName(key);
-    if (!key.startsWith('member/')) await this.assertMayUpdate(codec);
+    if (!ofMember(key)) await this.assertMayUpdate(codec);
     const meta = this.metadata(key, name);
     try {
       const created = await this.config.client.request<KubeObject>({ method: 'POST', path: this.path(codec), body: codec.encode(meta, record), context: this.context('create', codec, name) });
       return this.decoded(key, codec, created);
     } catch (err) {
-      if (hasCode(err, 'ALREADY_EXISTS') && !key.startsWith('member/')) await this.adoptForeign(key, codec, name);
+      if (hasCode(err, 'ALREADY_EXISTS') && !ofMember(key)) await this.adoptForeign(key, codec, name);
       throw err;
     }
   }
@@ -200,7 +209,7 @@ export class KubernetesStore implements RecordStore {
   }
 
   private async write(key: RecordKey, codec: ResourceCodec, name: string, record: LeaseRecord, version: string): Promise<StoredRecord> {
-    if (key.startsWith('member/')) {
+    if (ofMember(key)) {
       // A merge patch with resourceVersion is as optimistic as a PUT, and needs only `patch`.
       const full = codec.encode({ name }, record);
       const patch = {
@@ -342,12 +351,12 @@ export class KubernetesStore implements RecordStore {
   /** The metadata Rollcall gives a record's object. */
   private metadata(key: RecordKey, name: string): ObjectMeta {
     const meta: ObjectMeta = { name, namespace: this.config.namespace, labels: recordLabels(this.config.cluster, key), annotations: { [KEY_ANNOTATION]: key } };
-    if (key.startsWith('member/') && this.config.podOwner) meta.ownerReferences = [this.config.podOwner];
+    if (ofMember(key) && this.config.podOwner) meta.ownerReferences = [this.config.podOwner];
     return meta;
   }
 
   private remember(object: KubeObject): void {
-    if (!object.metadata.annotations?.[KEY_ANNOTATION]?.startsWith('member/')) this.objects.set(object.metadata.name, object);
+    if (!ofMember(object.metadata.annotations?.[KEY_ANNOTATION] ?? '')) this.objects.set(object.metadata.name, object);
   }
 
   private decoded(key: RecordKey, codec: ResourceCodec, object: KubeObject): StoredRecord {
