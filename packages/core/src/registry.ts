@@ -83,7 +83,10 @@ export function registryStore(registry: Registry): RecordStore {
  * connection state, over one backend store. Every algorithm reads the shared
  * watch cache, which watches only what this process reads: the roles it lists
  * or watches, the elections and locks it holds or observes. Only writes and
- * the first list of each go to the backend.
+ * the first list of each go to the backend. With
+ * `registry.member.liveness=reaper`, a registry that reads a role with members
+ * also campaigns to reap it (election `rollcall-reaper.<role>`, see the core
+ * README, "Member liveness").
  */
 export class Registry extends Emitter<RegistryEvents> {
   private readonly members_ = new Set<MemberHandle>();
