@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots each cost of a scale benchmark run against N, one line per backend.
+"""Plots each cost of a scale benchmark run against N, one line per backend (and liveness mode).
 
     npm run bench:scale -- --backend kubernetes,etcd,zookeeper --json scale.json
     python3 tools/bench/plot.py scale.json scale.png
@@ -42,7 +42,12 @@ def main(source, target):
     with open(source) as f:
         results = json.load(f)
     rows = [r for r in results["rows"] if not r.get("skipped") and r.get("server")]
-    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    # One line per backend, and per liveness mode where a run measured more than the default.
+    def series_of(r):
+        mode = r.get("liveness", "heartbeat")
+        return r["backend"] if mode == "heartbeat" else f'{r["backend"]} ({mode})'
+
+    backends = list(dict.fromkeys(series_of(r) for r in rows))
     sizes = sorted({r["members"] for r in rows})
     columns = 5
     lines = (len(PANELS) + columns - 1) // columns
@@ -50,7 +55,7 @@ def main(source, target):
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (title, unit, series) in zip(axes.flat, PANELS):
         for b, backend in enumerate(backends):
-            mine = sorted((r for r in rows if r["backend"] == backend), key=lambda r: r["members"])
+            mine = sorted((r for r in rows if series_of(r) == backend), key=lambda r: r["members"])
             for s, (label, value) in enumerate(series):
                 points = [(r["members"], value(r), bool(r["saturated"])) for r in mine]
                 points = [p for p in points if p[1] is not None]

@@ -13,8 +13,9 @@ describe('bench:scale arguments', () => {
     expect(options).toEqual({ ...SCALE_DEFAULTS, backends: ['kubernetes', 'zookeeper'], members: [100, 300, 1000], elections: 100, seconds: 30, json: 'out.json' });
     expect(parseScaleArgs(['--render', 'out.json'])).toEqual({ render: 'out.json' });
     expect(parseScaleArgs(['--help'])).toBe('help');
-    expect(parseScaleArgs(['--liveness', 'reaper'])).toEqual({ ...SCALE_DEFAULTS, liveness: 'reaper' });
-    expect(SCALE_DEFAULTS.liveness).toBe('heartbeat');
+    expect(parseScaleArgs(['--liveness', 'reaper'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['reaper'] });
+    expect(parseScaleArgs(['--liveness', 'reaper,heartbeat'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['heartbeat', 'reaper'] });
+    expect(SCALE_DEFAULTS.liveness).toEqual(['heartbeat']);
   });
 
   it('refuses what cannot run, saying why', () => {
@@ -25,6 +26,7 @@ describe('bench:scale arguments', () => {
     expect(() => parseScaleArgs(['--candidates', '1'])).toThrow('--handovers needs --candidates of at least 2');
     expect(() => parseScaleArgs(['--nodes', '3'])).toThrow(UsageError);
     expect(() => parseScaleArgs(['--liveness', 'pods'])).toThrow(new UsageError('--liveness must be one of heartbeat, reaper, not "pods"'));
+    expect(() => parseScaleArgs(['--liveness', ','])).toThrow(new UsageError('--liveness names no mode'));
   });
 });
 
@@ -128,5 +130,13 @@ describe('bench:scale aggregation', () => {
     // the harness could not run it: not the system's saturation
     expect(failed![column('kept up')]).toBe('failed');
     expect(renderScaleNotes(rows)).toContain('- N = 100, zookeeper: the harness failed: timed out after 120000 ms waiting for worker 0 to start.');
+  });
+
+  it('names the liveness mode beside the backend where it is not the default', () => {
+    const none = { attempted: 0 };
+    const row = (liveness?: 'heartbeat' | 'reaper'): ScaleRow => ({ backend: 'kubernetes', ...(liveness ? { liveness } : {}), members: 100, opened: 0, windowSeconds: 0, saturated: [], skipped: 'test', announce: none, crash: none, handover: none });
+    const backends = renderScaleTable([row(), row('heartbeat'), row('reaper')]).split('\n').slice(2).map((line) => line.slice(1, -1).split('|')[1]!.trim());
+    expect(backends).toEqual(['kubernetes', 'kubernetes', 'kubernetes (reaper)']);
+    expect(renderScaleNotes([row('reaper')])).toMatch(/^- N = 100, kubernetes \(reaper\): /);
   });
 });

@@ -32,8 +32,8 @@ export interface ScaleOptions {
   crashes: number;
   /** Workers hosted by each crashed process. Default 4. */
   crashMembers: number;
-  /** `registry.member.liveness` of every simulated registry. Default heartbeat. */
-  liveness: MemberLiveness;
+  /** `registry.member.liveness` of every simulated registry: each mode is measured in turn at each size and backend. Default heartbeat. */
+  liveness: MemberLiveness[];
   /** Where to write the results as JSON, for the plot and the README table. Default: nowhere. */
   json?: string;
 }
@@ -50,7 +50,7 @@ export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   handovers: 10,
   crashes: 3,
   crashMembers: 4,
-  liveness: 'heartbeat',
+  liveness: ['heartbeat'],
 };
 
 export const SCALE_USAGE = `Usage: npm run bench:scale -- [--backend ${SCALE_BACKENDS.join(',')}] [--members 100,300,1000] [options]
@@ -73,7 +73,7 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
   --handovers <n>          timed graceful handovers (default ${SCALE_DEFAULTS.handovers})
   --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
   --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
-  --liveness <mode>        registry.member.liveness of every simulated registry: ${SCALE_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness})
+  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${SCALE_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
   --json <file>            also write the results as JSON
   --render <file>          print the table of a JSON file written by --json, run nothing
   --help
@@ -128,8 +128,11 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
   const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => count('members', n.trim(), 0, 1));
   const seconds = Number(parsed.seconds ?? d.seconds);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--seconds must be a positive number, not ${JSON.stringify(parsed.seconds)}`);
-  const liveness = parsed.liveness ?? d.liveness;
-  if (!(SCALE_LIVENESS as readonly string[]).includes(liveness)) throw new UsageError(`--liveness must be one of ${SCALE_LIVENESS.join(', ')}, not ${JSON.stringify(liveness)}`);
+  const liveness = parsed.liveness === undefined ? d.liveness : parsed.liveness.split(',').map((m) => m.trim()).filter(Boolean);
+  for (const mode of liveness) {
+    if (!(SCALE_LIVENESS as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${SCALE_LIVENESS.join(', ')}, not ${JSON.stringify(mode)}`);
+  }
+  if (liveness.length === 0) throw new UsageError('--liveness names no mode');
   const options: ScaleOptions = {
     backends: SCALE_BACKENDS.filter((b) => backends.includes(b)),
     members: [...new Set(members)].sort((a, b) => a - b),
@@ -142,7 +145,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     handovers: count('handovers', parsed.handovers, d.handovers, 0),
     crashes: count('crashes', parsed.crashes, d.crashes, 0),
     crashMembers: count('crash-members', parsed['crash-members'], d.crashMembers, 1),
-    liveness: liveness as MemberLiveness,
+    liveness: SCALE_LIVENESS.filter((m) => liveness.includes(m)),
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
   const smallest = options.members[0]!;

@@ -1,4 +1,5 @@
 import type { Summary } from '../../testenv/stats.js';
+import type { MemberLiveness } from '@rollcall/core';
 import type { ScaleBackend, ScaleOptions } from './args.js';
 
 /** A latency measured some number of times: the summary of those that completed. */
@@ -12,6 +13,8 @@ export interface Latency {
 /** Every figure of one backend at one size N. */
 export interface ScaleRow {
   backend: ScaleBackend;
+  /** The simulated registries' `registry.member.liveness`; absent in results from before the option (heartbeat). */
+  liveness?: MemberLiveness;
   members: number;
   /** Simulated processes open when the window started. */
   opened: number;

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
+import { DEFAULT_MEMBER_TIMING, type MemberLiveness } from '@rollcall/core';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import { summarize } from '../../testenv/stats.js';
 import { up } from '../../testenv/index.js';
@@ -86,13 +86,13 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** One backend at one size: bring N simulated processes up, let them settle, measure a window, tear down. */
-async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
+/** One backend in one liveness mode at one size: bring N simulated processes up, let them settle, measure a window, tear down. */
+async function measureSize(backend: ScaleBackend, liveness: MemberLiveness, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
   const plan = planCluster(n, options);
   const cluster = benchCluster('scale');
   const fleet = new Fleet();
   const saturated: string[] = [];
-  const say = (line: string) => progress(`${backend} N=${n}: ${line}`);
+  const say = (line: string) => progress(`${backend} (${liveness}) N=${n}: ${line}`);
   try {
     say(`starting ${plan.processes.length} worker processes and ${plan.crashes.length} to crash`);
     await fleet.start(backend, plan);
@@ -103,7 +103,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     const backendConfig = target.backendConfig(0);
     const opened = await Promise.allSettled(
       [...plan.processes, ...plan.crashes].map((processes, i) =>
-        [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, liveness: options.liveness, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
+        [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, liveness, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
       ),
     );
     const everyone = [...fleet.main, ...fleet.crash];
@@ -189,6 +189,7 @@ async function measureSize(backend: ScaleBackend, target: BenchTarget, idleCores
     };
     return {
       backend,
+      liveness,
       members: n,
       opened: open,
       windowSeconds: seconds,
@@ -234,30 +235,34 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
   await up(servers);
   const targets = new Map<ScaleBackend, BenchTarget>();
   const rows: ScaleRow[] = [];
-  const saturatedAt = new Map<ScaleBackend, number>();
+  /** By backend and liveness mode. */
+  const saturatedAt = new Map<string, number>();
   const idle = new Map<ScaleBackend, number>();
   const none = { attempted: 0 };
   try {
     for (const n of options.members) {
       for (const backend of options.backends) {
-        const smaller = saturatedAt.get(backend);
-        if (smaller !== undefined) {
-          rows.push({ backend, members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
-          continue;
+        for (const liveness of options.liveness) {
+          const series = `${backend}/${liveness}`;
+          const smaller = saturatedAt.get(series);
+          if (smaller !== undefined) {
+            rows.push({ backend, liveness, members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
+            continue;
+          }
+          let target = targets.get(backend);
+          if (!target) {
+            targets.set(backend, (target = await BACKENDS[backend].prepare()));
+            progress(`${backend}: the server's CPU for ${IDLE_MS / 1000} s with no simulated process`);
+            idle.set(backend, await idleServerCores(backend));
+          }
+          // a size the harness could not run is reported as failed, not saturated, and the run goes on
+          const row = await measureSize(backend, liveness, target, idle.get(backend)!, n, options, progress).catch(
+            (err: unknown): ScaleRow => ({ backend, liveness, members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
+          );
+          if (row.saturated.length > 0) saturatedAt.set(series, n);
+          else if (row.failed) progress(`${backend} (${liveness}) N=${n}: failed: ${row.failed}`);
+          rows.push(row);
         }
-        let target = targets.get(backend);
-        if (!target) {
-          targets.set(backend, (target = await BACKENDS[backend].prepare()));
-          progress(`${backend}: the server's CPU for ${IDLE_MS / 1000} s with no simulated process`);
-          idle.set(backend, await idleServerCores(backend));
-        }
-        // a size the harness could not run is reported as failed, not saturated, and the run goes on
-        const row = await measureSize(backend, target, idle.get(backend)!, n, options, progress).catch(
-          (err: unknown): ScaleRow => ({ backend, members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
-        );
-        if (row.saturated.length > 0) saturatedAt.set(backend, n);
-        else if (row.failed) progress(`${backend} N=${n}: failed: ${row.failed}`);
-        rows.push(row);
       }
     }
     return rows;
