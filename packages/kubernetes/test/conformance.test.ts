@@ -27,19 +27,27 @@ storeConformance({
   capabilities: { compact, partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
 });
 
-registryConformance({
-  name: 'kubernetes',
-  createRegistry: async (config) => {
-    const { proxy, kubeconfig } = await proxiedKubeconfig();
-    opened.push(proxy);
-    const registry = await createRegistry({ ...config, type: 'kubernetes', kubernetes: { kubeconfig, namespace: env.namespace } }, { plugins: [registryPlugin as never] });
-    proxies.set(registry, proxy);
-    return registry;
-  },
-  capabilities: {
-    crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
-    partition: { partition: (r) => proxies.get(r)!.cut('reset'), heal: (r) => proxies.get(r)!.heal() },
-    restartServer: () => restartServer('kube-apiserver'),
-    compact,
-  },
-});
+// Once with heartbeats on the member Leases, once with one elected reaper per role reading heartbeat Leases
+// (registry.member.liveness=reaper): the contract holds either way.
+for (const [NAME, liveness] of [
+  ['kubernetes', undefined],
+  ['kubernetes (reaper liveness)', 'reaper'],
+] as const) {
+  registryConformance({
+    name: NAME,
+    liveness,
+    createRegistry: async (config) => {
+      const { proxy, kubeconfig } = await proxiedKubeconfig();
+      opened.push(proxy);
+      const registry = await createRegistry({ ...config, type: 'kubernetes', kubernetes: { kubeconfig, namespace: env.namespace } }, { plugins: [registryPlugin as never] });
+      proxies.set(registry, proxy);
+      return registry;
+    },
+    capabilities: {
+      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
+      partition: { partition: (r) => proxies.get(r)!.cut('reset'), heal: (r) => proxies.get(r)!.heal() },
+      restartServer: () => restartServer('kube-apiserver'),
+      compact,
+    },
+  });
+}

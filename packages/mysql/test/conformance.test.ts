@@ -33,17 +33,26 @@ storeConformance({
   },
 });
 
-registryConformance({
-  name: 'mysql',
-  createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'mysql', mysql: mysqlSection({ host: '127.0.0.1', port: proxy.port }) })),
-  capabilities: {
-    partition: {
-      partition: (registry) => proxies.cut(registry),
-      heal: (registry) => proxies.heal(registry),
+// Once with heartbeats on the member rows, once with one elected reaper per role reading heartbeat rows
+// (registry.member.liveness=reaper): the contract holds either way.
+for (const [NAME, liveness] of [
+  ['mysql', undefined],
+  ['mysql (reaper liveness)', 'reaper'],
+] as const) {
+  registryConformance({
+    name: NAME,
+    liveness,
+    createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'mysql', mysql: mysqlSection({ host: '127.0.0.1', port: proxy.port }) })),
+    capabilities: {
+      partition: {
+        partition: (registry) => proxies.cut(registry),
+        heal: (registry) => proxies.heal(registry),
+      },
+      // The child connects on its own, straight to MariaDB.
+      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'mysql', mysql: mysqlSection() }) },
+      compact,
+      restartServer: () => restartServer('mariadb'),
     },
-    // The child connects on its own, straight to MariaDB.
-    crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'mysql', mysql: mysqlSection() }) },
-    compact,
-    restartServer: () => restartServer('mariadb'),
-  },
-});
+  });
+}
+

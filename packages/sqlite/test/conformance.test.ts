@@ -19,12 +19,21 @@ storeConformance({
   },
 });
 
-registryConformance({
-  name: 'sqlite',
-  createRegistry: (config): Promise<Registry> => createRegistry({ ...config, type: 'sqlite', sqlite: { path } }),
-  capabilities: {
-    crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'sqlite', sqlite: { path } }) },
-    compact: async () => compact(await anyStore()),
-    // No partition and no server restart: there is no server or network between a process and its file.
-  },
-});
+// Once with heartbeats on the member rows, once with one elected reaper per role reading heartbeat rows
+// (registry.member.liveness=reaper): the contract holds either way.
+for (const [NAME, liveness] of [
+  ['sqlite', undefined],
+  ['sqlite (reaper liveness)', 'reaper'],
+] as const) {
+  registryConformance({
+    name: NAME,
+    liveness,
+    createRegistry: (config): Promise<Registry> => createRegistry({ ...config, type: 'sqlite', sqlite: { path } }),
+    capabilities: {
+      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'sqlite', sqlite: { path } }) },
+      compact: async () => compact(await anyStore()),
+      // No partition and no server restart: there is no server or network between a process and its file.
+    },
+  });
+}
+

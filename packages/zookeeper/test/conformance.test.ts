@@ -24,16 +24,24 @@ storeConformance({
   },
 });
 
-registryConformance({
-  name: 'zookeeper',
-  createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'zookeeper', zookeeper: { connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS } })),
-  capabilities: {
-    partition: {
-      partition: (registry) => proxies.cut(registry),
-      heal: (registry) => proxies.heal(registry),
+// Once with heartbeats on the member records, once with one elected reaper per role reading heartbeat records
+// (registry.member.liveness=reaper): the contract holds either way.
+for (const [NAME, liveness] of [
+  ['zookeeper', undefined],
+  ['zookeeper (reaper liveness)', 'reaper'],
+] as const) {
+  registryConformance({
+    name: NAME,
+    liveness,
+    createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'zookeeper', zookeeper: { connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS } })),
+    capabilities: {
+      partition: {
+        partition: (registry) => proxies.cut(registry),
+        heal: (registry) => proxies.heal(registry),
+      },
+      // The child connects on its own from plain configuration.
+      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS } }) },
+      restartServer: () => restartServer('zookeeper'),
     },
-    // The child connects on its own from plain configuration.
-    crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS } }) },
-    restartServer: () => restartServer('zookeeper'),
-  },
-});
+  });
+}
