@@ -11,7 +11,7 @@ export type { BackendSection, RegistryBackendSections, RegistryType } from './co
 export type { PluginOptionsInput } from './config/plugin-options.js';
 export { envName } from './config/option-schema.js';
 export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
-export type { MemberConfig, MemberLiveness } from './member-liveness.js';
+export { MEMBER_LIVENESS_MODES, type MemberConfig, type MemberLiveness } from './member-liveness.js';
 export type { ConnectionEvents, ConnectionState } from './connection-monitor.js';
 export type { Leadership, LeadershipEvents } from './leadership.js';
 export type { LeaderObserver, LeaderInfo, LeaderObserverEvents } from './leader-observer.js';

@@ -14,6 +14,7 @@ import type { MemberTiming } from './timing.js';
  */
 export type MemberLiveness = 'heartbeat' | 'reaper';
 
+/** Every value `registry.member.liveness` takes. */
 export const MEMBER_LIVENESS_MODES: readonly MemberLiveness[] = ['heartbeat', 'reaper'];
 
 /** The `registry.member` section: heartbeat timings and the liveness mode. */

@@ -39,11 +39,6 @@ export class MemberReaper {
     if (!this.roles.has(role)) this.roles.set(role, new RoleReaper(role, this.options));
   }
 
-  /** The roles this process reaps now, sorted. */
-  reaping(): string[] {
-    return [...this.roles.values()].filter((r) => r.active).map((r) => r.role).sort();
-  }
-
   close(): void {
     this.roles.forEach((r) => r.close());
     this.roles.clear();
@@ -77,10 +72,6 @@ class RoleReaper {
     this.holder.on('lost', () => this.endTerm());
     this.holder.on('failed', ({ error }) => options.logger.warn({ err: error, role }, '[rollcall] cannot campaign to reap this role'));
     this.holder.start();
-  }
-
-  get active(): boolean {
-    return this.term !== undefined;
   }
 
   close(): void {

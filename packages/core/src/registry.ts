@@ -191,10 +191,11 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     this.subscriptions.add(
       this.directory.subscribe(undefined, (event) => {
-        // A process that reads a role with members is a candidate to reap it: someone who wants its removals.
-        if (event.type === 'added') this.reaper?.campaign(event.member.role);
-        if (event.type === 'added') this.emit('memberAdded', event);
-        else if (event.type === 'updated') this.emit('memberUpdated', event);
+        if (event.type === 'added') {
+          // A process that reads a role with members is a candidate to reap it: someone who wants its removals.
+          this.reaper?.campaign(event.member.role);
+          this.emit('memberAdded', event);
+        } else if (event.type === 'updated') this.emit('memberUpdated', event);
         else this.emit('memberRemoved', event);
       }),
     );

@@ -45,6 +45,19 @@ function log(h: Harness, registry: Registry, role: string) {
   return { events, at, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
 }
 
+/**
+ * A member `a` announcing `w1` (with `payload`), `r` reading the role first (so it is the one to reap it) and `d`
+ * reading it after: d's member log and its view of the reaper election.
+ */
+async function memberAndTwoReaders(h: Harness, payload?: string) {
+  const a = await h.registry('a', reaper);
+  const r = await h.registry('r', reaper);
+  const d = await h.registry('d', reaper);
+  log(h, r.registry, 'worker');
+  await a.registry.announce({ role: 'worker', id: 'w1', ...(payload === undefined ? {} : { payload }) });
+  return { a, r, d, seen: log(h, d.registry, 'worker'), lead: reaperOf(h, d.registry, 'worker') };
+}
+
 /** Keys of `kind` (`member/`, `heartbeat/`) in the backend now. */
 function keys(h: Harness, kind: string): string[] {
   return [...h.backend.rows.keys()].filter((k) => k.includes(kind)).sort();
@@ -106,13 +119,7 @@ describe('member liveness: reaper', () => {
 
   it('after the reaper crashes, its successor reaps from its own first sight: crash → removed within election lease + retry period + member lease', async () => {
     h = new Harness();
-    const a = await h.registry('a', reaper);
-    const r = await h.registry('r', reaper);
-    const d = await h.registry('d', reaper);
-    log(h, r.registry, 'worker');
-    await a.registry.announce({ role: 'worker', id: 'w1', payload: 'last' });
-    const seen = log(h, d.registry, 'worker');
-    const lead = reaperOf(h, d.registry, 'worker');
+    const { a, r, seen, lead } = await memberAndTwoReaders(h, 'last');
     await h.clock.advance(2 * INTERVAL);
     expect(lead.identity).toBe('r');
     const crashedAt = h.clock.now();
@@ -130,13 +137,7 @@ describe('member liveness: reaper', () => {
 
   it('a reaper cut off past its lease hands over; a member heartbeating meanwhile is never removed', async () => {
     h = new Harness();
-    const a = await h.registry('a', reaper);
-    const r = await h.registry('r', reaper);
-    const d = await h.registry('d', reaper);
-    log(h, r.registry, 'worker');
-    await a.registry.announce({ role: 'worker', id: 'w1' });
-    const seen = log(h, d.registry, 'worker');
-    const lead = reaperOf(h, d.registry, 'worker');
+    const { r, seen, lead } = await memberAndTwoReaders(h);
     await h.clock.advance(INTERVAL);
     r.store.partition();
     await h.clock.advanceUntil(() => lead.identity === 'd', ELECTION_LEASE + RETRY + 100);

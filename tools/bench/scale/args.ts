@@ -1,12 +1,10 @@
 import { parseArgs } from 'node:util';
-import type { MemberLiveness } from '@rollcall/core';
+import { MEMBER_LIVENESS_MODES, type MemberLiveness } from '@rollcall/core';
 import { UsageError } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
 export const SCALE_BACKENDS = ['kubernetes', 'etcd', 'zookeeper'] as const;
 export type ScaleBackend = (typeof SCALE_BACKENDS)[number];
-/** The member liveness modes (`registry.member.liveness`) a run can give every simulated registry. */
-export const SCALE_LIVENESS: readonly MemberLiveness[] = ['heartbeat', 'reaper'];
 
 /** What one scale run measures. */
 export interface ScaleOptions {
@@ -73,7 +71,7 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
   --handovers <n>          timed graceful handovers (default ${SCALE_DEFAULTS.handovers})
   --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
   --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
-  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${SCALE_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
+  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${MEMBER_LIVENESS_MODES.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
   --json <file>            also write the results as JSON
   --render <file>          print the table of a JSON file written by --json, run nothing
   --help
@@ -130,7 +128,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
   if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--seconds must be a positive number, not ${JSON.stringify(parsed.seconds)}`);
   const liveness = parsed.liveness === undefined ? d.liveness : parsed.liveness.split(',').map((m) => m.trim()).filter(Boolean);
   for (const mode of liveness) {
-    if (!(SCALE_LIVENESS as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${SCALE_LIVENESS.join(', ')}, not ${JSON.stringify(mode)}`);
+    if (!(MEMBER_LIVENESS_MODES as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${MEMBER_LIVENESS_MODES.join(', ')}, not ${JSON.stringify(mode)}`);
   }
   if (liveness.length === 0) throw new UsageError('--liveness names no mode');
   const options: ScaleOptions = {
@@ -145,7 +143,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     handovers: count('handovers', parsed.handovers, d.handovers, 0),
     crashes: count('crashes', parsed.crashes, d.crashes, 0),
     crashMembers: count('crash-members', parsed['crash-members'], d.crashMembers, 1),
-    liveness: SCALE_LIVENESS.filter((m) => liveness.includes(m)),
+    liveness: MEMBER_LIVENESS_MODES.filter((m) => liveness.includes(m)),
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
   const smallest = options.members[0]!;
