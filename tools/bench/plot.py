@@ -42,10 +42,13 @@ def main(source, target):
     with open(source) as f:
         results = json.load(f)
     rows = [r for r in results["rows"] if not r.get("skipped") and r.get("server")]
-    # One line per backend, and per liveness mode where a run measured more than the default.
+    # One line per backend and member setting, named as the table names it (results.ts seriesName).
     def series_of(r):
-        mode = r.get("liveness", "heartbeat")
-        return r["backend"] if mode == "heartbeat" else f'{r["backend"]} ({mode})'
+        setting = [r["liveness"]] if r.get("liveness", "heartbeat") != "heartbeat" else []
+        if r.get("memberTiming"):
+            t = r["memberTiming"]
+            setting.append(f'{t["heartbeatIntervalMs"]}/{t["leaseDurationMs"]} ms')
+        return f'{r["backend"]} ({", ".join(setting)})' if setting else r["backend"]
 
     backends = list(dict.fromkeys(series_of(r) for r in rows))
     sizes = sorted({r["members"] for r in rows})

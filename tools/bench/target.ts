@@ -24,6 +24,13 @@ export interface BenchTarget {
    * not (the SQL backends share one per process and settings).
    */
   backendConfig(slot: number): BackendConfig;
+  /**
+   * The configuration a deployed process would use, where it differs from
+   * {@link backendConfig}: on Kubernetes a service account's token bound to the
+   * shipped Role, not the admin's certificate (which skips RBAC and costs the
+   * API server a certificate check per request). Fresh credentials each call.
+   */
+  processConfig?(): Promise<BackendConfig>;
   /** How the crash child, the process the failover scenario kills, reaches the backend. */
   crashChild: CrashChildTarget;
   /** The server's own count of idle processes' requests, or why there is none. */

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { UsageError } from '../bench/args.js';
 import { latency, requestRates, seenByEvery, watchRates } from '../bench/scale/aggregate.js';
 import { parseScaleArgs, SCALE_DEFAULTS } from '../bench/scale/args.js';
 import { planCluster } from '../bench/scale/plan.js';
 import { coresBetween, parseCpuTicks, parseParentPid, parseRssBytes, processTree, sampleProcess } from '../bench/scale/proc.js';
-import type { ScaleRow } from '../bench/scale/results.js';
+import { memberFields, seriesName, type ScaleRow } from '../bench/scale/results.js';
 import { latencyCell, renderScaleNotes, renderScaleTable, SCALE_COLUMNS } from '../bench/scale/table.js';
 
 describe('bench:scale arguments', () => {
@@ -16,6 +17,14 @@ describe('bench:scale arguments', () => {
     expect(parseScaleArgs(['--liveness', 'reaper'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['reaper'] });
     expect(parseScaleArgs(['--liveness', 'reaper,heartbeat'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['heartbeat', 'reaper'] });
     expect(SCALE_DEFAULTS.liveness).toEqual(['heartbeat']);
+    expect(parseScaleArgs(['--member-timing', '10000/40000, 5000/20000,10000/40000'])).toEqual({
+      ...SCALE_DEFAULTS,
+      memberTimings: [
+        { heartbeatIntervalMs: 10_000, leaseDurationMs: 40_000 },
+        { heartbeatIntervalMs: 5_000, leaseDurationMs: 20_000 },
+      ],
+    });
+    expect(SCALE_DEFAULTS.memberTimings).toEqual([{ heartbeatIntervalMs: 5_000, leaseDurationMs: 20_000 }]);
   });
 
   it('refuses what cannot run, saying why', () => {
@@ -27,6 +36,11 @@ describe('bench:scale arguments', () => {
     expect(() => parseScaleArgs(['--nodes', '3'])).toThrow(UsageError);
     expect(() => parseScaleArgs(['--liveness', 'pods'])).toThrow(new UsageError('--liveness must be one of heartbeat, reaper, not "pods"'));
     expect(() => parseScaleArgs(['--liveness', ','])).toThrow(new UsageError('--liveness names no mode'));
+    expect(() => parseScaleArgs(['--member-timing', '10000'])).toThrow(new UsageError('--member-timing takes heartbeat/lease in ms, e.g. 10000/40000, not "10000"'));
+    expect(() => parseScaleArgs(['--member-timing', '10s/40s'])).toThrow(UsageError);
+    // the registry's own rule, in its words
+    expect(() => parseScaleArgs(['--member-timing', '10000/15000'])).toThrow(/^--member-timing 10000\/15000: .*leaseDurationMs \(15000\) must be at least 2 x heartbeatIntervalMs \(20000\)/);
+    expect(() => parseScaleArgs(['--member-timing', ','])).toThrow(new UsageError('--member-timing names no timing'));
   });
 });
 
@@ -138,5 +152,14 @@ describe('bench:scale aggregation', () => {
     const backends = renderScaleTable([row(), row('heartbeat'), row('reaper')]).split('\n').slice(2).map((line) => line.slice(1, -1).split('|')[1]!.trim());
     expect(backends).toEqual(['kubernetes', 'kubernetes', 'kubernetes (reaper)']);
     expect(renderScaleNotes([row('reaper')])).toMatch(/^- N = 100, kubernetes \(reaper\): /);
+  });
+
+  it('names a member timing that is not the default, and records one only then', () => {
+    const timing = { heartbeatIntervalMs: 10_000, leaseDurationMs: 40_000 };
+    expect(memberFields({ liveness: 'reaper', ...timing })).toEqual({ liveness: 'reaper', memberTiming: timing });
+    expect(memberFields({ liveness: 'heartbeat', ...DEFAULT_MEMBER_TIMING })).toEqual({ liveness: 'heartbeat' });
+    expect(seriesName({ backend: 'kubernetes', liveness: 'reaper', memberTiming: timing })).toBe('kubernetes (reaper, 10000/40000 ms)');
+    expect(seriesName({ backend: 'etcd', liveness: 'heartbeat', memberTiming: timing })).toBe('etcd (10000/40000 ms)');
+    expect(seriesName({ backend: 'etcd', liveness: 'heartbeat' })).toBe('etcd');
   });
 });

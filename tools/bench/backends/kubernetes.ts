@@ -20,6 +20,8 @@ export interface KubernetesTarget extends BenchTarget {
 
 /** The Role that campaigns, locks and announces, as deploy/kubernetes ships it. */
 const COORDINATOR_MANIFEST = 'rollcall-coordinator.yaml';
+/** The service account of {@link BenchTarget.processConfig}. */
+const PROCESS_ACCOUNT = 'rollcall-process';
 
 export const kubernetesBackend: BenchBackend<KubernetesTarget> = {
   name: 'kubernetes',
@@ -54,12 +56,19 @@ export const kubernetesBackend: BenchBackend<KubernetesTarget> = {
       } as KubernetesObject);
       return { kubeconfig, user: `system:serviceaccount:${namespace}:${name}` };
     };
+    let processAccount: Promise<unknown> | undefined;
     return {
       namespace,
       adminKubeconfig: kube.kubeconfig,
       audit,
       serviceAccount,
       backendConfig,
+      async processConfig() {
+        processAccount ??= serviceAccount(PROCESS_ACCOUNT);
+        await processAccount;
+        // a token minted now outlives any one size of a run
+        return { type: 'kubernetes', kubernetes: { kubeconfig: await serviceAccountKubeconfig(namespace, PROCESS_ACCOUNT), namespace } };
+      },
       crashChild: crashChildWithConfig(backendConfig),
       idle: perClientIdleProbe({
         source: "the API server's audit log, one service account per role",

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { MEMBER_LIVENESS_MODES, type MemberLiveness } from '@rollcall/core';
+import { DEFAULT_MEMBER_TIMING, MEMBER_LIVENESS_MODES, memoryPlugin, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
 import { UsageError } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
@@ -32,9 +32,17 @@ export interface ScaleOptions {
   crashMembers: number;
   /** `registry.member.liveness` of every simulated registry: each mode is measured in turn at each size and backend. Default heartbeat. */
   liveness: MemberLiveness[];
+  /** Member heartbeat interval and lease of every simulated registry: each is measured in turn, in each liveness mode. Default core's, 5000 / 20000 ms. */
+  memberTimings: MemberTiming[];
   /** Where to write the results as JSON, for the plot and the README table. Default: nowhere. */
   json?: string;
 }
+
+/** `5000/20000`: a member timing as --member-timing takes it. */
+export const timingLabel = (t: MemberTiming) => `${t.heartbeatIntervalMs}/${t.leaseDurationMs}`;
+
+/** True for core's default member timing. */
+export const isDefaultTiming = (t: MemberTiming) => timingLabel(t) === timingLabel(DEFAULT_MEMBER_TIMING);
 
 export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   backends: ['kubernetes'],
@@ -49,6 +57,7 @@ export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   crashes: 3,
   crashMembers: 4,
   liveness: ['heartbeat'],
+  memberTimings: [DEFAULT_MEMBER_TIMING],
 };
 
 export const SCALE_USAGE = `Usage: npm run bench:scale -- [--backend ${SCALE_BACKENDS.join(',')}] [--members 100,300,1000] [options]
@@ -72,11 +81,25 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
   --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
   --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
   --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${MEMBER_LIVENESS_MODES.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
+  --member-timing <list>   heartbeat/lease ms pairs of every simulated member, each measured in turn (default ${timingLabel(DEFAULT_MEMBER_TIMING)})
   --json <file>            also write the results as JSON
   --render <file>          print the table of a JSON file written by --json, run nothing
   --help
 
 Servers come up through tools/testenv (ROLLCALL_TESTENV_ROOT, ROLLCALL_TESTENV_PORT_BASE): use a private instance.`;
+
+/** One --member-timing pair, checked by the rules a registry applies. */
+function memberTiming(value: string): MemberTiming {
+  const [heartbeat, lease, ...rest] = value.split('/').map(Number);
+  if (rest.length > 0 || !Number.isInteger(heartbeat) || !Number.isInteger(lease)) throw new UsageError(`--member-timing takes heartbeat/lease in ms, e.g. 10000/40000, not ${JSON.stringify(value)}`);
+  const timing = { heartbeatIntervalMs: heartbeat!, leaseDurationMs: lease! };
+  try {
+    resolveConfig({ type: 'memory', member: timing }, memoryPlugin);
+  } catch (err) {
+    throw new UsageError(`--member-timing ${value}: ${(err as Error).message}`);
+  }
+  return timing;
+}
 
 function count(name: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -105,6 +128,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
         crashes: { type: 'string' },
         'crash-members': { type: 'string' },
         liveness: { type: 'string' },
+        'member-timing': { type: 'string' },
         json: { type: 'string' },
         render: { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -131,6 +155,8 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     if (!(MEMBER_LIVENESS_MODES as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${MEMBER_LIVENESS_MODES.join(', ')}, not ${JSON.stringify(mode)}`);
   }
   if (liveness.length === 0) throw new UsageError('--liveness names no mode');
+  const timings = parsed['member-timing'] === undefined ? d.memberTimings : parsed['member-timing'].split(',').map((t) => t.trim()).filter(Boolean).map(memberTiming);
+  if (timings.length === 0) throw new UsageError('--member-timing names no timing');
   const options: ScaleOptions = {
     backends: SCALE_BACKENDS.filter((b) => backends.includes(b)),
     members: [...new Set(members)].sort((a, b) => a - b),
@@ -144,6 +170,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     crashes: count('crashes', parsed.crashes, d.crashes, 0),
     crashMembers: count('crash-members', parsed['crash-members'], d.crashMembers, 1),
     liveness: MEMBER_LIVENESS_MODES.filter((m) => liveness.includes(m)),
+    memberTimings: [...new Map(timings.map((t) => [timingLabel(t), t])).values()],
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
   const smallest = options.members[0]!;

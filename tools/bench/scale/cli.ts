@@ -43,7 +43,7 @@ async function main(): Promise<number> {
     loadAfter: load(),
     durationSeconds: (Date.now() - started) / 1000,
     options: rest,
-    timing: `default timings: member heartbeat ${m.heartbeatIntervalMs / 1000} s, lease ${m.leaseDurationMs / 1000} s; elections ${e.leaseDurationMs / 1000} / ${e.renewDeadlineMs / 1000} / ${e.retryPeriodMs / 1000} s`,
+    timing: `default timings (member heartbeat ${m.heartbeatIntervalMs / 1000} s, lease ${m.leaseDurationMs / 1000} s, where a row names no other); elections ${e.leaseDurationMs / 1000} / ${e.renewDeadlineMs / 1000} / ${e.retryPeriodMs / 1000} s`,
     rows,
   };
   if (json) writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);

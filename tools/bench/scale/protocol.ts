@@ -3,7 +3,7 @@
  * processes, over the fork IPC channel. Times are CLOCK_MONOTONIC
  * milliseconds (`monotonicMs`), one timeline for every process on the host.
  */
-import type { MemberLiveness } from '@rollcall/core';
+import type { MemberConfig } from '@rollcall/core';
 import type { BackendConfig } from '../target.js';
 
 /** Role of a member that watches the workers. */
@@ -46,7 +46,7 @@ export interface WorkerStatus {
 }
 
 export type Request =
-  | { op: 'open'; backend: BackendConfig; cluster: string; liveness: MemberLiveness; processes: SimProcess[]; concurrency: number }
+  | { op: 'open'; backend: BackendConfig; cluster: string; member: MemberConfig; processes: SimProcess[]; concurrency: number }
   /** With `gc`, collects garbage first, so the RSS read next is of live memory. */
   | { op: 'status'; gc?: boolean }
   | { op: 'announce'; process: string; member: string }

@@ -1,6 +1,6 @@
 import type { Summary } from '../../testenv/stats.js';
-import type { MemberLiveness } from '@rollcall/core';
-import type { ScaleBackend, ScaleOptions } from './args.js';
+import type { MemberConfig, MemberLiveness, MemberTiming } from '@rollcall/core';
+import { isDefaultTiming, timingLabel, type ScaleBackend, type ScaleOptions } from './args.js';
 
 /** A latency measured some number of times: the summary of those that completed. */
 export interface Latency {
@@ -15,6 +15,8 @@ export interface ScaleRow {
   backend: ScaleBackend;
   /** The simulated registries' `registry.member.liveness`; absent in results from before the option (heartbeat). */
   liveness?: MemberLiveness;
+  /** The simulated members' heartbeat interval and lease, where not core's default (5000 / 20000 ms). */
+  memberTiming?: MemberTiming;
   members: number;
   /** Simulated processes open when the window started. */
   opened: number;
@@ -80,4 +82,16 @@ export interface ScaleResults {
   options: Omit<ScaleOptions, 'json'>;
   timing: string;
   rows: ScaleRow[];
+}
+
+/** The backend, with the member setting where it is not the default: `kubernetes (reaper, 10000/40000 ms)`. */
+export function seriesName(row: Pick<ScaleRow, 'backend' | 'liveness' | 'memberTiming'>): string {
+  const setting = [...(row.liveness && row.liveness !== 'heartbeat' ? [row.liveness] : []), ...(row.memberTiming ? [`${timingLabel(row.memberTiming)} ms`] : [])];
+  return setting.length > 0 ? `${row.backend} (${setting.join(', ')})` : row.backend;
+}
+
+/** What a row records of the member setting it ran with: the mode, and the timing where not the default. */
+export function memberFields(member: MemberConfig): Pick<ScaleRow, 'liveness' | 'memberTiming'> {
+  const timing = { heartbeatIntervalMs: member.heartbeatIntervalMs, leaseDurationMs: member.leaseDurationMs };
+  return { liveness: member.liveness, ...(isDefaultTiming(timing) ? {} : { memberTiming: timing }) };
 }

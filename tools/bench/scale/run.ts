@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DEFAULT_MEMBER_TIMING, type MemberLiveness } from '@rollcall/core';
+import type { MemberConfig } from '@rollcall/core';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import { summarize } from '../../testenv/stats.js';
 import { up } from '../../testenv/index.js';
@@ -12,7 +12,7 @@ import { EventBook } from './event-book.js';
 import { planCluster, type ClusterPlan } from './plan.js';
 import { coresBetween, sampleProcesses } from './proc.js';
 import { MASTER_ROLE, type WorkerStatus } from './protocol.js';
-import type { ScaleRow } from './results.js';
+import { memberFields, seriesName, type ScaleRow } from './results.js';
 import { requestWindow, sampleServer, SERVER_UNITS } from './server.js';
 import { WorkerProcess } from './worker-process.js';
 
@@ -86,24 +86,24 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** One backend in one liveness mode at one size: bring N simulated processes up, let them settle, measure a window, tear down. */
-async function measureSize(backend: ScaleBackend, liveness: MemberLiveness, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
+/** One backend with one member setting at one size: bring N simulated processes up, let them settle, measure a window, tear down. */
+async function measureSize(backend: ScaleBackend, member: MemberConfig, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
   const plan = planCluster(n, options);
   const cluster = benchCluster('scale');
   const fleet = new Fleet();
   const saturated: string[] = [];
-  const say = (line: string) => progress(`${backend} (${liveness}) N=${n}: ${line}`);
+  const say = (line: string) => progress(`${seriesName({ backend, ...memberFields(member) })} N=${n}: ${line}`);
   try {
     say(`starting ${plan.processes.length} worker processes and ${plan.crashes.length} to crash`);
     await fleet.start(backend, plan);
     const empty = sampleProcesses(fleet.main.map((w) => w.pid));
 
     say(`opening ${n} registries (${plan.masters.length} masters, ${n - plan.masters.length} workers), ${plan.elections.length} elections`);
+    const backendConfig = (await target.processConfig?.()) ?? target.backendConfig(0);
     const opening = Date.now();
-    const backendConfig = target.backendConfig(0);
     const opened = await Promise.allSettled(
       [...plan.processes, ...plan.crashes].map((processes, i) =>
-        [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, liveness, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
+        [...fleet.main, ...fleet.crash][i]!.request<WorkerStatus>({ op: 'open', backend: backendConfig, cluster, member, processes, concurrency: OPEN_CONCURRENCY }, openBoundMs(n)),
       ),
     );
     const everyone = [...fleet.main, ...fleet.crash];
@@ -156,7 +156,7 @@ async function measureSize(backend: ScaleBackend, liveness: MemberLiveness, targ
       const members = plan.crashes[j]!.map((s) => s.id);
       const at = monotonicMs();
       victim.kill();
-      const bound = DEFAULT_MEMBER_TIMING.leaseDurationMs + CRASH_SLACK_MS;
+      const bound = member.leaseDurationMs + CRASH_SLACK_MS;
       return Promise.all(members.map((m) => fleet.book.until(() => seenByEvery(at, fleet.book.removed.get(m), plan.masters), bound, `every master to see ${m} removed after its process was killed`)));
     });
     const handovers = spread(plan.elections.length > 0 ? options.handovers : 0, windowMs, async (h) => {
@@ -189,7 +189,7 @@ async function measureSize(backend: ScaleBackend, liveness: MemberLiveness, targ
     };
     return {
       backend,
-      liveness,
+      ...memberFields(member),
       members: n,
       opened: open,
       windowSeconds: seconds,
@@ -235,18 +235,18 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
   await up(servers);
   const targets = new Map<ScaleBackend, BenchTarget>();
   const rows: ScaleRow[] = [];
-  /** By backend and liveness mode. */
+  /** By series (backend and member setting). */
   const saturatedAt = new Map<string, number>();
   const idle = new Map<ScaleBackend, number>();
   const none = { attempted: 0 };
   try {
     for (const n of options.members) {
       for (const backend of options.backends) {
-        for (const liveness of options.liveness) {
-          const series = `${backend}/${liveness}`;
+        for (const member of options.liveness.flatMap((liveness) => options.memberTimings.map((timing): MemberConfig => ({ liveness, ...timing })))) {
+          const series = seriesName({ backend, ...memberFields(member) });
           const smaller = saturatedAt.get(series);
           if (smaller !== undefined) {
-            rows.push({ backend, liveness, members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
+            rows.push({ backend, ...memberFields(member), members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
             continue;
           }
           let target = targets.get(backend);
@@ -256,11 +256,11 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
             idle.set(backend, await idleServerCores(backend));
           }
           // a size the harness could not run is reported as failed, not saturated, and the run goes on
-          const row = await measureSize(backend, liveness, target, idle.get(backend)!, n, options, progress).catch(
-            (err: unknown): ScaleRow => ({ backend, liveness, members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
+          const row = await measureSize(backend, member, target, idle.get(backend)!, n, options, progress).catch(
+            (err: unknown): ScaleRow => ({ backend, ...memberFields(member), members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
           );
           if (row.saturated.length > 0) saturatedAt.set(series, n);
-          else if (row.failed) progress(`${backend} (${liveness}) N=${n}: failed: ${row.failed}`);
+          else if (row.failed) progress(`${series} N=${n}: failed: ${row.failed}`);
           rows.push(row);
         }
       }

@@ -1,4 +1,4 @@
-import type { Latency, ScaleResults, ScaleRow } from './results.js';
+import { seriesName, type Latency, type ScaleResults, type ScaleRow } from './results.js';
 
 /** One column: its header and how a row fills it ('' for a skipped row). */
 interface Column {
@@ -17,15 +17,13 @@ export function latencyCell(figure: Latency): string {
   return figure.summary.n < figure.attempted ? `${cell} (${figure.summary.n} of ${figure.attempted})` : cell;
 }
 
-/** The backend, and the liveness mode where it is not the default. */
-const series = (r: ScaleRow) => (r.liveness && r.liveness !== 'heartbeat' ? `${r.backend} (${r.liveness})` : r.backend);
 
 const fixed = (digits: number) => (value: number | undefined) => (value === undefined ? NA : value.toFixed(digits));
 
 /** The table's columns, in order. */
 export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'N', cell: (r) => String(r.members) },
-  { header: 'backend', cell: series },
+  { header: 'backend', cell: seriesName },
   { header: 'server CPU cores (idle)', cell: (r) => (r.server ? `${r.server.cores.toFixed(2)} (${r.server.idleCores.toFixed(2)})` : NA) },
   { header: 'server RSS MiB', cell: (r) => fixed(0)(r.server && r.server.rssBytes / MiB) },
   { header: 'requests/s', cell: (r) => fixed(1)(r.requests?.perSecond) },
@@ -67,7 +65,7 @@ export function renderScaleNotes(rows: readonly ScaleRow[]): string {
     if (row.perMember) parts.push(`worker processes ${(row.perMember.cores * row.perMember.hosted).toFixed(2)} cores in all`);
     if (!row.skipped && !row.failed) parts.push(`${row.opened} of ${row.members} registries open; window ${row.windowSeconds.toFixed(0)} s`);
     for (const s of row.saturated) parts.push(`SATURATED: ${s}`);
-    lines.push(`- N = ${row.members}, ${series(row)}: ${parts.join('. ')}.`);
+    lines.push(`- N = ${row.members}, ${seriesName(row)}: ${parts.join('. ')}.`);
   }
   return lines.join('\n');
 }

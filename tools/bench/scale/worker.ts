@@ -5,7 +5,7 @@
  * Takes requests from the coordinator over IPC (protocol.ts); reports what
  * the masters see of tracked members and every leadership change.
  */
-import { createRegistry, type Leadership, type MemberHandle, type MemberLiveness, type Registry, type RegistryType } from '@rollcall/core';
+import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
 import { PLUGIN_PACKAGES, type RecordStore } from '@rollcall/core/spi';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import type { BackendConfig } from '../target.js';
@@ -48,11 +48,11 @@ function campaign(process: string, sim: Simulated, election: string): void {
   leadership.on('lost', () => send({ kind: 'leader', process, election, type: 'lost', at: monotonicMs() }));
 }
 
-async function openOne(backend: BackendConfig, cluster: string, liveness: MemberLiveness, spec: SimProcess, create: (o: Record<string, unknown>) => Promise<RecordStore>): Promise<void> {
+async function openOne(backend: BackendConfig, cluster: string, member: MemberConfig, spec: SimProcess, create: (o: Record<string, unknown>) => Promise<RecordStore>): Promise<void> {
   const { type, ...sections } = backend;
   const store = countingStore(await create({ ...(sections[type] as Record<string, unknown>), cluster }), watch[spec.role]);
-  // the backend's default timings: member heartbeat 5 s, lease 20 s; elections 15 / 10 / 2 s
-  const registry = await createRegistry({ type: type as RegistryType, cluster, identity: spec.id, member: { liveness } }, { store });
+  // elections at the default timings, 15 / 10 / 2 s
+  const registry = await createRegistry({ type: type as RegistryType, cluster, identity: spec.id, member }, { store });
   const sim: Simulated = { role: spec.role, registry, members: new Map(), campaigns: new Map() };
   simulated.set(spec.id, sim);
   if (spec.role === MASTER_ROLE) {
@@ -77,7 +77,7 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
   const lane = async () => {
     for (let spec = queue.shift(); spec; spec = queue.shift()) {
       const started = monotonicMs();
-      await openOne(request.backend, request.cluster, request.liveness, spec, create).then(
+      await openOne(request.backend, request.cluster, request.member, spec, create).then(
         () => openMs.push(monotonicMs() - started),
         (err: unknown) => {
           failed++;
