@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import { waitFor } from './wait-for.js';
 
 /** How long to wait for the marker request to reach the log. Milliseconds. */
@@ -21,9 +22,11 @@ export interface AuditTotals {
   byMethod: Record<string, number>;
 }
 
-/** A counting window: where the log ended and the time when it was opened. */
+/** A counting window: where the log ended, in which file, and the time when it was opened. */
 export interface AuditWindow {
   fromByte: number;
+  /** The log file's inode then: a rotation renames it, so it is found again by this. */
+  inode: number;
   from: number;
 }
 
@@ -38,14 +41,17 @@ export class AuditLog {
    * @param path the audit log file
    * @param marker makes one request naming the given (absent) object, after
    *   the window: once its event is in the log, so is every earlier one
+   * @param markerWaitMs how long to wait for the marker to be logged, ms (default 30000)
    */
   constructor(
     private readonly path: string,
     private readonly marker: (name: string) => Promise<void>,
+    private readonly markerWaitMs = MARKER_WAIT_MS,
   ) {}
 
   open(): AuditWindow {
-    return { fromByte: statSync(this.path).size, from: Date.now() };
+    const { size, ino } = statSync(this.path);
+    return { fromByte: size, inode: ino, from: Date.now() };
   }
 
   /** Ends the window now; resolves with each of `users`' requests received inside it. */
@@ -79,10 +85,10 @@ export class AuditLog {
     let events: AuditEvent[] = [];
     await waitFor(
       () => {
-        events = this.eventsSince(window.fromByte);
+        events = this.eventsSince(window);
         return events.some((e) => e.objectRef?.name === markerName);
       },
-      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: MARKER_WAIT_MS },
+      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: this.markerWaitMs },
     );
     const seen = new Set<string>();
     return events.filter((e) => {
@@ -93,18 +99,44 @@ export class AuditLog {
     });
   }
 
-  private eventsSince(fromByte: number): AuditEvent[] {
-    const size = statSync(this.path).size;
-    if (size < fromByte) throw new Error(`the audit log ${this.path} was rotated during the window; run again`);
-    const buffer = Buffer.alloc(size - fromByte);
-    const fd = openSync(this.path, 'r');
-    try {
-      readSync(fd, buffer, 0, buffer.length, fromByte);
-    } finally {
-      closeSync(fd);
+  /**
+   * The events logged since the window opened. The API server rotates the log
+   * by renaming it `<name>-<time><ext>` and starting a new one: the window's
+   * file is then that backup, followed by any later backups and the new log.
+   */
+  private eventsSince(window: AuditWindow): AuditEvent[] {
+    const current = statSync(this.path);
+    if (current.ino === window.inode) {
+      if (current.size < window.fromByte) throw new Error(`the audit log ${this.path} was truncated during the window; run again`);
+      return parseLines(readFrom(this.path, window.fromByte));
     }
-    const lines = buffer.toString('utf8').split('\n');
-    lines.pop(); // empty after the last newline, or a line still being written
-    return lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as AuditEvent);
+    const dir = dirname(this.path);
+    const ext = extname(this.path);
+    const stem = `${basename(this.path, ext)}-`;
+    // the time in a backup's name sorts as text
+    const backups = readdirSync(dir).filter((f) => f.startsWith(stem) && f.endsWith(ext)).sort().map((f) => join(dir, f));
+    const first = backups.findIndex((f) => statSync(f).ino === window.inode);
+    if (first < 0) throw new Error(`the audit log ${this.path} was rotated during the window and its backup is gone; run again`);
+    const text = [readFrom(backups[first]!, window.fromByte), ...backups.slice(first + 1).map((f) => readFrom(f, 0)), readFrom(this.path, 0)];
+    return text.flatMap(parseLines);
   }
+}
+
+/** A file's bytes from `fromByte` to its end now, as text. */
+function readFrom(path: string, fromByte: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(Math.max(0, statSync(path).size - fromByte));
+    readSync(fd, buffer, 0, buffer.length, fromByte);
+    return buffer.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The events of whole lines; the last line is dropped, empty after the last newline or still being written. */
+function parseLines(text: string): AuditEvent[] {
+  const lines = text.split('\n');
+  lines.pop();
+  return lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as AuditEvent);
 }
