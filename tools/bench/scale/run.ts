@@ -96,6 +96,8 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
   try {
     say(`starting ${plan.processes.length} worker processes and ${plan.crashes.length} to crash`);
     await fleet.start(backend, plan);
+    // after a collection, as the RSS after the window is read: loading's garbage made it negative at small N
+    await fleet.statuses(fleet.main, true);
     const empty = sampleProcesses(fleet.main.map((w) => w.pid));
 
     say(`opening ${n} registries (${plan.masters.length} masters, ${n - plan.masters.length} workers), ${plan.elections.length} elections`);
