@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DEFAULT_MEMBER_TIMING, MEMBER_LIVENESS_MODES, memoryPlugin, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
+import { DEFAULT_MEMBER_TIMING, MEMBER_LIVENESS_MODES, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
 import { UsageError } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
@@ -94,7 +94,8 @@ function memberTiming(value: string): MemberTiming {
   if (rest.length > 0 || !Number.isInteger(heartbeat) || !Number.isInteger(lease)) throw new UsageError(`--member-timing takes heartbeat/lease in ms, e.g. 10000/40000, not ${JSON.stringify(value)}`);
   const timing = { heartbeatIntervalMs: heartbeat!, leaseDurationMs: lease! };
   try {
-    resolveConfig({ type: 'memory', member: timing }, memoryPlugin);
+    // core's options only: a plugin with none of its own, never connected
+    resolveConfig({ type: 'memory', member: timing }, { type: 'memory', options: {}, connect: () => Promise.reject(new Error('not connected')) });
   } catch (err) {
     throw new UsageError(`--member-timing ${value}: ${(err as Error).message}`);
   }
