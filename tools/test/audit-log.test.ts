@@ -18,7 +18,7 @@ describe('AuditLog', () => {
     dir = mkdtempSync(join(tmpdir(), 'audit-log-'));
     const path = join(dir, 'audit.log');
     writeFileSync(path, line('get', 0)); // before the window's byte: not counted
-    return { path, log: new AuditLog(path, async (name) => appendFileSync(path, line('get', 0, name)), 2_000) };
+    return { path, log: new AuditLog(path, async (name) => appendFileSync(path, line('get', 0, name))) };
   };
 
   it('counts the requests logged inside the window, by verb', async () => {
@@ -40,7 +40,19 @@ describe('AuditLog', () => {
     expect(await log.close(window, ['u'])).toEqual(new Map([['u', { total: 3, byMethod: { patch: 2, update: 1 } }]]));
   });
 
-  it('says so when the window’s file is gone', async () => {
+  it('reads a line still being written once it is whole', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-log-'));
+    const path = join(dir, 'audit.log');
+    writeFileSync(path, '');
+    const patch = line('patch');
+    // the API server finishes the line and logs the marker after the first read has seen half of it
+    const log = new AuditLog(path, async (name) => void setImmediate(() => appendFileSync(path, patch.slice(20) + line('get', 0, name))));
+    const window = opened(log);
+    appendFileSync(path, line('update') + patch.slice(0, 20));
+    expect(await log.close(window, ['u'])).toEqual(new Map([['u', { total: 2, byMethod: { update: 1, patch: 1 } }]]));
+  });
+
+  it('says so at once when the window’s file is gone', async () => {
     const { path, log } = setUp();
     const window = opened(log);
     // moved out of the backups' names, not deleted, so that the new log cannot take its inode

@@ -1,6 +1,6 @@
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import { waitFor } from './wait-for.js';
+import { GiveUpWaiting, waitFor } from './wait-for.js';
 
 /** How long to wait for the marker request to reach the log. Milliseconds. */
 const MARKER_WAIT_MS = 30_000;
@@ -41,12 +41,10 @@ export class AuditLog {
    * @param path the audit log file
    * @param marker makes one request naming the given (absent) object, after
    *   the window: once its event is in the log, so is every earlier one
-   * @param markerWaitMs how long to wait for the marker to be logged, ms (default 30000)
    */
   constructor(
     private readonly path: string,
     private readonly marker: (name: string) => Promise<void>,
-    private readonly markerWaitMs = MARKER_WAIT_MS,
   ) {}
 
   open(): AuditWindow {
@@ -82,13 +80,15 @@ export class AuditLog {
     const to = Date.now();
     const markerName = `bench-marker-${to.toString(36)}`;
     await this.marker(markerName);
+    const log = new LogReader(this.path, window.inode, window.fromByte);
     let events: AuditEvent[] = [];
     await waitFor(
       () => {
-        events = this.eventsSince(window);
-        return events.some((e) => e.objectRef?.name === markerName);
+        const added = log.read().map((line) => JSON.parse(line) as AuditEvent);
+        events = events.concat(added);
+        return added.some((e) => e.objectRef?.name === markerName);
       },
-      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: this.markerWaitMs },
+      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: MARKER_WAIT_MS },
     );
     const seen = new Set<string>();
     return events.filter((e) => {
@@ -99,44 +99,55 @@ export class AuditLog {
     });
   }
 
-  /**
-   * The events logged since the window opened. The API server rotates the log
-   * by renaming it `<name>-<time><ext>` and starting a new one: the window's
-   * file is then that backup, followed by any later backups and the new log.
-   */
-  private eventsSince(window: AuditWindow): AuditEvent[] {
+}
+
+/**
+ * Reads a log's whole lines from a position on, each byte once, across the API
+ * server's rotations: it renames the log `<name>-<time><ext>` and starts a new
+ * one, so the rest of a rotated file is found by its inode among the backups,
+ * followed by any later backups and the new log.
+ */
+class LogReader {
+  constructor(
+    private readonly path: string,
+    private inode: number,
+    private byte: number,
+  ) {}
+
+  /** The lines completed since the last read (a line still being written waits for the next). */
+  read(): string[] {
+    let lines: string[] = [];
     const current = statSync(this.path);
-    if (current.ino === window.inode) {
-      if (current.size < window.fromByte) throw new Error(`the audit log ${this.path} was truncated during the window; run again`);
-      return parseLines(readFrom(this.path, window.fromByte));
+    if (current.ino !== this.inode) {
+      const dir = dirname(this.path);
+      const ext = extname(this.path);
+      const stem = `${basename(this.path, ext)}-`;
+      // the time in a backup's name sorts as text
+      const backups = readdirSync(dir).filter((f) => f.startsWith(stem) && f.endsWith(ext)).sort().map((f) => join(dir, f));
+      const first = backups.findIndex((f) => statSync(f).ino === this.inode);
+      if (first < 0) throw new GiveUpWaiting(`the audit log ${this.path} was rotated during the window and its backup is gone; run again`);
+      for (const backup of backups.slice(first)) {
+        lines = lines.concat(this.take(backup));
+        this.byte = 0;
+      }
+      this.inode = current.ino;
+    } else if (current.size < this.byte) {
+      throw new GiveUpWaiting(`the audit log ${this.path} was truncated during the window; run again`);
     }
-    const dir = dirname(this.path);
-    const ext = extname(this.path);
-    const stem = `${basename(this.path, ext)}-`;
-    // the time in a backup's name sorts as text
-    const backups = readdirSync(dir).filter((f) => f.startsWith(stem) && f.endsWith(ext)).sort().map((f) => join(dir, f));
-    const first = backups.findIndex((f) => statSync(f).ino === window.inode);
-    if (first < 0) throw new Error(`the audit log ${this.path} was rotated during the window and its backup is gone; run again`);
-    const text = [readFrom(backups[first]!, window.fromByte), ...backups.slice(first + 1).map((f) => readFrom(f, 0)), readFrom(this.path, 0)];
-    return text.flatMap(parseLines);
+    return lines.concat(this.take(this.path)).filter((line) => line.startsWith('{'));
   }
-}
 
-/** A file's bytes from `fromByte` to its end now, as text. */
-function readFrom(path: string, fromByte: number): string {
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.alloc(Math.max(0, statSync(path).size - fromByte));
-    readSync(fd, buffer, 0, buffer.length, fromByte);
-    return buffer.toString('utf8');
-  } finally {
-    closeSync(fd);
+  /** The whole lines of `file` from the position on, moving the position past them. */
+  private take(file: string): string[] {
+    const fd = openSync(file, 'r');
+    try {
+      const buffer = Buffer.alloc(Math.max(0, fstatSync(fd).size - this.byte));
+      const read = readSync(fd, buffer, 0, buffer.length, this.byte);
+      const end = buffer.subarray(0, read).lastIndexOf(0x0a) + 1;
+      this.byte += end;
+      return end === 0 ? [] : buffer.toString('utf8', 0, end - 1).split('\n');
+    } finally {
+      closeSync(fd);
+    }
   }
-}
-
-/** The events of whole lines; the last line is dropped, empty after the last newline or still being written. */
-function parseLines(text: string): AuditEvent[] {
-  const lines = text.split('\n');
-  lines.pop();
-  return lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as AuditEvent);
 }

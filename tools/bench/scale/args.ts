@@ -42,7 +42,7 @@ export interface ScaleOptions {
 export const timingLabel = (t: MemberTiming) => `${t.heartbeatIntervalMs}/${t.leaseDurationMs}`;
 
 /** True for core's default member timing. */
-export const isDefaultTiming = (t: MemberTiming) => timingLabel(t) === timingLabel(DEFAULT_MEMBER_TIMING);
+export const isDefaultTiming = (t: MemberTiming) => t.heartbeatIntervalMs === DEFAULT_MEMBER_TIMING.heartbeatIntervalMs && t.leaseDurationMs === DEFAULT_MEMBER_TIMING.leaseDurationMs;
 
 export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   backends: ['kubernetes'],

@@ -245,10 +245,11 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
     for (const n of options.members) {
       for (const backend of options.backends) {
         for (const member of options.liveness.flatMap((liveness) => options.memberTimings.map((timing): MemberConfig => ({ liveness, ...timing })))) {
-          const series = seriesName({ backend, ...memberFields(member) });
+          const fields = memberFields(member);
+          const series = seriesName({ backend, ...fields });
           const smaller = saturatedAt.get(series);
           if (smaller !== undefined) {
-            rows.push({ backend, ...memberFields(member), members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
+            rows.push({ backend, ...fields, members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
             continue;
           }
           let target = targets.get(backend);
@@ -259,7 +260,7 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
           }
           // a size the harness could not run is reported as failed, not saturated, and the run goes on
           const row = await measureSize(backend, member, target, idle.get(backend)!, n, options, progress).catch(
-            (err: unknown): ScaleRow => ({ backend, ...memberFields(member), members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
+            (err: unknown): ScaleRow => ({ backend, ...fields, members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
           );
           if (row.saturated.length > 0) saturatedAt.set(series, n);
           else if (row.failed) progress(`${series} N=${n}: failed: ${row.failed}`);

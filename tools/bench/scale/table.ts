@@ -17,7 +17,6 @@ export function latencyCell(figure: Latency): string {
   return figure.summary.n < figure.attempted ? `${cell} (${figure.summary.n} of ${figure.attempted})` : cell;
 }
 
-
 const fixed = (digits: number) => (value: number | undefined) => (value === undefined ? NA : value.toFixed(digits));
 
 /** The table's columns, in order. */
