@@ -87,6 +87,25 @@ export interface KubernetesEnv {
   nodes: string[];
   version: string;
   kwokVersion: string;
+  /** Present when the instance runs a real node (ROLLCALL_TESTENV_REAL_NODE=1): a kubelet with containerd. */
+  realNode?: RealNodeEnv;
+}
+
+/** The real node of an instance that has one: a kubelet with containerd, in the instance's network namespace. */
+export interface RealNodeEnv {
+  name: string;
+  /** nodeSelector that puts a pod on it. */
+  label: { key: string; value: string };
+  /** The taint a pod must tolerate to run there. */
+  taint: { key: string; value: string; effect: string };
+  /** Node.js and the built workspace packages under /app (`node /app/…`); use imagePullPolicy Never. */
+  runtimeImage: string;
+  pauseImage: string;
+  /** containerd's socket (`ctr --address … -n k8s.io`). */
+  containerdSocket: string;
+  podLogsDir: string;
+  /** The kubelet's cgroup root: every pod's cgroups are below it. */
+  cgroupRoot: string;
 }
 
 /** The one JSON file `up` writes (at <root>/env.json): every endpoint and credential. */

@@ -7,7 +7,17 @@ export interface PrivateInstance {
   root: string;
   /** First port of its block (every port is base + a fixed offset < 600), e.g. 26000. */
   portBase: number;
+  /** Also a real node (a kubelet with containerd) beside kwok's, everything in a network namespace of its own. */
+  realNode?: boolean;
+  /** Leave it running after the run, for other packages' runs (a `down` with its root stops it). Default false. */
+  keep?: boolean;
 }
+
+/**
+ * The instance with a real node that the real-node suites of every package share: one
+ * kubelet for all of them. Left running like the shared instance; `.ci/run` stops it.
+ */
+export const REAL_NODE_INSTANCE: PrivateInstance = { root: '/tmp/rollcall-testenv-node', portBase: 24000, realNode: true, keep: true };
 
 export interface GlobalSetupOptions {
   /**
@@ -37,9 +47,10 @@ export function createGlobalSetup(servers: readonly ServerName[], options: Globa
       // the test workers are forked after this and inherit these variables
       process.env.ROLLCALL_TESTENV_ROOT = instance.root;
       process.env.ROLLCALL_TESTENV_PORT_BASE = String(instance.portBase);
+      if (instance.realNode) process.env.ROLLCALL_TESTENV_REAL_NODE = '1';
     }
     await up(servers);
-    if (!instance) return;
+    if (!instance || instance.keep) return;
     return async () => {
       if (process.env.ROLLCALL_TESTENV_KEEP !== '1') await down();
     };

@@ -66,7 +66,14 @@ export const KUBERNETES: GoComponent = {
   },
 };
 
-export const GO_COMPONENTS = [ETCD, KWOK, KUBERNETES] as const;
+/** The real node's kubelet, from the same module and version as the control plane; built only for an instance with a real node. */
+export const KUBELET: GoComponent = {
+  ...KUBERNETES,
+  name: 'kubelet',
+  binaries: { 'k8s.io/kubernetes/cmd/kubelet': 'kubelet' },
+};
+
+export const GO_COMPONENTS = [ETCD, KWOK, KUBERNETES, KUBELET] as const;
 
 /** The version a component is pinned to, read from its go.mod (the single source of truth). */
 export function componentVersion(component: GoComponent): string {

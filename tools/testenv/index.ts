@@ -15,6 +15,7 @@ export type {
   EtcdEnv,
   EtcdAuthEnv,
   KubernetesEnv,
+  RealNodeEnv,
   Credentials,
 } from './env-file.js';
 export { up, down, status, refreshEnvFile } from './orchestrate.js';
@@ -25,7 +26,7 @@ export { compactServer } from './compaction.js';
 export type { CompactableServer, Compaction } from './compaction.js';
 export { mintServiceAccountToken, serviceAccountKubeconfig } from './service-account-token.js';
 export type { MintTokenOptions } from './service-account-token.js';
-export { createGlobalSetup } from './global-setup-factory.js';
+export { createGlobalSetup, REAL_NODE_INSTANCE } from './global-setup-factory.js';
 export { SERVER_NAMES } from './catalog.js';
 export type { ServerName } from './catalog.js';
 export type { GlobalSetupOptions, PrivateInstance } from './global-setup-factory.js';

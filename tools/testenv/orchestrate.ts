@@ -71,6 +71,7 @@ export async function down(names: readonly string[] = []): Promise<void> {
     // reverse order: the Kubernetes components stop before their etcd
     for (const server of [...servers].reverse()) {
       await stopUnits(server.units());
+      await server.afterDown?.();
       say(`${server.name} down`);
     }
     if (names.length === 0) await killStrays();

@@ -23,6 +23,9 @@ const PORT_OFFSETS = {
   kubeControllerManager: 257,
   kubeScheduler: 259,
   kwok: 247,
+  // the real node (ROLLCALL_TESTENV_REAL_NODE=1), inside the instance's network namespace
+  kubelet: 250,
+  kubeletHealthz: 248,
 } as const;
 
 export type PortName = keyof typeof PORT_OFFSETS;

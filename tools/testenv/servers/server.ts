@@ -15,6 +15,8 @@ export interface Server {
   install(): Promise<void>;
   /** Starts the units that are not running and does one-time setup; idempotent. */
   up(): Promise<void>;
+  /** Cleans up after its units stopped in a `down` (what no process holds: cgroups, markers). */
+  afterDown?(): Promise<void>;
   /** Its env file section (endpoints and credentials). */
   describe(): Promise<NonNullable<TestEnv[EnvSection]>>;
 }

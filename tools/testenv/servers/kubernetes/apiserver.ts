@@ -7,6 +7,7 @@ import { binaryPath } from '../../go-build.js';
 import { httpsRequest } from '../../http-probe.js';
 import type { Unit } from '../../unit.js';
 import { APISERVER_SERVING, CLIENTS, caCert, certOf, keyOf, serviceAccountKey, serviceAccountPub } from './pki.js';
+import { realNodeEnabled } from './node/layout.js';
 import { SERVICE_ACCOUNT_ISSUER, SERVICE_CIDR, apiServerUrl, auditLogPath } from './layout.js';
 
 /** Every request at Metadata level (who, verb, resource, status), so benchmarks can count them. */
@@ -64,6 +65,10 @@ export function apiserverUnit(): Unit {
           '--kubelet-preferred-address-types=InternalIP',
           '--profiling=false',
           `--cert-dir=${join(dir, 'apiserver-certs')}`,
+          // a real kubelet authenticates and authorizes its callers, and is verified in turn
+          ...(realNodeEnabled()
+            ? [`--kubelet-client-certificate=${certOf(CLIENTS.apiserverKubeletClient)}`, `--kubelet-client-key=${keyOf(CLIENTS.apiserverKubeletClient)}`, `--kubelet-certificate-authority=${caCert()}`]
+            : []),
         ],
       };
     },

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { testenvRoot, unitDir } from '../../paths.js';
 import { runStep } from '../../run-step.js';
+import { NODE_IP, REAL_NODE_NAME } from './node/layout.js';
 
 /** Where the control plane's certificates and keys live. */
 export function pkiDir(): string {
@@ -22,6 +23,9 @@ export const CLIENTS = {
   scheduler: { file: 'kube-scheduler', commonName: 'system:kube-scheduler', organizations: [] },
   // kwok acts for many kubelets (node status, pod status); binding it as admin keeps it simple
   kwok: { file: 'kwok', commonName: 'kwok-controller', organizations: ['system:masters'] },
+  // the real node: the kubelet as the Node authorizer expects it, and the API server towards kubelets
+  kubelet: { file: 'kubelet', commonName: `system:node:${REAL_NODE_NAME}`, organizations: ['system:nodes'] },
+  apiserverKubeletClient: { file: 'apiserver-kubelet-client', commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'] },
 } satisfies Record<string, ClientIdentity>;
 
 export const pkiFile = (name: string) => join(pkiDir(), name);
@@ -34,6 +38,8 @@ export const keyOf = (identity: ClientIdentity | { file: string }) => pkiFile(`$
 export const APISERVER_SERVING = { file: 'apiserver' };
 /** kwok serves the kubelet API (logs, exec) for its fake nodes on 127.0.0.1 with this. */
 export const KWOK_SERVING = { file: 'kwok-serving' };
+/** The real node's kubelet serves its API (logs, exec) on the node's address with this. */
+export const KUBELET_SERVING = { file: 'kubelet-serving' };
 
 const logFile = () => join(testenvRoot(), 'logs', 'kubernetes-pki.log');
 
@@ -79,6 +85,12 @@ export async function ensurePki(): Promise<void> {
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=serverAuth',
     'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ]);
+  await issue(KUBELET_SERVING.file, { CN: `system:node:${REAL_NODE_NAME}` }, [
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature,keyEncipherment',
+    'extendedKeyUsage=serverAuth',
+    `subjectAltName=IP:${NODE_IP},IP:127.0.0.1,DNS:${REAL_NODE_NAME}`,
   ]);
   for (const client of Object.values(CLIENTS) as ClientIdentity[]) {
     const subject: Record<string, string | string[]> = { CN: client.commonName };

@@ -1,0 +1,17 @@
+/* The pod sandbox's process: holds the pod's namespaces, reaps orphans, ends on SIGTERM/SIGINT.
+   Built statically by the test environment (no image registry is reachable). */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void quit(int sig) { (void)sig; _exit(0); }
+static void reap(int sig) { (void)sig; while (waitpid(-1, NULL, WNOHANG) > 0) {} }
+
+int main(void) {
+  struct sigaction stop = { .sa_handler = quit }, child = { .sa_handler = reap, .sa_flags = SA_NOCLDSTOP };
+  sigaction(SIGTERM, &stop, NULL);
+  sigaction(SIGINT, &stop, NULL);
+  sigaction(SIGCHLD, &child, NULL);
+  for (;;) pause();
+}

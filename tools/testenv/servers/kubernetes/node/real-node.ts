@@ -1,0 +1,144 @@
+import { existsSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { execFileSync } from 'node:child_process';
+import { ensureDebianPackages } from '../../../debian-packages.js';
+import { startUnits, type Unit } from '../../../unit.js';
+import { waitFor } from '../../../wait-for.js';
+import { unitLogFile } from '../../../paths.js';
+import { TestenvError } from '../../../errors.js';
+import { getJson } from '../admin-client.js';
+import { NODE_PACKAGES, containerdSocket, containerdUnit, ctr } from './containerd.js';
+import { kubeletUnit, podLogsDir, KUBELET_UNIT } from './kubelet.js';
+import { pauseImage, runtimeImage } from './images.js';
+import { REAL_NODE_LABEL, REAL_NODE_NAME, REAL_NODE_TAINT, cgroupRoot, nodeDir } from './layout.js';
+import type { OciArchive } from './oci-image.js';
+import type { RealNodeEnv } from '../../../env-file.js';
+import { processesUsingRoot } from '../../../strays.js';
+
+const imagesRecord = () => join(nodeDir(), 'images', 'imported.json');
+
+/** The node's processes, after the control plane's. */
+export const nodeUnits = (): Unit[] => [containerdUnit(), kubeletUnit()];
+
+export async function installNode(): Promise<void> {
+  await ensureDebianPackages(NODE_PACKAGES);
+  maskMachineContainerd();
+}
+
+/**
+ * Debian's containerd package enables a containerd.service for the whole machine. Where
+ * systemd runs, mask it: ours has its own socket, root and state.
+ */
+function maskMachineContainerd(): void {
+  if (!existsSync('/run/systemd/system')) return;
+  try {
+    execFileSync('systemctl', ['mask', '--now', 'containerd.service'], { stdio: 'ignore' });
+  } catch {
+    // no such unit: nothing to mask
+  }
+}
+
+/** Starts containerd, imports the images (only those it lacks), starts the kubelet, waits for a Ready node. */
+export async function upNode(): Promise<void> {
+  const [pause, runtime] = [await pauseImage(), await runtimeImage()];
+  await startUnits([containerdUnit()]);
+  await importImages([pause, runtime]);
+  writeFileSync(imagesRecord(), JSON.stringify({ pause: pause.ref, runtime: runtime.ref }));
+  await startUnits([kubeletUnit()]);
+  await waitFor(
+    async () => {
+      const node = await getJson<{ status?: { conditions?: { type: string; status: string }[] } }>(`/api/v1/nodes/${REAL_NODE_NAME}`);
+      return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    },
+    { what: `the real node ${REAL_NODE_NAME} to be Ready`, timeoutMs: 90_000, logFile: unitLogFile(KUBELET_UNIT) },
+  );
+}
+
+async function importImages(images: OciArchive[]): Promise<void> {
+  const present = new Set((await ctr(['images', 'ls', '-q'])).split('\n').map((l) => l.trim()));
+  for (const image of images) {
+    if (present.has(image.ref)) continue;
+    try {
+      await ctr(['images', 'import', image.file]);
+    } catch (error) {
+      throw new TestenvError(`importing ${image.ref} into containerd failed: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
+
+export function describeNode(): RealNodeEnv {
+  const images = existsSync(imagesRecord()) ? (JSON.parse(readFileSync(imagesRecord(), 'utf8')) as { pause: string; runtime: string }) : { pause: '', runtime: '' };
+  return {
+    name: REAL_NODE_NAME,
+    label: { ...REAL_NODE_LABEL },
+    taint: { ...REAL_NODE_TAINT },
+    runtimeImage: images.runtime,
+    pauseImage: images.pause,
+    containerdSocket: containerdSocket(),
+    podLogsDir: podLogsDir(),
+    cgroupRoot: cgroupRoot(),
+  };
+}
+
+/** The node's cgroup directories in every v1 hierarchy (and the v2 one, where mounted), deepest first. */
+export function nodeCgroups(): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) walk(join(dir, entry.name));
+    found.push(dir);
+  };
+  for (const hierarchy of readdirSync('/sys/fs/cgroup')) {
+    const dir = join('/sys/fs/cgroup', hierarchy, cgroupRoot());
+    if (existsSync(dir)) walk(dir);
+  }
+  return found;
+}
+
+function pidsIn(cgroups: string[]): number[] {
+  const pids = new Set<number>();
+  for (const dir of cgroups) {
+    try {
+      for (const line of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (line) pids.add(Number(line));
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return [...pids];
+}
+
+/**
+ * After the node's units stopped: kills what is left in its cgroups (containers whose
+ * shim outlived containerd) and removes the cgroups, so `down` leaves nothing behind.
+ */
+export async function cleanUpNode(): Promise<void> {
+  // containerd's shims run in sessions of their own: stopping containerd leaves them
+  for (const shim of processesUsingRoot().filter((p) => /(^|\/)containerd-shim[^ ]* /.test(p.commandLine))) {
+    try {
+      process.kill(shim.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const pids = pidsIn(nodeCgroups());
+    if (pids.length === 0) break;
+    if (Date.now() > deadline) throw new TestenvError(`processes left in the node's cgroups after down: ${pids.join(', ')}`);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await delay(100);
+  }
+  for (const dir of nodeCgroups()) {
+    try {
+      rmdirSync(dir);
+    } catch (error) {
+      throw new TestenvError(`cannot remove the node's cgroup ${dir}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
