@@ -46,3 +46,5 @@ export type { ClientGoEvent, ClientGoCandidateOptions } from './client-go-electo
 export { KWOK_POD_ANNOTATIONS, KWOK_LOG_CONTAINER, kwokContainerLogPath } from './servers/kubernetes/kwok-stages.js';
 export { KubeAdmin } from './kube-admin.js';
 export { AuditLog, type AuditEvent, type AuditTotals, type AuditWindow } from './audit-log.js';
+export { realNode, onRealNode, waitForPod, containerPids, signalContainer, followPodLogs, type FollowedLog } from './real-node-pods.js';
+export { captureHostState, diffHostState, type HostState } from './host-state.js';

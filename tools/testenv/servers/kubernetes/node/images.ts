@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { testenvRoot, toolsPackageDir } from '../../../paths.js';
+import { binaryCacheRoot, testenvRoot, toolsPackageDir } from '../../../paths.js';
 import { runStep } from '../../../run-step.js';
 import { layerTar, writeOciArchive, type OciArchive } from './oci-image.js';
-import { nodeDir } from './layout.js';
 
-const imagesDir = () => join(nodeDir(), 'images');
+/** Images are cached by content for every instance (an instance's containerd imports what it lacks). */
+const imagesDir = () => join(binaryCacheRoot(), '..', 'images');
 const logFile = () => join(testenvRoot(), 'logs', 'kubernetes-node-images.log');
 const hashOf = (...parts: (string | Buffer)[]) => {
   const hash = createHash('sha256');

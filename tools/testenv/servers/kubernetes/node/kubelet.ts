@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { port } from '../../../ports.js';
 import { KUBELET } from '../../../go-components.js';
@@ -63,6 +63,22 @@ function kubeletConfig(): object {
 }
 
 /**
+ * The kubelet refuses a cgroup root that is missing in any v1 hierarchy; a new cpuset
+ * group has no CPUs or memory nodes until given its parent's.
+ */
+function createCgroupRoot(): void {
+  for (const hierarchy of readdirSync('/sys/fs/cgroup')) {
+    if (hierarchy === 'unified') continue;
+    const dir = join('/sys/fs/cgroup', hierarchy, cgroupRoot());
+    if (existsSync(dir)) continue;
+    mkdirSync(dir);
+    if (hierarchy === 'cpuset') {
+      for (const file of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(dir, file), readFileSync(join('/sys/fs/cgroup', hierarchy, file)));
+    }
+  }
+}
+
+/**
  * The real node's kubelet, built from the pinned Kubernetes module, in containerd's
  * network and mount namespaces (so it shares its volumes and its shadowed sysctls).
  */
@@ -77,6 +93,7 @@ export function kubeletUnit(): Unit {
       mkdirSync(podLogsDir(), { recursive: true });
       writeFileSync(resolvConf(), '# no nameserver: the test network has no DNS\n');
       writeFileSync(configFile(), JSON.stringify(kubeletConfig(), null, 2) + '\n');
+      createCgroupRoot();
     },
     command() {
       const containerd = daemonPid(CONTAINERD_UNIT);

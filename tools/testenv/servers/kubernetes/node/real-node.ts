@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
 import { ensureDebianPackages } from '../../../debian-packages.js';
@@ -22,8 +22,28 @@ const imagesRecord = () => join(nodeDir(), 'images', 'imported.json');
 export const nodeUnits = (): Unit[] => [containerdUnit(), kubeletUnit()];
 
 export async function installNode(): Promise<void> {
+  assertCanRunContainers();
   await ensureDebianPackages(NODE_PACKAGES);
   maskMachineContainerd();
+}
+
+/**
+ * A machine that cannot run containers fails here with one line naming what is missing,
+ * never with a kubelet's log or a silent skip.
+ */
+function assertCanRunContainers(): void {
+  const missing: string[] = [];
+  if (process.getuid?.() !== 0) missing.push('root (containerd and the kubelet need it)');
+  if (!existsSync('/sys/fs/cgroup/pids') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) missing.push('a cgroup filesystem at /sys/fs/cgroup');
+  if (!readFileSync('/proc/filesystems', 'utf8').includes('overlay')) missing.push('the overlay filesystem in the kernel');
+  for (const tool of ['unshare', 'nsenter', 'ip', 'gcc', 'tar']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      missing.push(`the ${tool} command`);
+    }
+  }
+  if (missing.length > 0) throw new TestenvError(`this machine cannot run the real node: missing ${missing.join(', ')}`);
 }
 
 /**
@@ -44,6 +64,7 @@ export async function upNode(): Promise<void> {
   const [pause, runtime] = [await pauseImage(), await runtimeImage()];
   await startUnits([containerdUnit()]);
   await importImages([pause, runtime]);
+  mkdirSync(dirname(imagesRecord()), { recursive: true });
   writeFileSync(imagesRecord(), JSON.stringify({ pause: pause.ref, runtime: runtime.ref }));
   await startUnits([kubeletUnit()]);
   await waitFor(

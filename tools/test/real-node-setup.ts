@@ -1,0 +1,1 @@
+export { default } from '../testenv/setup-real-node.js';

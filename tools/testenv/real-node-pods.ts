@@ -1,0 +1,138 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { CoreV1Api, Log, type KubeConfig, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import { requireTestEnv, type RealNodeEnv } from './env-file.js';
+import { waitFor } from './wait-for.js';
+import { TestenvError } from './errors.js';
+
+/** The instance's real node, from the env file; a clear error when the instance has none. */
+export function realNode(): RealNodeEnv {
+  const node = requireTestEnv('kubernetes').realNode;
+  if (!node) throw new TestenvError('this test environment has no real node: run up with ROLLCALL_TESTENV_REAL_NODE=1 (the real-node suites use REAL_NODE_INSTANCE)');
+  return node;
+}
+
+/**
+ * A pod spec placed on the real node: its nodeSelector, a toleration of its taint, and
+ * every container without an image given the runtime image (Node.js and the built
+ * workspace packages under /app), never pulled.
+ */
+export function onRealNode(spec: V1PodSpec): V1PodSpec {
+  const node = realNode();
+  const placed = (c: V1PodSpec['containers'][number]) => ({ imagePullPolicy: 'Never', ...c, image: c.image ?? node.runtimeImage });
+  return {
+    ...spec,
+    nodeSelector: { ...spec.nodeSelector, [node.label.key]: node.label.value },
+    tolerations: [...(spec.tolerations ?? []), { key: node.taint.key, operator: 'Equal', value: node.taint.value, effect: node.taint.effect }],
+    containers: spec.containers.map(placed),
+    initContainers: spec.initContainers?.map(placed),
+  };
+}
+
+/** Waits (bounded) until a pod satisfies `condition`, re-reading it; returns it. */
+export async function waitForPod(core: CoreV1Api, namespace: string, name: string, what: string, condition: (pod: V1Pod) => boolean, timeoutMs = 60_000): Promise<V1Pod> {
+  let last: V1Pod | undefined;
+  await waitFor(
+    async () => {
+      last = await core.readNamespacedPod({ name, namespace });
+      return condition(last);
+    },
+    { what: `pod ${namespace}/${name}: ${what}`, timeoutMs, intervalMs: 100 },
+  ).catch((error: Error) => {
+    throw new TestenvError(`${error.message}\nlast status: ${JSON.stringify(last?.status ?? null).slice(0, 2000)}`, { cause: error });
+  });
+  return last!;
+}
+
+/**
+ * The host pids of one container of a pod on the real node, from its cgroup (the
+ * container id in the pod's status names the cgroup directory).
+ */
+export function containerPids(pod: V1Pod, container: string): number[] {
+  const id = pod.status?.containerStatuses?.find((s) => s.name === container)?.containerID?.replace(/^[a-z]+:\/\//, '');
+  if (!id) throw new TestenvError(`pod ${pod.metadata?.name} has no running container ${container}`);
+  const root = join('/sys/fs/cgroup/pids', realNode().cgroupRoot);
+  const found = findDir(root, id);
+  if (!found) throw new TestenvError(`no cgroup of container ${id} under ${root}`);
+  return readFileSync(join(found, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+}
+
+function findDir(dir: string, name: string): string | undefined {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    if (entry.name === name) return join(dir, entry.name);
+    const found = findDir(join(dir, entry.name), name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Sends a signal to every process of a container (SIGKILL: a crash inside the pod; SIGSTOP: frozen). */
+export function signalContainer(pod: V1Pod, container: string, signal: NodeJS.Signals): number[] {
+  const pids = containerPids(pod, container);
+  for (const pid of pids) process.kill(pid, signal);
+  return pids;
+}
+
+/** The lines one container (one start of it) wrote, as followed through the API server. */
+export interface FollowedLog {
+  pod: string;
+  /** The container's restart count when it was followed: each start has its own log. */
+  start: number;
+  lines: string[];
+  /** Whether the stream ended (the container exited or the pod went). */
+  ended: boolean;
+}
+
+/**
+ * Follows (`log?follow`) the log of one container of every pod matching `labelSelector`,
+ * from each container start's first line: pods already running and pods created later,
+ * each restart again. A pod's log is gone with the pod, so a test that judges what
+ * processes reported must follow while they run. Polls the pod list every 200 ms.
+ */
+export function followPodLogs(kc: KubeConfig, namespace: string, labelSelector: string, container: string): { logs: FollowedLog[]; stop: () => void } {
+  const core = kc.makeApiClient(CoreV1Api);
+  const logApi = new Log(kc);
+  const logs: FollowedLog[] = [];
+  const followed = new Set<string>();
+  const aborts: AbortController[] = [];
+  let stopped = false;
+  const poll = async () => {
+    const pods = (await core.listNamespacedPod({ namespace, labelSelector }).catch(() => ({ items: [] as V1Pod[] }))).items;
+    for (const pod of pods) {
+      const status = pod.status?.containerStatuses?.find((s) => s.name === container);
+      if (!status?.state?.running) continue;
+      const key = `${pod.metadata!.uid}/${status.restartCount}`;
+      if (followed.has(key)) continue;
+      followed.add(key);
+      const entry: FollowedLog = { pod: pod.metadata!.name!, start: status.restartCount, lines: [], ended: false };
+      logs.push(entry);
+      let partial = '';
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          const text = partial + chunk.toString('utf8');
+          const parts = text.split('\n');
+          partial = parts.pop()!;
+          entry.lines.push(...parts);
+          done();
+        },
+      });
+      sink.on('finish', () => (entry.ended = true));
+      logApi
+        .log(namespace, entry.pod, container, sink, { follow: true })
+        .then((abort) => (stopped ? abort.abort() : aborts.push(abort)))
+        .catch(() => (entry.ended = true));
+    }
+  };
+  const timer = setInterval(() => void poll(), 200);
+  void poll();
+  return {
+    logs,
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+      for (const abort of aborts) abort.abort();
+    },
+  };
+}
