@@ -31,8 +31,11 @@ export interface LogStreamInput {
   client: ApiClient;
   logger: Logger;
   namespace: string;
-  podName: string;
+  /** The task's pod; read once `started` has resolved. */
+  podName(): string;
   container: string;
+  /** Resolves when the container can have a log (it started, or the task ended); streams open after it. */
+  started?: Promise<void>;
   options: LogOptions;
   /** True once the task has ended: a following stream that ends cleanly is then over. */
   ended(): boolean;
@@ -46,7 +49,8 @@ const MAX_FAILURES = 8;
  * seconds) and skips what it already gave: no line twice, none lost.
  */
 export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine> {
-  const { client, namespace, podName, container, options } = input;
+  const { client, namespace, container, options } = input;
+  let podName = '';
   const queue: LogLine[] = [];
   let wake: (() => void) | undefined;
   let failure: Error | undefined;
@@ -127,7 +131,10 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
     }
   };
 
-  void open();
+  void (input.started ?? Promise.resolve()).then(() => {
+    podName = input.podName();
+    return open();
+  });
   return {
     [Symbol.asyncIterator]() {
       return this;

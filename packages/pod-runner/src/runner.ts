@@ -239,16 +239,26 @@ export class PodRunner {
    */
   logs(taskId: string, options: LogOptions = {}): AsyncIterableIterator<LogLine> {
     const entry = this.requireEntry(taskId);
-    if (!entry.pod) throw new StoreConflictError('NOT_FOUND', `task ${taskId} has no pod${isTerminal(entry.status) ? ' any more' : ' yet'}: no log to read`, { backend: BACKEND });
+    // a container that has not started has no log yet: a follower waits for it (the API server would refuse)
+    const notStarted = entry.status.phase === 'queued' || entry.status.phase === 'pending';
+    if (!entry.pod && !(options.follow && notStarted)) {
+      throw new StoreConflictError('NOT_FOUND', `task ${taskId} has no pod${isTerminal(entry.status) ? ' any more' : ' yet'}: no log to read`, { backend: BACKEND });
+    }
     return logStream({
       client: this.client,
       logger: this.logger,
       namespace: this.namespace,
-      podName: entry.status.podName,
-      container: options.container ?? entry.pod.spec.containers[0]!.name,
+      podName: () => entry.status.podName,
+      container: options.container ?? entry.pod?.spec.containers[0]!.name ?? entry.template!.template.spec!.containers[0]!.name,
       options,
+      started: options.follow && notStarted ? this.untilStarted(taskId, entry.status) : undefined,
       ended: () => isTerminal(entry.status),
     });
+  }
+
+  /** Resolves once the task's status leaves queued and pending (its container started, or it ended). */
+  private async untilStarted(taskId: string, current: TaskStatus): Promise<void> {
+    for await (const status of this.hub.subscribe(taskId, current)) if (status.phase !== 'queued' && status.phase !== 'pending') return;
   }
 
   /**

@@ -57,7 +57,7 @@ export class TaskView {
       client: this.client,
       logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
       namespace: this.namespace,
-      podName: status.podName,
+      podName: () => status.podName,
       container: options.container ?? pod.spec.containers[0]!.name,
       options,
       // the kubelet ends a following stream when the container exits: a clean end is the end; a dropped one resumes
