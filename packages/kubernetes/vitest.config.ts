@@ -1,10 +1,36 @@
-import { mergeConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { sharedTestConfig } from '../../vitest.shared.js';
 
-export default mergeConfig(sharedTestConfig, {
+const shared = sharedTestConfig.test!;
+
+// One vitest run per instance (package.json's test script runs the projects in turn): a
+// global setup points the test workers at its instance through the environment, which
+// two projects' setups in one run would share.
+export default defineConfig({
   test: {
-    globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
-    // One API server for every file, and one file restarts it: files run one at a time.
-    fileParallelism: false,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'kubernetes',
+          exclude: [...configDefaults.exclude, 'test/real-node/**'],
+          globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
+          // One API server for every file, and one file restarts it: files run one at a time.
+          fileParallelism: false,
+        },
+      },
+      {
+        // Rollcall in real pods: the instance with a real node that the real-node suites share
+        test: {
+          ...shared,
+          name: 'real-node',
+          include: ['test/real-node/**/*.test.ts'],
+          globalSetup: ['@rollcall/tools/testenv/setup-real-node'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+        },
+      },
+    ],
   },
 });

@@ -9,7 +9,10 @@ import { configFromEnv, createRegistry } from '@rollcall/core';
 const role = process.env.ROLE ?? 'worker';
 const log = (event, fields = {}) => console.log(JSON.stringify({ at: new Date().toISOString(), event, ...fields }));
 
-const registry = await createRegistry(configFromEnv(process.env));
+// one identity per process: a container that crashed and was restarted is a new member
+// and a new candidate (as a new ZooKeeper session would be), never its dead predecessor
+const identity = `${process.env.POD_NAME}.${Date.now().toString(36)}`;
+const registry = await createRegistry(configFromEnv({ ...process.env, REGISTRY_IDENTITY: identity }));
 let ready = false;
 registry.on('lost', () => (ready = false));
 registry.on('reconnected', () => (ready = true));
