@@ -380,12 +380,7 @@ export class PodRunner {
     if (!taskId) return;
     let entry = this.tasks.get(taskId);
     const recorded = recordedStatus(pod);
-    if (!entry && recorded) {
-      const task = taskOfPod(pod);
-      if (!task) return;
-      entry = newTaskState(task.status, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
-      this.tasks.set(taskId, entry);
-    }
+    if (!entry && recorded) entry = this.knowFromPod(pod, taskId);
     if (!entry || entry.status.podName !== pod.metadata.name) return;
     this.queue.remove(entry);
     if (recorded && !isTerminal(entry.status)) {
@@ -410,11 +405,22 @@ export class PodRunner {
       this.logger.warn({ pod: pod.metadata.name }, '[rollcall] [pod-runner] a pod with the runner label has no readable task annotation; left alone');
       return undefined;
     }
-    // recorded: reported once already, only cleaned up; else followed from what the pod shows
-    const recorded = recordedStatus(pod);
-    const entry = newTaskState({ ...task.status, ...recorded }, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
-    this.tasks.set(task.record.taskId, entry);
-    this.logger.info({ task: task.record.taskId, pod: pod.metadata.name, recorded: Boolean(recorded) }, '[rollcall] [pod-runner] re-attached to a task from its pod');
+    const entry = this.knowFromPod(pod, task.record.taskId)!;
+    this.logger.info({ task: task.record.taskId, pod: pod.metadata.name, recorded: recordedStatus(pod) !== undefined }, '[rollcall] [pod-runner] re-attached to a task from its pod');
+    return entry;
+  }
+
+  /**
+   * Keeps a task known only from its pod under `taskId`: the task from the pod's
+   * annotation, its status the one recorded on the pod (reported once already,
+   * only cleaned up) or else followed from what the pod shows. Undefined when the
+   * annotation is unreadable.
+   */
+  private knowFromPod(pod: Pod, taskId: string): TaskState | undefined {
+    const task = taskOfPod(pod);
+    if (!task) return undefined;
+    const entry = newTaskState({ ...task.status, ...recordedStatus(pod) }, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
+    this.tasks.set(taskId, entry);
     return entry;
   }
 
