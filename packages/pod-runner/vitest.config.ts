@@ -13,7 +13,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'pod-runner',
-          exclude: [...configDefaults.exclude, 'test/real-node.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/real-node.test.ts', 'test/unit/**'],
           globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
           // One API server for every file, and one file restarts it: files run one at a time.
           fileParallelism: false,
@@ -28,6 +28,14 @@ export default defineConfig({
           globalSetup: ['@rollcall/tools/testenv/setup-real-node'],
           testTimeout: 120_000,
           hookTimeout: 600_000,
+        },
+      },
+      {
+        // the queue, the reconciler and the timers on core's ManualClock: no server
+        test: {
+          ...shared,
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
         },
       },
     ],

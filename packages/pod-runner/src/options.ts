@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Logger, Registry } from '@rollcall/core';
+import type { Clock, Logger, Registry } from '@rollcall/core';
 import type { TemplateRule } from './templates.js';
 import type { TaskStatus, TaskTimeouts } from './task.js';
 
@@ -57,6 +57,15 @@ export interface PodRunnerOptions {
   identity?: string;
   /** pino-shaped logger. Default silent. */
   logger?: Logger;
+  /**
+   * Time for the runner's timers: the pending and run timeouts, the pause after a
+   * quota refusal, a kept failed pod's delete, and the `submittedAt`/`finishedAt`
+   * stamps (`wallNow()`). Deadlines from a pod's timestamps are wall-clock
+   * instants, turned into a delay on this clock once, when their timer is armed.
+   * For tests (core's `ManualClock`); the API client, the watch and log streams
+   * keep real time. Default core's `systemClock`.
+   */
+  clock?: Clock;
 }
 
 export const DEFAULT_RUNNER_NAME = 'rollcall';

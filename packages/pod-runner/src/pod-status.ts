@@ -46,11 +46,15 @@ function main(pod: Pod): ContainerStatus | undefined {
   return pod.status?.containerStatuses?.find((s) => s.name === name);
 }
 
-/** Reads a pod: running, one of the pending causes, or how it ended. Deletion is judged by the runner, which knows whether it asked for it. */
-export function readPod(pod: Pod): PodReading {
+/**
+ * Reads a pod: running, one of the pending causes, or how it ended. Deletion is
+ * judged by the runner, which knows whether it asked for it. `wallNow` stands in
+ * for a timestamp the pod lacks (a pure function of its arguments).
+ */
+export function readPod(pod: Pod, wallNow: Date = new Date()): PodReading {
   const status = pod.status ?? {};
   const container = main(pod);
-  const created = pod.metadata.creationTimestamp ?? new Date().toISOString();
+  const created = pod.metadata.creationTimestamp ?? wallNow.toISOString();
   if (status.phase === 'Succeeded' || status.phase === 'Failed') {
     const terminated = container?.state?.terminated;
     const terminationMessage = terminated?.message;
@@ -59,7 +63,7 @@ export function readPod(pod: Pod): PodReading {
       terminationMessage,
       result: parseResult(terminationMessage),
       startedAt: terminated?.startedAt ?? status.startTime,
-      finishedAt: terminated?.finishedAt ?? new Date().toISOString(),
+      finishedAt: terminated?.finishedAt ?? wallNow.toISOString(),
     };
     if (status.reason === 'Evicted') return { phase: 'lost', reason: 'Evicted', message: status.message, ...common };
     if (status.reason === 'DeadlineExceeded') return { phase: 'timed-out', reason: 'DeadlineExceeded', message: status.message ?? 'the run timeout passed', ...common };

@@ -1,20 +1,23 @@
-import { ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Leadership, type Logger, RegistryError, silentLogger, StoreConflictError } from '@rollcall/core';
-import { type ApiClient, type RequestContext, ResourceInformer } from '@rollcall/kubernetes/api';
+import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, silentLogger, StoreConflictError, systemClock } from '@rollcall/core';
+import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
 import { Capacity } from './capacity.js';
-import { BACKEND, isRequeueable, notLeader } from './errors.js';
-import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
+import { BACKEND, notLeader } from './errors.js';
+import { createTaskPod } from './executor.js';
+import { LeaderGate } from './leader-gate.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
+import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { buildPod } from './pod-build.js';
+import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
-import { FATAL_WAITING, type PodReading, readPod } from './pod-status.js';
-import { CANCELLED_ANNOTATION, FINALIZER, type Pod, RECORDED_ANNOTATION, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ID_LABEL } from './pod.js';
+import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
+import { PodsApi } from './pods-api.js';
+import { type FinishChange, pendingTimedOut, reconcile, runTimedOut } from './reconcile.js';
 import { TaskEventHub } from './task-events.js';
+import { TaskQueue } from './task-queue.js';
+import { changedStatus, copyStatus, newTaskState, type TaskState } from './task-state.js';
+import { TaskTimers } from './task-timers.js';
 import { assertTask, DEFAULT_TIMEOUTS, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 import { type ResolvedTemplate, selectTemplate } from './templates.js';
-
-const MAX_REQUEUE_MS = 30_000;
-/** Pause before letting go of a finished pod again after a failed attempt. Milliseconds. */
-const RELEASE_RETRY_MS = 1000;
 
 /** Filter of {@link PodRunner.list}. */
 export interface TaskFilter {
@@ -30,54 +33,31 @@ export interface CancelOptions {
   reason?: string;
 }
 
-interface Entry {
-  status: TaskStatus;
-  /** The task as submitted; undefined for a task re-attached from its pod. */
-  task?: Task;
-  template?: ResolvedTemplate;
-  timeouts: TaskTimeouts;
-  specHash?: string;
-  /** The pod's last state seen through the watch. */
-  pod?: Pod;
-  holdsSlot: boolean;
-  /** The create in flight; it never rejects: a refusal lands in `createError`. */
-  creating?: Promise<void>;
-  createError?: unknown;
-  pendingTimer?: { cause: PendingCause; deadline: number; timer: NodeJS.Timeout };
-  runTimer?: NodeJS.Timeout;
-  deleteTimer?: NodeJS.Timeout;
-  cancelGraceSeconds?: number;
-  /** A release (finalizer off, then delete) is in flight. */
-  releasing?: Promise<void>;
-  /** The pod changed while a release was in flight: release again from its new state. */
-  releaseAgain?: boolean;
-  deleteRequested?: boolean;
-  waiters: { resolve(status: TaskStatus): void; reject(err: Error): void }[];
-}
-
-function copy(status: TaskStatus): TaskStatus {
-  return structuredClone(status);
-}
-
 /**
  * Runs tasks as pods: one pod per task attempt, built from the first template
  * rule that matches, followed through one watch on the runner's label, its status
  * read from the pod. See the package README for the lifecycle.
+ *
+ * A facade: the waiting tasks are a {@link TaskQueue}, what to do about a pod
+ * is the pure {@link reconcile}, creating a pod is the executor's
+ * ({@link createTaskPod}), letting a finished one go the {@link PodReleaser}'s,
+ * who may act the {@link LeaderGate}'s, and every request goes through
+ * {@link PodsApi}. This class holds the tasks and applies the decisions.
  */
 export class PodRunner {
-  private readonly tasks = new Map<string, Entry>();
-  private readonly queue: Entry[] = [];
+  private readonly tasks = new Map<string, TaskState>();
+  private readonly queue: TaskQueue<TaskState>;
   private readonly hub = new TaskEventHub();
   private readonly capacity: Capacity;
   private readonly timeouts: TaskTimeouts;
   private readonly logger: Logger;
-  private requeueDelayMs: number;
-  private requeueTimer: NodeJS.Timeout | undefined;
-  private requeueUntil = 0;
+  private readonly clock: Clock;
+  private readonly api: PodsApi;
+  private readonly gate: LeaderGate;
+  private readonly releaser: PodReleaser;
+  private readonly timers: TaskTimers;
   private closed = false;
   private informer: ResourceInformer<Pod> | undefined;
-  private leadership: Leadership | undefined;
-  private fencingToken: number | undefined;
 
   /** @internal Use {@link createPodRunner}. */
   constructor(
@@ -88,9 +68,21 @@ export class PodRunner {
     private readonly options: PodRunnerOptions,
   ) {
     this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
     this.capacity = new Capacity({ total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    this.requeueDelayMs = options.requeueDelayMs ?? 1000;
+    this.api = new PodsApi(client, namespace);
+    this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
+    this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
+    this.timers = new TaskTimers(this.clock);
+    this.releaser = new PodReleaser({
+      api: this.api,
+      clock: this.clock,
+      logger: this.logger,
+      keepFailedPodsMs: options.keepFailedPodsMs ?? 0,
+      latest: (podName) => this.informer?.get(podName),
+      closed: () => this.closed,
+    });
   }
 
   /** Lists this runner's pods (re-attaching to every one), then follows them through one watch. */
@@ -99,7 +91,7 @@ export class PodRunner {
       {
         client: this.client,
         logger: this.logger,
-        path: this.podsPath(),
+        path: this.api.path,
         labelSelector: `${RUNNER_LABEL}=${this.name}`,
         resource: 'pods',
         namespace: this.namespace,
@@ -113,12 +105,12 @@ export class PodRunner {
       },
     );
     await this.informer.start();
-    if (this.options.registry) this.campaign();
+    this.campaign();
   }
 
   /** Whether this runner acts on pods: always without a registry, while it leads the runner election with one. */
   get isLeader(): boolean {
-    return !this.options.registry || this.fencingToken !== undefined;
+    return this.gate.isLeader;
   }
 
   /**
@@ -128,19 +120,16 @@ export class PodRunner {
    * deposed, it stops acting at once and keeps only watching.
    */
   private campaign(): void {
-    const leadership = this.options.registry!.campaign(`pod-runner-${this.name}`, this.options.identity);
-    this.leadership = leadership;
-    leadership.on('elected', ({ fencingToken }) => {
-      if (this.closed) return;
-      this.fencingToken = fencingToken;
-      this.logger.info({ fencingToken }, '[rollcall] [pod-runner] leading the runner election; re-attaching to the pods');
-      for (const pod of this.informer?.list() ?? []) this.onPod(pod);
-      this.pump();
-    });
-    leadership.on('lost', ({ reason }) => {
-      this.fencingToken = undefined;
-      this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
-      for (const entry of this.tasks.values()) this.clearTimers(entry);
+    this.gate.start({
+      elected: (fencingToken) => {
+        this.logger.info({ fencingToken }, '[rollcall] [pod-runner] leading the runner election; re-attaching to the pods');
+        for (const pod of this.informer?.list() ?? []) this.onPod(pod);
+        this.pump();
+      },
+      lost: (reason) => {
+        this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
+        for (const state of this.tasks.values()) this.timers.clear(state);
+      },
     });
   }
 
@@ -163,7 +152,7 @@ export class PodRunner {
     const attempt = task.attempt ?? 1;
     const template = selectTemplate(this.templates, task);
     if (!template) throw new InvalidArgumentError(`no template rule matches task ${task.taskId} of type ${task.taskType}, and there is no default rule`, { backend: BACKEND });
-    const submittedAt = new Date().toISOString();
+    const submittedAt = this.clock.wallNow().toISOString();
     const timeouts = { ...this.timeouts, ...task.timeouts };
     const built = buildPod({ runner: this.name, namespace: this.namespace, task: { ...task, timeouts }, template: template.template, templateName: template.rule.name, submittedAt });
     const existing = this.tasks.get(task.taskId);
@@ -171,40 +160,24 @@ export class PodRunner {
       if (existing.status.attempt === attempt && existing.specHash && existing.specHash !== built.specHash) {
         throw new StoreConflictError('CONFLICT', `task ${task.taskId} attempt ${attempt} was submitted before with another spec`, { backend: BACKEND });
       }
-      return copy(existing.status);
+      return copyStatus(existing.status);
     }
     if (existing && !isTerminal(existing.status)) throw new StoreConflictError('CONFLICT', `task ${task.taskId} attempt ${existing.status.attempt} is still ${existing.status.phase}; a new attempt waits until it ends`, { backend: BACKEND });
-    const entry: Entry = {
-      status: {
-        taskId: task.taskId,
-        taskType: task.taskType,
-        tags: { ...task.tags },
-        attempt,
-        phase: 'queued',
-        podName: built.pod.metadata.name,
-        template: template.rule.name,
-        submittedAt,
-      },
-      task: { ...task, timeouts },
-      template,
-      timeouts,
-      specHash: built.specHash,
-      holdsSlot: false,
-      waiters: [],
-    };
+    const status: TaskStatus = { taskId: task.taskId, taskType: task.taskType, tags: { ...task.tags }, attempt, phase: 'queued', podName: built.pod.metadata.name, template: template.rule.name, submittedAt };
+    const entry = newTaskState(status, timeouts, built.specHash, { task: { ...task, timeouts }, template });
     this.tasks.set(task.taskId, entry);
     this.queue.push(entry);
     this.publish(entry.status);
     this.pump();
     if (entry.creating) await entry.creating;
     if (entry.createError) throw entry.createError;
-    return copy(entry.status);
+    return copyStatus(entry.status);
   }
 
   /** The task's status, or undefined for an id this runner does not know. */
   get(taskId: string): TaskStatus | undefined {
     const entry = this.tasks.get(taskId);
-    return entry && copy(entry.status);
+    return entry && copyStatus(entry.status);
   }
 
   list(filter: TaskFilter = {}): TaskStatus[] {
@@ -212,7 +185,7 @@ export class PodRunner {
     return [...this.tasks.values()]
       .map((e) => e.status)
       .filter((s) => (!phases || phases.has(s.phase)) && (!filter.taskType || s.taskType === filter.taskType))
-      .map(copy);
+      .map(copyStatus);
   }
 
   /** Every status change from now on, or one task's (starting with its status now, ending after its terminal one). Ends when the runner closes. */
@@ -227,7 +200,7 @@ export class PodRunner {
   /** Resolves with the task's terminal status; NOT_FOUND for an unknown id, CLOSED if the runner closes first. */
   async result(taskId: string): Promise<TaskStatus> {
     const entry = this.requireEntry(taskId);
-    if (isTerminal(entry.status)) return copy(entry.status);
+    if (isTerminal(entry.status)) return copyStatus(entry.status);
     return new Promise((resolve, reject) => entry.waiters.push({ resolve, reject }));
   }
 
@@ -249,7 +222,7 @@ export class PodRunner {
       logger: this.logger,
       namespace: this.namespace,
       podName: () => entry.status.podName,
-      container: options.container ?? entry.pod?.spec.containers[0]!.name ?? entry.template!.template.spec!.containers[0]!.name,
+      container: options.container ?? entry.pod?.spec.containers[0]!.name ?? entry.spec!.template.template.spec!.containers[0]!.name,
       options,
       started: options.follow && notStarted ? this.untilStarted(taskId, entry.status) : undefined,
       ended: () => isTerminal(entry.status),
@@ -274,14 +247,13 @@ export class PodRunner {
       throw new InvalidArgumentError(`graceSeconds ${options.graceSeconds} is not valid: a whole number of seconds, 0 or more`, { backend: BACKEND });
     }
     if (entry.creating) await entry.creating;
-    if (isTerminal(entry.status)) return copy(entry.status);
-    const queued = this.queue.indexOf(entry);
-    if (queued < 0 && !this.isLeader) throw notLeader(this.name);
-    if (queued >= 0) this.queue.splice(queued, 1);
-    entry.cancelGraceSeconds = options.graceSeconds;
+    if (isTerminal(entry.status)) return copyStatus(entry.status);
+    const queued = this.queue.remove(entry);
+    if (!queued && !this.isLeader) throw notLeader(this.name);
+    entry.release.graceSeconds = options.graceSeconds;
     this.finish(entry, { phase: 'cancelled', reason: 'Cancelled', message: options.reason ?? 'cancelled' });
-    if (entry.pod) await this.release(entry);
-    return copy(entry.status);
+    if (entry.pod) await this.releaser.release(entry);
+    return copyStatus(entry.status);
   }
 
   /** Stops following pods and ends every `events()` iterator; pods keep running, and a runner started again re-attaches to them. */
@@ -289,26 +261,26 @@ export class PodRunner {
     if (this.closed) return;
     this.closed = true;
     this.informer?.close();
-    await this.leadership?.resign();
-    clearTimeout(this.requeueTimer);
+    await this.gate.close();
+    this.queue.close();
     for (const entry of this.tasks.values()) {
-      this.clearTimers(entry);
-      clearTimeout(entry.deleteTimer);
+      this.timers.clear(entry);
+      entry.release.deleteTimer?.cancel();
       for (const waiter of entry.waiters.splice(0)) waiter.reject(new ClosedError('the pod runner was closed', { backend: BACKEND }));
     }
     this.hub.close();
-    await Promise.allSettled([...this.tasks.values()].map((e) => e.releasing));
+    await Promise.allSettled([...this.tasks.values()].map((e) => e.release.inFlight));
     this.client.close();
   }
 
   // --- capacity and creation ---
 
-  private takeSlot(entry: Entry): void {
+  private takeSlot(entry: TaskState): void {
     entry.holdsSlot = true;
     this.capacity.take(entry.status.taskType);
   }
 
-  private freeSlot(entry: Entry): void {
+  private freeSlot(entry: TaskState): void {
     if (!entry.holdsSlot) return;
     entry.holdsSlot = false;
     this.capacity.free(entry.status.taskType);
@@ -316,11 +288,11 @@ export class PodRunner {
 
   /** Creates pods for queued tasks, in order, while there is room and no quota refusal is being waited out. */
   private pump(): void {
-    if (this.closed || !this.isLeader || Date.now() < this.requeueUntil) return;
-    for (const entry of [...this.queue]) {
+    if (this.closed || !this.isLeader || this.queue.paused) return;
+    for (const entry of this.queue.snapshot()) {
       if (this.capacity.full) break;
       if (!this.capacity.hasRoom(entry.status.taskType)) continue;
-      this.queue.splice(this.queue.indexOf(entry), 1);
+      this.queue.remove(entry);
       this.takeSlot(entry);
       entry.creating = this.create(entry)
         .catch((err: unknown) => {
@@ -331,115 +303,79 @@ export class PodRunner {
     }
   }
 
-  private async create(entry: Entry): Promise<void> {
+  /** Builds the task's pod (with this term's fencing token), has the executor create it, and applies the outcome. */
+  private async create(entry: TaskState): Promise<void> {
+    const { task, template } = entry.spec!;
     const { pod } = buildPod({
       runner: this.name,
       namespace: this.namespace,
-      task: entry.task!,
-      template: entry.template!.template,
-      templateName: entry.template!.rule.name,
+      task,
+      template: template.template,
+      templateName: template.rule.name,
       submittedAt: entry.status.submittedAt,
-      fencingToken: this.fencingToken,
+      fencingToken: this.gate.fencingToken,
     });
-    try {
-      const created = await this.client.request<Pod>({ method: 'POST', path: this.podsPath(), body: pod, context: this.context('create', pod.metadata.name) });
-      this.requeueDelayMs = this.options.requeueDelayMs ?? 1000;
-      if (entry.status.phase === 'queued') this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
-      // The watch may have brought newer states of the pod before this answer: never go back to the created one.
-      this.onPod(this.informer?.get(created.metadata.name) ?? created);
-    } catch (err) {
-      if (isTerminal(entry.status)) return;
-      if (hasCode(err, 'ALREADY_EXISTS')) return this.adoptExisting(entry);
-      if (isRequeueable(err)) return this.requeue(entry, err as RegistryError);
-      this.finish(entry, { phase: 'failed', reason: 'CreateFailed', message: (err as Error).message });
-      throw err;
+    const result = await createTaskPod(this.api, pod, entry.specHash, () => isTerminal(entry.status));
+    switch (result.outcome) {
+      case 'created':
+      case 'adopted':
+        if (result.outcome === 'created') this.queue.resetBackoff();
+        else this.logger.info({ pod: result.pod.metadata.name }, '[rollcall] [pod-runner] adopted the existing pod of a task');
+        if (entry.status.phase === 'queued') this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
+        // The watch may have brought newer states of the pod before this answer: never go back to the answered one.
+        this.onPod(this.informer?.get(result.pod.metadata.name) ?? result.pod);
+        return;
+      case 'ended':
+        return;
+      case 'requeue': {
+        this.freeSlot(entry);
+        const retryInMs = this.queue.requeue(entry);
+        this.setStatus(entry, { phase: 'queued', message: `requeued: ${result.error.message}` });
+        this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
+        return;
+      }
+      case 'failed':
+        this.finish(entry, { phase: 'failed', reason: result.reason, message: (result.error as Error).message });
+        throw result.error;
     }
-  }
-
-  /** A pod of this name exists (a retry after a lost answer, or another runner's): adopt it only when it is the same pod. */
-  private async adoptExisting(entry: Entry): Promise<void> {
-    const name = entry.status.podName;
-    const existing = await this.client.request<Pod>({ method: 'GET', path: `${this.podsPath()}/${name}`, context: this.context('get', name) });
-    if (existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === entry.specHash) {
-      this.logger.info({ pod: name }, '[rollcall] [pod-runner] adopted the existing pod of a task');
-      if (entry.status.phase === 'queued') this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
-      this.onPod(this.informer?.get(name) ?? existing);
-      return;
-    }
-    const err = new StoreConflictError('CONFLICT', `pod ${name} exists in namespace ${this.namespace} with another spec (spec hash ${existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] ?? 'none'}, this task's ${entry.specHash}); it was not adopted`, { backend: BACKEND });
-    this.finish(entry, { phase: 'failed', reason: 'SpecConflict', message: err.message });
-    throw err;
-  }
-
-  private requeue(entry: Entry, err: RegistryError): void {
-    this.freeSlot(entry);
-    this.queue.unshift(entry);
-    this.setStatus(entry, { phase: 'queued', message: `requeued: ${err.message}` });
-    this.requeueUntil = Date.now() + this.requeueDelayMs;
-    this.logger.info({ task: entry.status.taskId, retryInMs: this.requeueDelayMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
-    clearTimeout(this.requeueTimer);
-    this.requeueTimer = setTimeout(() => {
-      this.requeueUntil = 0;
-      this.pump();
-    }, this.requeueDelayMs);
-    this.requeueDelayMs = Math.min(this.requeueDelayMs * 2, MAX_REQUEUE_MS);
   }
 
   // --- following pods ---
 
+  /** A pod's latest state from the watch (or a create's answer): the leader reconciles, a follower only follows. */
   private onPod(pod: Pod): void {
     if (this.closed) return;
     if (!this.isLeader) return this.follow(pod);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (!taskId) return;
-    let entry = this.tasks.get(taskId);
-    if (entry && entry.status.podName !== pod.metadata.name) {
-      // A pod of another attempt: an earlier one still held by our finalizer is let go.
-      if (pod.metadata.finalizers?.includes(FINALIZER) && readPod(pod).phase !== 'pending' && readPod(pod).phase !== 'running') void this.releasePod(pod, undefined);
-      return;
-    }
-    entry ??= this.reattach(pod);
+    const known = this.tasks.get(taskId);
+    const entry = known ?? this.reattach(pod);
     if (!entry) return;
+    const decision = reconcile(entry, pod, this.clock.wallNow());
+    if (decision.action === 'ignore') return;
+    // A pod of another attempt: an earlier one still held by our finalizer is let go.
+    if (decision.action === 'release-other') return void this.releaser.releasePod(pod, undefined);
     entry.pod = pod;
-    if (isTerminal(entry.status)) {
-      void this.release(entry);
-      return;
-    }
+    if (decision.action === 'release') return void this.releaser.release(entry);
     // queued here, but its pod exists (made by the runner that led before): follow it, never create it again
-    const queued = this.queue.indexOf(entry);
-    if (queued >= 0) this.queue.splice(queued, 1);
+    this.queue.remove(entry);
     if (!entry.holdsSlot) this.takeSlot(entry);
-    const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
-    if (cancelled !== undefined) {
-      this.finish(entry, { phase: 'cancelled', reason: 'Cancelled', message: cancelled });
-      void this.release(entry);
-      return;
+    switch (decision.action) {
+      case 'finish':
+        this.finish(entry, decision.change);
+        void this.releaser.release(entry);
+        return;
+      case 'run':
+        this.timers.clearPending(entry);
+        this.setStatus(entry, decision.change);
+        if (decision.runDeadline !== undefined) this.timers.armRun(entry, decision.runDeadline, () => this.runTimedOut(entry));
+        return;
+      case 'wait':
+        this.setStatus(entry, decision.change);
+        if (decision.pendingDeadline) this.timers.armPending(entry, decision.pendingDeadline.cause, decision.pendingDeadline.deadline, (cause) => void this.pendingTimedOut(entry, cause));
+        else this.timers.clearPending(entry);
+        return;
     }
-    const reading = readPod(pod);
-    if (reading.phase !== 'pending' && reading.phase !== 'running') {
-      const { phase, ...rest } = reading;
-      this.finish(entry, { phase, ...rest });
-      void this.release(entry);
-      return;
-    }
-    if (pod.metadata.deletionTimestamp) {
-      this.finish(entry, { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` });
-      void this.release(entry);
-      return;
-    }
-    if (reading.phase === 'running') {
-      this.clearPendingTimer(entry);
-      this.setStatus(entry, { phase: 'running', pendingCause: undefined, reason: undefined, message: undefined, startedAt: reading.startedAt });
-      this.armRunTimer(entry, reading.startedAt);
-      return;
-    }
-    if (reading.reason && FATAL_WAITING.has(reading.reason)) {
-      this.finish(entry, { phase: 'failed', reason: reading.reason, message: reading.message });
-      void this.release(entry);
-      return;
-    }
-    this.setStatus(entry, { phase: 'pending', pendingCause: reading.cause, reason: reading.reason, message: reading.message });
-    this.armPendingTimer(entry, reading, pod);
   }
 
   /**
@@ -454,18 +390,12 @@ export class PodRunner {
     if (!taskId) return;
     let entry = this.tasks.get(taskId);
     const recorded = recordedStatus(pod);
-    if (!entry && recorded) {
-      const task = taskOfPod(pod);
-      if (!task) return;
-      entry = { status: task.status, timeouts: { ...this.timeouts, ...task.record.timeouts }, specHash: pod.metadata.annotations?.[SPEC_HASH_ANNOTATION], holdsSlot: false, waiters: [] };
-      this.tasks.set(taskId, entry);
-    }
+    if (!entry && recorded) entry = this.knowFromPod(pod, taskId);
     if (!entry || entry.status.podName !== pod.metadata.name) return;
-    const queued = this.queue.indexOf(entry);
-    if (queued >= 0) this.queue.splice(queued, 1);
+    this.queue.remove(entry);
     if (recorded && !isTerminal(entry.status)) {
       entry.status = { ...entry.status, ...recorded };
-      for (const waiter of entry.waiters.splice(0)) waiter.resolve(copy(entry.status));
+      for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
     }
   }
 
@@ -474,182 +404,72 @@ export class PodRunner {
     const entry = this.tasks.get(pod.metadata.labels?.[TASK_ID_LABEL] ?? '');
     if (!entry || entry.status.podName !== pod.metadata.name) return;
     entry.pod = undefined;
-    clearTimeout(entry.deleteTimer);
+    entry.release.deleteTimer?.cancel();
     if (!isTerminal(entry.status)) this.finish(entry, { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` });
   }
 
   /** A pod this runner does not know (it restarted, or took over): the task, from the pod's annotation. */
-  private reattach(pod: Pod): Entry | undefined {
+  private reattach(pod: Pod): TaskState | undefined {
     const task = taskOfPod(pod);
     if (!task) {
       this.logger.warn({ pod: pod.metadata.name }, '[rollcall] [pod-runner] a pod with the runner label has no readable task annotation; left alone');
       return undefined;
     }
-    // recorded: reported once already, only cleaned up; else followed from what the pod shows
-    const recorded = recordedStatus(pod);
-    const entry: Entry = { status: { ...task.status, ...recorded }, timeouts: { ...this.timeouts, ...task.record.timeouts }, specHash: pod.metadata.annotations?.[SPEC_HASH_ANNOTATION], holdsSlot: false, waiters: [] };
-    this.tasks.set(task.record.taskId, entry);
-    this.logger.info({ task: task.record.taskId, pod: pod.metadata.name, recorded: Boolean(recorded) }, '[rollcall] [pod-runner] re-attached to a task from its pod');
+    const entry = this.knowFromPod(pod, task.record.taskId)!;
+    this.logger.info({ task: task.record.taskId, pod: pod.metadata.name, recorded: recordedStatus(pod) !== undefined }, '[rollcall] [pod-runner] re-attached to a task from its pod');
     return entry;
   }
 
-  // --- timers ---
-
-  private armPendingTimer(entry: Entry, reading: Extract<PodReading, { phase: 'pending' }>, pod: Pod): void {
-    const created = Date.parse(pod.metadata.creationTimestamp ?? entry.status.submittedAt);
-    const causeTimeout = reading.cause === 'unschedulable' ? entry.timeouts.unschedulable : reading.cause === 'image-pull' ? entry.timeouts.imagePull : undefined;
-    const bounds: number[] = [];
-    if (entry.timeouts.start !== undefined) bounds.push(created + entry.timeouts.start);
-    if (causeTimeout !== undefined) bounds.push(Date.parse(reading.since) + causeTimeout);
-    if (bounds.length === 0) return this.clearPendingTimer(entry);
-    const deadline = Math.min(...bounds);
-    if (entry.pendingTimer?.cause === reading.cause && entry.pendingTimer.deadline === deadline) return;
-    this.clearPendingTimer(entry);
-    const timer = setTimeout(() => void this.pendingTimedOut(entry, reading.cause), Math.max(0, deadline - Date.now()));
-    entry.pendingTimer = { cause: reading.cause, deadline, timer };
+  /**
+   * Keeps a task known only from its pod under `taskId`: the task from the pod's
+   * annotation, its status the one recorded on the pod (reported once already,
+   * only cleaned up) or else followed from what the pod shows. Undefined when the
+   * annotation is unreadable.
+   */
+  private knowFromPod(pod: Pod, taskId: string): TaskState | undefined {
+    const task = taskOfPod(pod);
+    if (!task) return undefined;
+    const entry = newTaskState({ ...task.status, ...recordedStatus(pod) }, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
+    this.tasks.set(taskId, entry);
+    return entry;
   }
 
-  private async pendingTimedOut(entry: Entry, cause: PendingCause): Promise<void> {
+  // --- timeouts ---
+
+  private async pendingTimedOut(entry: TaskState, cause: PendingCause): Promise<void> {
     if (isTerminal(entry.status) || this.closed) return;
-    const podEvents = await this.podEvents(entry.status.podName);
+    const podEvents = await this.api.recentEvents(entry.status.podName, this.logger);
     if (isTerminal(entry.status)) return;
-    const reason = entry.status.reason ?? (cause === 'unschedulable' ? 'Unschedulable' : 'PendingTimeout');
-    this.finish(entry, { phase: 'timed-out', reason, message: `pending (${cause}) past its timeout${entry.status.message ? `: ${entry.status.message}` : ''}`, podEvents });
-    await this.release(entry);
+    this.finish(entry, pendingTimedOut(entry.status, cause, podEvents));
+    await this.releaser.release(entry);
   }
 
-  private armRunTimer(entry: Entry, startedAt: string): void {
-    if (entry.runTimer || entry.timeouts.run === undefined) return;
-    const deadline = Date.parse(startedAt) + entry.timeouts.run;
-    entry.runTimer = setTimeout(() => {
-      if (isTerminal(entry.status) || this.closed) return;
-      this.finish(entry, { phase: 'timed-out', reason: 'DeadlineExceeded', message: `ran longer than its run timeout of ${entry.timeouts.run} ms` });
-      void this.release(entry);
-    }, Math.max(0, deadline - Date.now()));
-  }
-
-  private clearPendingTimer(entry: Entry): void {
-    clearTimeout(entry.pendingTimer?.timer);
-    entry.pendingTimer = undefined;
-  }
-
-  private clearTimers(entry: Entry): void {
-    this.clearPendingTimer(entry);
-    clearTimeout(entry.runTimer);
-    entry.runTimer = undefined;
-  }
-
-  /** The pod's last events (oldest first), for a timed-out task's status: one list, only at a timeout. */
-  private async podEvents(podName: string): Promise<string[]> {
-    try {
-      const query = new URLSearchParams({ fieldSelector: `involvedObject.name=${podName}` });
-      const list = await this.client.request<{ items: { reason?: string; message?: string; lastTimestamp?: string; eventTime?: string }[] }>({
-        method: 'GET',
-        path: `/api/v1/namespaces/${this.namespace}/events?${query}`,
-        context: { verb: 'list', resource: 'events', namespace: this.namespace },
-      });
-      return list.items.slice(-5).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`.trim());
-    } catch (err) {
-      this.logger.debug({ err, pod: podName }, '[rollcall] [pod-runner] could not list the pod events of a timed-out task');
-      return [];
-    }
+  private runTimedOut(entry: TaskState): void {
+    if (isTerminal(entry.status) || this.closed) return;
+    this.finish(entry, runTimedOut(entry.timeouts));
+    void this.releaser.release(entry);
   }
 
   // --- ending ---
 
-  private setStatus(entry: Entry, change: Partial<TaskStatus>): void {
-    const next = { ...entry.status, ...change };
-    for (const key of Object.keys(next) as (keyof TaskStatus)[]) if (next[key] === undefined) delete next[key];
-    if (JSON.stringify(next) === JSON.stringify(entry.status)) return;
+  private setStatus(entry: TaskState, change: Partial<TaskStatus>): void {
+    const next = changedStatus(entry.status, change);
+    if (!next) return;
     entry.status = next;
     this.publish(entry.status);
   }
 
   /** Records a terminal status once, frees the task's slot, wakes `result()` and the queue. */
-  private finish(entry: Entry, change: Partial<TaskStatus> & { phase: TaskPhase }): void {
+  private finish(entry: TaskState, change: FinishChange): void {
     if (isTerminal(entry.status)) return;
-    this.clearTimers(entry);
-    this.setStatus(entry, { pendingCause: undefined, finishedAt: new Date().toISOString(), ...change });
+    this.timers.clear(entry);
+    this.setStatus(entry, { pendingCause: undefined, finishedAt: this.clock.wallNow().toISOString(), ...change });
     const freed = entry.holdsSlot;
     this.freeSlot(entry);
-    for (const waiter of entry.waiters.splice(0)) waiter.resolve(copy(entry.status));
+    for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
     // a pod gone frees quota too: try the queue now rather than after the requeue pause
-    if (freed) this.requeueUntil = 0;
+    if (freed) this.queue.endPause();
     this.pump();
-  }
-
-  /** Lets the pod of a recorded task go: the final status onto the pod and the finalizer off in one patch, then delete it (or keep a failed one a while). */
-  private release(entry: Entry): Promise<void> {
-    const pod = entry.pod;
-    if (!pod || this.closed) return Promise.resolve();
-    if (entry.releasing) {
-      entry.releaseAgain = true;
-      return entry.releasing;
-    }
-    entry.releasing = this.releasePod(pod, entry).finally(() => {
-      entry.releasing = undefined;
-      if (entry.releaseAgain && entry.pod && entry.pod !== pod) {
-        entry.releaseAgain = false;
-        void this.release(entry);
-      }
-    });
-    return entry.releasing;
-  }
-
-  private async releasePod(pod: Pod, entry: Entry | undefined): Promise<void> {
-    const name = pod.metadata.name;
-    try {
-      if (pod.metadata.finalizers?.includes(FINALIZER)) {
-        const annotations: Record<string, string> = {};
-        if (entry) annotations[RECORDED_ANNOTATION] = JSON.stringify(entry.status);
-        if (entry?.status.phase === 'cancelled') annotations[CANCELLED_ANNOTATION] = entry.status.message ?? 'cancelled';
-        await this.client.request({
-          method: 'PATCH',
-          path: `${this.podsPath()}/${name}`,
-          // resourceVersion: another controller's finalizer added meanwhile is not dropped; on a conflict the next event retries
-          body: { metadata: { resourceVersion: pod.metadata.resourceVersion, finalizers: pod.metadata.finalizers.filter((f) => f !== FINALIZER), annotations } },
-          contentType: 'application/merge-patch+json',
-          context: this.context('patch', name),
-        });
-      }
-      if (pod.metadata.deletionTimestamp || entry?.deleteRequested) return;
-      const keepMs = this.options.keepFailedPodsMs ?? 0;
-      if (entry && keepMs > 0 && entry.status.phase !== 'succeeded' && entry.status.phase !== 'cancelled') {
-        entry.deleteRequested = true;
-        const finished = Date.parse(entry.status.finishedAt ?? new Date().toISOString());
-        entry.deleteTimer = setTimeout(() => void this.deletePod(name, undefined), Math.max(0, finished + keepMs - Date.now()));
-        return;
-      }
-      if (entry) entry.deleteRequested = true;
-      await this.deletePod(name, entry?.cancelGraceSeconds);
-    } catch (err) {
-      if (hasCode(err, 'NOT_FOUND')) return;
-      if (!entry) return;
-      entry.deleteRequested = false;
-      this.logger.debug({ err, pod: name }, '[rollcall] [pod-runner] could not release a finished pod yet; retrying from its latest state');
-      // A conflict means the watch brings a newer state; a refusal or an outage is retried after a pause.
-      clearTimeout(entry.deleteTimer);
-      entry.deleteTimer = setTimeout(() => {
-        const latest = this.informer?.get(name);
-        if (latest && entry.pod) {
-          entry.pod = latest;
-          void this.release(entry);
-        }
-      }, RELEASE_RETRY_MS);
-    }
-  }
-
-  private async deletePod(name: string, graceSeconds: number | undefined): Promise<void> {
-    try {
-      await this.client.request({
-        method: 'DELETE',
-        path: `${this.podsPath()}/${name}`,
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(graceSeconds === undefined ? {} : { gracePeriodSeconds: graceSeconds }) },
-        context: this.context('delete', name),
-      });
-    } catch (err) {
-      if (!hasCode(err, 'NOT_FOUND')) throw err;
-    }
   }
 
   // --- helpers ---
@@ -657,13 +477,13 @@ export class PodRunner {
   private publish(status: TaskStatus): void {
     this.hub.publish(status);
     try {
-      this.options.onStatus?.(copy(status));
+      this.options.onStatus?.(copyStatus(status));
     } catch (err) {
       this.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback threw');
     }
   }
 
-  private requireEntry(taskId: string): Entry {
+  private requireEntry(taskId: string): TaskState {
     const entry = this.tasks.get(taskId);
     if (!entry) throw new StoreConflictError('NOT_FOUND', `no task ${JSON.stringify(taskId)} in pod runner ${this.name}`, { backend: BACKEND });
     return entry;
@@ -671,14 +491,6 @@ export class PodRunner {
 
   private assertOpen(): void {
     if (this.closed) throw new ClosedError('the pod runner was closed', { backend: BACKEND });
-  }
-
-  private podsPath(): string {
-    return `/api/v1/namespaces/${this.namespace}/pods`;
-  }
-
-  private context(verb: string, name?: string): RequestContext {
-    return { verb, resource: 'pods', namespace: this.namespace, name };
   }
 
   /** Dry-runs a pod of every template, so a broken one fails here, naming its rule, and not at the first task. */
@@ -690,10 +502,10 @@ export class PodRunner {
         task: { taskId: `dry-run-${resolved.index}`, taskType: resolved.rule.taskTypes?.[0] ?? 'dry-run', tags: resolved.rule.tags, timeouts: this.timeouts },
         template: resolved.template,
         templateName: resolved.rule.name,
-        submittedAt: new Date().toISOString(),
+        submittedAt: this.clock.wallNow().toISOString(),
       });
       try {
-        await this.client.request({ method: 'POST', path: `${this.podsPath()}?dryRun=All`, body: pod, context: this.context('create (dry run)', pod.metadata.name) });
+        await this.api.dryRunCreate(pod);
       } catch (err) {
         if (hasCode(err, 'ALREADY_EXISTS')) continue;
         if (hasCode(err, 'INVALID_ARGUMENT')) {

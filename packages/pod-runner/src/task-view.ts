@@ -5,7 +5,8 @@ import { BACKEND } from './errors.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_RUNNER_NAME } from './options.js';
 import { statusFromPod } from './pod-task.js';
-import { CANCELLED_ANNOTATION, type Pod, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
+import { CANCELLED_ANNOTATION, type Pod } from './pod.js';
+import { PodsApi } from './pods-api.js';
 import { isTerminal, type TaskStatus } from './task.js';
 
 /** What {@link openTaskView} takes. */
@@ -26,16 +27,18 @@ export interface TaskViewOptions {
  * end and delete. Tasks whose pods are gone are not shown.
  */
 export class TaskView {
+  private readonly api: PodsApi;
+
   constructor(
     private readonly client: ApiClient,
     readonly namespace: string,
     readonly name: string,
-  ) {}
+  ) {
+    this.api = new PodsApi(client, namespace);
+  }
 
-  private async pods(taskId?: string): Promise<Pod[]> {
-    const selector = `${RUNNER_LABEL}=${this.name}${taskId ? `,${TASK_ID_LABEL}=${taskId}` : ''}`;
-    const list = await this.client.request<{ items: Pod[] }>({ method: 'GET', path: `/api/v1/namespaces/${this.namespace}/pods?${new URLSearchParams({ labelSelector: selector })}`, context: { verb: 'list', resource: 'pods', namespace: this.namespace } });
-    return list.items;
+  private pods(taskId?: string): Promise<Pod[]> {
+    return this.api.list(this.name, taskId);
   }
 
   async list(): Promise<TaskStatus[]> {
@@ -70,13 +73,7 @@ export class TaskView {
     const status = await this.require(taskId);
     if (isTerminal(status)) return status;
     try {
-      await this.client.request({
-        method: 'PATCH',
-        path: `/api/v1/namespaces/${this.namespace}/pods/${status.podName}`,
-        body: { metadata: { annotations: { [CANCELLED_ANNOTATION]: reason } } },
-        contentType: 'application/merge-patch+json',
-        context: { verb: 'patch', resource: 'pods', namespace: this.namespace, name: status.podName },
-      });
+      await this.api.patchMetadata(status.podName, { annotations: { [CANCELLED_ANNOTATION]: reason } });
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) throw new StoreConflictError('NOT_FOUND', `task ${taskId}'s pod is gone`, { backend: BACKEND });
       throw err;

@@ -1,0 +1,79 @@
+import { hasCode, type Logger } from '@rollcall/core';
+import type { ApiClient, RequestContext } from '@rollcall/kubernetes/api';
+import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
+
+/**
+ * The pod requests of one namespace, as the runner and {@link TaskView} make
+ * them: every path, verb and `RequestContext` (what an error names) in one
+ * place, so a request is counted, fenced or audited at one seam.
+ */
+export class PodsApi {
+  constructor(
+    readonly client: ApiClient,
+    readonly namespace: string,
+  ) {}
+
+  /** `/api/v1/namespaces/<ns>/pods`, the collection the watch follows. */
+  get path(): string {
+    return `/api/v1/namespaces/${this.namespace}/pods`;
+  }
+
+  context(verb: string, name?: string): RequestContext {
+    return { verb, resource: 'pods', namespace: this.namespace, name };
+  }
+
+  create(pod: Pod): Promise<Pod> {
+    return this.client.request<Pod>({ method: 'POST', path: this.path, body: pod, context: this.context('create', pod.metadata.name) });
+  }
+
+  /** A server-side dry run of a create: admission and validation, nothing stored. */
+  async dryRunCreate(pod: Pod): Promise<void> {
+    await this.client.request({ method: 'POST', path: `${this.path}?dryRun=All`, body: pod, context: this.context('create (dry run)', pod.metadata.name) });
+  }
+
+  get(name: string): Promise<Pod> {
+    return this.client.request<Pod>({ method: 'GET', path: `${this.path}/${name}`, context: this.context('get', name) });
+  }
+
+  /** The pods of a runner, or of one of its tasks. */
+  async list(runner: string, taskId?: string): Promise<Pod[]> {
+    const selector = `${RUNNER_LABEL}=${runner}${taskId ? `,${TASK_ID_LABEL}=${taskId}` : ''}`;
+    const list = await this.client.request<{ items: Pod[] }>({ method: 'GET', path: `${this.path}?${new URLSearchParams({ labelSelector: selector })}`, context: { verb: 'list', resource: 'pods', namespace: this.namespace } });
+    return list.items;
+  }
+
+  /** A JSON merge patch of the pod's metadata. */
+  async patchMetadata(name: string, metadata: Record<string, unknown>): Promise<void> {
+    await this.client.request({ method: 'PATCH', path: `${this.path}/${name}`, body: { metadata }, contentType: 'application/merge-patch+json', context: this.context('patch', name) });
+  }
+
+  /** Deletes the pod (its dependants in the background); a pod already gone is no error. */
+  async delete(name: string, graceSeconds: number | undefined): Promise<void> {
+    try {
+      await this.client.request({
+        method: 'DELETE',
+        path: `${this.path}/${name}`,
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(graceSeconds === undefined ? {} : { gracePeriodSeconds: graceSeconds }) },
+        context: this.context('delete', name),
+      });
+    } catch (err) {
+      if (!hasCode(err, 'NOT_FOUND')) throw err;
+    }
+  }
+
+  /** The pod's last five events (oldest first) as `reason: message`; none when they cannot be listed (they only explain a timeout). */
+  async recentEvents(podName: string, logger: Logger): Promise<string[]> {
+    try {
+      const query = new URLSearchParams({ fieldSelector: `involvedObject.name=${podName}` });
+      const list = await this.client.request<{ items: { reason?: string; message?: string }[] }>({
+        method: 'GET',
+        path: `/api/v1/namespaces/${this.namespace}/events?${query}`,
+        context: { verb: 'list', resource: 'events', namespace: this.namespace },
+      });
+      return list.items.slice(-5).map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`.trim());
+    } catch (err) {
+      logger.debug({ err, pod: podName }, '[rollcall] [pod-runner] could not list the pod events of a timed-out task');
+      return [];
+    }
+  }
+}

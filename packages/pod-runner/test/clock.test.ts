@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '@rollcall/conformance';
+import { ManualClock } from '@rollcall/core/testing';
+import { type PodRunner } from '../src/index.js';
+import { podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+
+// The runner's timers on core's ManualClock, against the real API server: the pods'
+// timestamps are real, the runner's time moves only when the test says, so a
+// ten-minute timeout is passed in no real time and not a moment before it is due.
+let env: { namespace: string; kubeconfig: string };
+let runner: PodRunner;
+let clock: ManualClock;
+
+beforeAll(async () => {
+  env = await runnerNamespace('pod-clock');
+  clock = new ManualClock(Date.now());
+  runner = await startRunner(env, {
+    clock,
+    templates: [
+      { name: 'nowhere', taskTypes: ['nowhere'], template: podTemplate({ nodeSelector: { pool: 'none' } }) },
+      { name: 'default', template: podTemplate() },
+    ],
+  });
+});
+
+afterAll(async () => {
+  await runner?.close();
+});
+
+// The pods' timestamps are real: each case starts with the clock's wall time set to the real time.
+beforeEach(() => clock.skewWall(Date.now() - clock.wallNow().getTime()));
+
+const MINUTE = 60_000;
+
+describe('timeouts on an injected clock', () => {
+  it('times out an unschedulable pod ten minutes after the scheduler gave up, by the clock, not before', async () => {
+    const status = await runner.submit({ taskId: 'clock-unschedulable', taskType: 'nowhere', timeouts: { unschedulable: 10 * MINUTE, start: 60 * MINUTE } });
+    await waitFor(() => runner.get('clock-unschedulable')?.pendingCause === 'unschedulable', 15_000, 'the pending cause unschedulable');
+    // pod timestamps have whole seconds: the deadline lies between 10 min − 1 s and 10 min + the real time spent so far
+    await clock.advance(9 * MINUTE);
+    expect(runner.get('clock-unschedulable')?.phase).toBe('pending');
+    await clock.advance(2 * MINUTE);
+    const ended = await runner.result('clock-unschedulable');
+    expect(ended).toMatchObject({ phase: 'timed-out', reason: 'Unschedulable' });
+    // stamped by the clock's wall time, at the deadline (the real time spent is well under a second)
+    const took = Date.parse(ended.finishedAt!) - Date.parse(ended.submittedAt);
+    expect(took).toBeGreaterThanOrEqual(10 * MINUTE - 1000);
+    expect(took).toBeLessThanOrEqual(11 * MINUTE);
+    await waitFor(async () => (await runnerPods(env.namespace)).every((p) => p.metadata!.name !== status.podName), 15_000, 'the timed-out pod to be deleted');
+  });
+
+  it('ends a task that runs past its run timeout of an hour when the clock says so', async () => {
+    await runner.submit({ taskId: 'clock-runs-long', taskType: 'report', timeouts: { run: 60 * MINUTE } });
+    await waitFor(() => runner.get('clock-runs-long')?.phase === 'running', 15_000, 'the task to run');
+    await clock.advance(59 * MINUTE);
+    expect(runner.get('clock-runs-long')?.phase).toBe('running');
+    await clock.advance(2 * MINUTE);
+    expect(await runner.result('clock-runs-long')).toMatchObject({ phase: 'timed-out', reason: 'DeadlineExceeded', message: 'ran longer than its run timeout of 3600000 ms' });
+  });
+});
