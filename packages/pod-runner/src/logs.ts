@@ -1,4 +1,4 @@
-import type { Logger } from '@rollcall/core';
+import { hasCode, type Logger } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 
 /** Options of {@link PodRunner.logs}, as `kubectl logs` has them. */
@@ -61,6 +61,8 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
   let bytes = 0;
   let failures = 0;
   let opened = 0;
+  // the last stream ended without an error: every line up to that point was delivered
+  let endedCleanly = false;
 
   const finish = (err?: Error) => {
     failure ??= err;
@@ -112,6 +114,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
           end: (error) => {
             abort = undefined;
             if (done) return;
+            endedCleanly = !error;
             if (!error && (!options.follow || input.ended())) return finish();
             if (!receivedAny) failures += 1;
             if (failures >= MAX_FAILURES) return finish(error ?? new Error(`the log of pod ${podName} keeps ending without a line`));
@@ -124,6 +127,8 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
       if (done) return stream.abort();
       abort = stream.abort;
     } catch (err) {
+      // the container exited (the kubelet ended the stream), then the task ended and its pod was released: nothing was lost
+      if (endedCleanly && input.ended() && hasCode(err, 'NOT_FOUND')) return finish();
       failures += 1;
       // the first open tells the caller (no such pod, no permission); a resume keeps trying a while
       if (opened === 1 || failures >= MAX_FAILURES) return finish(err as Error);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onRealNode } from '@rollcall/tools/testenv';
+import { onRealNode, signalContainer, waitFor } from '@rollcall/tools/testenv';
 import type { PodRunner, PodTemplateSpec } from '../src/index.js';
-import { runnerNamespace, startRunner } from './runner-env.js';
+import { admin, runnerNamespace, startRunner } from './runner-env.js';
 
 /** One task on the real node: a process that really runs and really exits. */
 let env: { namespace: string; kubeconfig: string };
@@ -9,7 +9,9 @@ let runner: PodRunner;
 
 beforeAll(async () => {
   env = await runnerNamespace('real-node');
-  runner = await startRunner(env, { templates: [{ name: 'real', template: { spec: onRealNode({ containers: [{ name: 'main' }] }) as PodTemplateSpec['spec'] } }] });
+  // a failed task's pod kept: a follower that first learns of the task at its end can still read
+  // the log (a pod released at once takes it along: issue 25's logs that outlive the pod)
+  runner = await startRunner(env, { keepFailedPodsMs: 60_000, templates: [{ name: 'real', template: { spec: onRealNode({ containers: [{ name: 'main' }] }) as PodTemplateSpec['spec'] } }] });
 });
 
 afterAll(async () => {
@@ -29,5 +31,22 @@ describe('a task on the real node', () => {
     const status = await runner.result('smoke');
     expect(status).toMatchObject({ phase: 'failed', exitCode: 3, terminationMessage: '{"rows":12}', result: { rows: 12 } });
     expect(lines).toEqual(['starting', 'halfway', 'done']);
+  });
+
+  it('a follower reads a succeeded task to its last line, though its pod is deleted as the container exits', async () => {
+    // the task ends when told (SIGUSR2), after the follower has its first line
+    const script = "console.log('starting'); process.on('SIGUSR2', () => { console.log('done'); process.exit(0); }); setInterval(() => {}, 1000);";
+    await runner.submit({ taskId: 'told', taskType: 'smoke', command: ['node', '-e', script] });
+    for await (const status of runner.events('told')) if (status.phase === 'running') break;
+    const lines: string[] = [];
+    const follow = runner.logs('told', { follow: true });
+    const first = await follow.next();
+    lines.push(first.value.text);
+    const { podName } = runner.get('told')!;
+    signalContainer(await admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }), 'main', 'SIGUSR2');
+    for await (const line of follow) lines.push(line.text);
+    expect(lines).toEqual(['starting', 'done']);
+    expect(await runner.result('told')).toMatchObject({ phase: 'succeeded', exitCode: 0 });
+    await waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), { what: 'the succeeded pod deleted', timeoutMs: 30_000 });
   });
 });
