@@ -16,7 +16,7 @@ import { silentLogger, type Logger } from './logger.js';
 import { MemberDirectory } from './member-directory.js';
 import { MemberHandle } from './member-handle.js';
 import { openLiveness } from './liveness-modes.js';
-import type { LivenessStrategy } from './liveness-strategy.js';
+import type { LivenessFactory, LivenessStrategy } from './liveness-strategy.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
 import { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
@@ -130,7 +130,12 @@ export class Registry extends Emitter<RegistryEvents> {
    * that fails. `createRegistry` is the way in.
    * @internal
    */
-  static async open(store: RecordStore, resolved: RegistryConfig, runtime: { clock?: Clock; logger?: Logger } = {}): Promise<Registry> {
+  static async open(
+    store: RecordStore,
+    resolved: RegistryConfig,
+    /** `liveness`: a strategy to use instead of `registry.member.liveness`'s, for tests of the seam a new mode plugs into. */
+    runtime: { clock?: Clock; logger?: Logger; liveness?: LivenessFactory } = {},
+  ): Promise<Registry> {
     const clock = runtime.clock ?? systemClock;
     const logger = runtime.logger ?? silentLogger;
     let registry: Registry | undefined;
@@ -164,7 +169,7 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     let directory: MemberDirectory | undefined;
     // Elections of a liveness mode (the reapers') are the registry's holders, so a lost connection and close() reach them.
-    const liveness = openLiveness({
+    const liveness = (runtime.liveness ?? openLiveness)({
       identity: resolved.identity,
       member: resolved.member,
       cache,
