@@ -1,7 +1,7 @@
 import { HeartbeatLiveness } from './heartbeat-liveness.js';
 import type { LivenessContext, LivenessFactory, LivenessStrategy } from './liveness-strategy.js';
-import { MemberReaper } from './member-reaper.js';
 import type { MemberLiveness } from './member-liveness.js';
+import { MemberReaper } from './member-reaper.js';
 
 /** Each `registry.member.liveness` mode's strategy. A new mode is a new entry here, not a branch in the registry. @internal */
 const MODES: Record<MemberLiveness, LivenessFactory> = {

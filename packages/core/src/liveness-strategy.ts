@@ -1,10 +1,10 @@
 import type { Clock } from './clock.js';
 import type { LeaseHolder } from './lease-holder.js';
 import type { Logger } from './logger.js';
-import type { CacheEntry, WatchCache } from './watch-cache.js';
 import type { MemberConfig, MemberLiveness } from './member-liveness.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, RecordStore } from './store.js';
+import type { CacheEntry, WatchCache } from './watch-cache.js';
 
 /**
  * What a liveness mode may use, given once when the registry opens. A mode

@@ -1,15 +1,15 @@
 import type { Clock, Timer } from './clock.js';
 import { ErrorCode, hasCode } from './errors.js';
-import { parseTime } from './lease-record.js';
-import type { Logger } from './logger.js';
-import type { Member, MemberEvent, MemberListener } from './member.js';
 import { confirmByRead, judgeExpiry } from './expiry.js';
+import { parseTime } from './lease-record.js';
 import type { LivenessStrategy } from './liveness-strategy.js';
+import type { Logger } from './logger.js';
 import { isMarked, markAndDelete } from './member-mark.js';
+import type { Member, MemberEvent, MemberListener } from './member.js';
 import type { MonitoredStore } from './monitored-store.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
-import type { RecordKey } from './store.js';
 import { ScopeClaims } from './scope-claims.js';
+import type { RecordKey } from './store.js';
 import { scopeCovers, type CacheChange, type CacheEntry, type WatchCache } from './watch-cache.js';
 
 /** A record this process judges: a present member, or (`member` undefined) a mark whose marker has not deleted it yet. */

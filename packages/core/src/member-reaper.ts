@@ -1,12 +1,11 @@
 import type { Timer } from './clock.js';
-import type { LeaseHolder } from './lease-holder.js';
-import type { Logger } from './logger.js';
 import { deleteRecord } from './delete-record.js';
 import { confirmByWrite, judgeExpiry, type Expiry } from './expiry.js';
+import type { LeaseHolder } from './lease-holder.js';
 import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
 import { isMarked, markAndDelete } from './member-mark.js';
 import { electionKey, HEARTBEAT_PREFIX, heartbeatKey, MEMBER_PREFIX, memberKey, reaperElection } from './record-key.js';
-import type { CacheChange, CacheEntry, Claim, WatchCache } from './watch-cache.js';
+import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
 
 /**
  * The `reaper` liveness mode: the member record `member/<role>/<id>` is

@@ -12,18 +12,18 @@ import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
 import type { LeaseInfo, LeaseListener } from './lease-info.js';
 import type { JsonValue } from './lease-record.js';
 import { Leadership, type LeadershipEvents } from './leadership.js';
+import { openLiveness } from './liveness-modes.js';
+import type { LivenessFactory, LivenessStrategy } from './liveness-strategy.js';
 import { silentLogger, type Logger } from './logger.js';
 import { MemberDirectory } from './member-directory.js';
 import { MemberHandle } from './member-handle.js';
-import { openLiveness } from './liveness-modes.js';
-import type { LivenessFactory, LivenessStrategy } from './liveness-strategy.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
 import { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
 import { assertPayload } from './payload.js';
 import { electionKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
-import type { CorruptEntry, RecordStore } from './store.js';
 import { ScopeClaims } from './scope-claims.js';
+import type { CorruptEntry, RecordStore } from './store.js';
 import { WatchCache } from './watch-cache.js';
 
 /** Every state change of a registry, for applications and metrics. */
