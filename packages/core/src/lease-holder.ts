@@ -1,6 +1,7 @@
 import type { Clock, Timer } from './clock.js';
 import { ErrorCode, hasCode, type RegistryError } from './errors.js';
 import { Emitter } from './emitter.js';
+import { judgeExpiry } from './expiry.js';
 import { formatMicroTime, type LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
@@ -32,6 +33,14 @@ export interface LeaseHolderEvents {
   /** The backend refused this identity or this record for good; the holder has stopped. */
   failed: { error: RegistryError };
 }
+
+/**
+ * A candidate judges the holder's lease by the one rule without a sight: time
+ * its watch was blind counts, since its compare-and-set on the version it saw
+ * is the confirmation (a holder that renewed unseen makes it fail), and
+ * waiting for sight would delay every failover behind a watch hiccup.
+ */
+const CANDIDATE_SIGHT = [] as const;
 
 /** Errors that retrying cannot cure: the holder stops and reports them. */
 function isFatal(err: unknown): err is RegistryError {
@@ -215,8 +224,8 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     if (!entry && this.tombstoneUntil > this.options.clock.now()) return Math.min(fallback, this.tombstoneUntil - this.options.clock.now() + 1);
     if (!entry || holder === '' || holder === this.options.identity) return afterAttempt ? fallback : 0;
     const leaseMs = entry!.stored ? entry!.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
-    const untilExpiry = entry!.observedAt + leaseMs - this.options.clock.now();
-    return Math.max(0, Math.min(fallback, untilExpiry + 1));
+    const { dueInMs } = judgeExpiry(leaseMs, [entry!.observedAt], CANDIDATE_SIGHT, this.options.clock.now());
+    return dueInMs === undefined ? 0 : Math.min(fallback, dueInMs + 1);
   }
 
   private schedule(delayMs: number): void {
@@ -297,7 +306,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
         const current = entry.stored?.record;
         const leaseMs = current ? current.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
         const free = current !== undefined && (current.holderIdentity === '' || current.holderIdentity === identity);
-        if (!free && clock.now() < entry.observedAt + leaseMs) return;
+        if (!free && !judgeExpiry(leaseMs, [entry.observedAt], CANDIDATE_SIGHT, clock.now()).expired) return;
         written = await store.update(key, this.record(current, true), entry.version);
       }
     } catch (err) {

@@ -1,3 +1,4 @@
+import { judgeExpiry } from './expiry.js';
 import { parseTime } from './lease-record.js';
 import type { CacheEntry, Sight } from './watch-cache.js';
 import { UNKNOWN_HOLDER } from './migrate/merge.js';
@@ -50,12 +51,11 @@ export type LeaseListener = (event: LeaseEvent) => void;
 /**
  * What a cache entry says of its lease now, by this process's clock: the lease
  * with the holder it still has by time, the holder the record names, and in how
- * many milliseconds that holder runs out (when that is still to come). A holder
- * runs out once its record has not changed for its lease since this process saw
- * it change, or since `aliveSince` — and time the cache spent blind does not
- * count: while blind nobody runs out, and once live again every holder gets a
- * whole lease from then (the caller re-judges on `cache.onLive`); `sight` is the cache's for the entry's key. Undefined for
- * a record that cannot be decoded.
+ * many milliseconds that holder runs out (when that is still to come). Judged
+ * by {@link judgeExpiry}, counting from when this process saw the record change
+ * or from `aliveSince`, blind time not counted (the caller re-judges on
+ * `cache.onLive`); `sight` is the cache's for the entry's key. Undefined for a
+ * record that cannot be decoded.
  * @internal
  */
 export function judgeLease(
@@ -70,12 +70,12 @@ export function judgeLease(
   const leaseDurationMs = record.leaseDurationSeconds * 1000;
   // A migration whose two sides name different holders is between terms: it names no holder (nor is it free).
   const named = record.holderIdentity === '' || record.holderIdentity === UNKNOWN_HOLDER ? undefined : { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
-  const expiresInMs = Math.max(entry.observedAt, sight.liveSince, aliveSince) + leaseDurationMs - now;
-  const held = named !== undefined && (expiresInMs > 0 || !sight.live);
+  const expiry = judgeExpiry(leaseDurationMs, [entry.observedAt, aliveSince], [sight], now);
+  const held = named !== undefined && !expiry.expired;
   return {
     lease: { name, holder: held ? named : undefined, fencingToken: record.leaseTransitions, leaseDurationMs, renewTime: parseTime(record.renewTime) },
     named,
-    expiresInMs: held && sight.live ? expiresInMs : undefined,
+    expiresInMs: held ? expiry.dueInMs : undefined,
   };
 }
 

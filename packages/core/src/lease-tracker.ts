@@ -1,4 +1,5 @@
 import type { Clock, Timer } from './clock.js';
+import { confirmByRead } from './expiry.js';
 import { judgeLease, sameHolder, type LeaseInfo } from './lease-info.js';
 import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
@@ -29,7 +30,7 @@ export interface LeaseTrackerOptions {
  * by `judgeLease`: again when its record changes (`evaluate()`), when its
  * holder's lease runs out (a timer) and when the cache sees again. A holder
  * whose lease ran out is reported expired only once a read confirms the record
- * is still the version this process last saw, so a view that is merely stale
+ * is still the version this process last saw ({@link confirmByRead}), so a view that is merely stale
  * (a watch silently behind, a backend that has not noticed it is cut off)
  * reports no phantom expiry — as members are removed only by a confirming
  * compare-and-set delete.
@@ -84,11 +85,11 @@ export class LeaseTracker {
   private confirm(version: string): void {
     if (this.confirming === version) return;
     this.confirming = version;
-    this.options.store.get(this.options.key).then(
-      (fresh) => {
+    confirmByRead(this.options.store, this.options.key, version).then(
+      (confirmation) => {
         if (this.closed || this.confirming !== version) return;
         this.confirming = undefined;
-        if (fresh?.version === version) this.expiredVersion = version;
+        if (confirmation === 'confirmed') this.expiredVersion = version;
         // Written (or deleted) since: the cache is behind, and its watch brings the change.
         else this.aliveSince = this.options.clock.now();
         this.evaluate();

@@ -1,18 +1,21 @@
 import type { Clock, Timer } from './clock.js';
 import { ErrorCode, hasCode } from './errors.js';
+import { confirmByRead, judgeExpiry } from './expiry.js';
 import { parseTime } from './lease-record.js';
+import type { LivenessStrategy } from './liveness-strategy.js';
 import type { Logger } from './logger.js';
+import { isMarked, markAndDelete } from './member-mark.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
-import { isReaped, type MemberLiveness } from './member-liveness.js';
 import type { MonitoredStore } from './monitored-store.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
+import { ScopeClaims } from './scope-claims.js';
 import type { RecordKey } from './store.js';
-import { scopeCovers, type CacheChange, type CacheEntry, type Claim, type WatchCache } from './watch-cache.js';
+import { scopeCovers, type CacheChange, type CacheEntry, type WatchCache } from './watch-cache.js';
 
-interface Present {
-  member: Member;
+/** A record this process judges: a present member, or (`member` undefined) a mark whose marker has not deleted it yet. */
+interface Judged {
+  member: Member | undefined;
   entry: CacheEntry;
-  version: string;
   leaseMs: number;
   expiryTimer: Timer | undefined;
 }
@@ -20,26 +23,29 @@ interface Present {
 /**
  * The members of every role this process reads, derived from the shared
  * cache: a role enters the cache when first listed or watched (`watch`) and
- * stays until the registry closes. A member is
- * present while its record exists and has changed within its lease duration by
- * this process's clock. An expired record is reported removed at once and
- * then deleted with a compare-and-set, so a member that renewed meanwhile
- * keeps its record (and comes back as added).
+ * stays until the registry closes. A member is present while its record exists
+ * and its liveness strategy vouches for it.
  *
- * In the `reaper` mode a member record changes only on announce, payload
- * change and withdraw, so this process judges no expiry: the role's reaper
- * marks an expired member's record (no holder: {@link isReaped}) and deletes
- * it, and the mark is reported as `removed` with reason `expired`.
+ * When the strategy leaves expiry to readers (the `heartbeat` mode), a member
+ * is present while its record has changed within its lease by this process's
+ * clock ({@link judgeExpiry}). An expired record is marked by compare-and-set
+ * and the one reader whose mark lands deletes it ({@link markAndDelete}), so a
+ * member that renewed meanwhile keeps its record (and comes back as added), a
+ * crashed member costs one delete, and a mark whose marker died before
+ * deleting expires a lease later and is marked again. Otherwise (the `reaper`
+ * mode) records change only on announce, payload change and withdraw and this
+ * process judges no expiry: the strategy marks and deletes. A mark is reported
+ * as `removed` with reason `expired`.
  * @internal
  */
 export class MemberDirectory {
-  private readonly present = new Map<RecordKey, Present>();
+  private readonly judged = new Map<RecordKey, Judged>();
   private readonly listeners = new Set<{ role: string | undefined; listener: MemberListener }>();
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
   private readonly expiring = new Set<RecordKey>();
   /** The cache's holds, by scope: `member/<role>/`, or `member/` for every role. */
-  private readonly claims = new Map<string, Claim>();
+  private readonly claims: ScopeClaims;
 
   constructor(
     private readonly cache: WatchCache,
@@ -48,21 +54,22 @@ export class MemberDirectory {
     private readonly logger: Logger,
     /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
     private readonly retryMs: number,
-    private readonly liveness: MemberLiveness = 'heartbeat',
+    /** The registry's liveness strategy: whether readers judge expiry, and whether it vouches for a member. */
+    private readonly liveness: Pick<LivenessStrategy, 'readersExpire' | 'vouches'>,
   ) {
+    this.claims = new ScopeClaims(cache);
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
     this.unsubscribe = cache.subscribe(MEMBER_PREFIX, (change) => this.onChange(change));
-    // Time this process spent blind does not count against anyone: after the watch comes
-    // back, every member gets a whole lease, from then, to show it is alive.
+    // Time this process spent blind does not count against anyone: judged again once the watch is back.
     this.offLive = cache.onLive((scope) => {
-      if (liveness === 'reaper') return;
-      for (const present of this.present.values()) if (scopeCovers(scope, present.entry.key)) this.arm(present, present.leaseMs);
+      for (const judged of this.judged.values()) if (scopeCovers(scope, judged.entry.key)) this.arm(judged);
     });
   }
 
   /** The roles in the cache: those claimed one by one, and with every role claimed, each that has a member. Sorted. */
   watchedRoles(): string[] {
-    const named = [...this.claims.keys()].filter((s) => s !== MEMBER_PREFIX).map((s) => s.slice(MEMBER_PREFIX.length, -1));
+    const scopes = this.claims.scopes();
+    const named = scopes.filter((s) => s !== MEMBER_PREFIX).map((s) => s.slice(MEMBER_PREFIX.length, -1));
     return [...new Set([...named, ...(this.claims.has(MEMBER_PREFIX) ? this.roles() : [])])].sort();
   }
 
@@ -72,20 +79,17 @@ export class MemberDirectory {
    * keeps trying).
    */
   watch(role: string | undefined): Promise<void> {
-    const scope = role === undefined ? MEMBER_PREFIX : `${MEMBER_PREFIX}${role}/`;
-    let claim = this.claims.get(scope);
-    if (!claim) this.claims.set(scope, (claim = this.cache.claim(scope)));
-    return claim.ready();
+    return this.claims.ready(role === undefined ? MEMBER_PREFIX : `${MEMBER_PREFIX}${role}/`);
   }
 
   /** Present members of `role`, sorted by id. */
   members(role: string): Member[] {
-    return [...this.present.values()].map((p) => p.member).filter((m) => m.role === role).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.presentMembers().filter((m) => m.role === role).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Roles with at least one present member, sorted. */
   roles(): string[] {
-    return [...new Set([...this.present.values()].map((p) => p.member.role))].sort();
+    return [...new Set(this.presentMembers().map((m) => m.role))].sort();
   }
 
   /** Calls `listener` for each change of `role` (every role when undefined); returns the unsubscribe function. */
@@ -95,17 +99,28 @@ export class MemberDirectory {
     return () => this.listeners.delete(item);
   }
 
+  /** Judges `key`'s record again as the cache has it: the strategy's word on it changed (see {@link LivenessStrategy.vouches}). */
+  rejudge(key: RecordKey): void {
+    const entry = this.cache.get(key);
+    if (entry) this.onChange({ type: 'added', entry });
+  }
+
   close(): void {
-    for (const claim of this.claims.values()) claim.release();
+    this.claims.release();
     this.unsubscribe();
     this.offLive();
-    for (const p of this.present.values()) p.expiryTimer?.cancel();
-    this.present.clear();
+    for (const j of this.judged.values()) j.expiryTimer?.cancel();
+    this.judged.clear();
+  }
+
+  private presentMembers(): Member[] {
+    return [...this.judged.values()].flatMap((j) => (j.member ? [j.member] : []));
   }
 
   private onChange(change: CacheChange): void {
     if (change.type === 'removed') {
       this.drop(change.previous.key, this.expiring.delete(change.previous.key) ? 'expired' : 'deleted');
+      this.forget(change.previous.key);
       return;
     }
     const entry = change.entry;
@@ -114,72 +129,96 @@ export class MemberDirectory {
     if (!entry.stored) {
       this.logger.warn({ key: entry.key }, '[rollcall] member record is corrupt; treating the member as gone');
       this.drop(entry.key, 'corrupt');
+      this.forget(entry.key);
       return;
     }
     const record = entry.stored.record;
-    if (this.liveness === 'reaper' && isReaped(record)) {
+    const leaseMs = record.leaseDurationSeconds * 1000;
+    if (isMarked(record) || this.liveness.vouches?.(entry) === false) {
       this.drop(entry.key, 'expired');
+      // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
+      if (isMarked(record) && this.liveness.readersExpire) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
+      else this.forget(entry.key);
       return;
     }
     const member: Member = { role: parsed.role!, id: parsed.id!, payload: record.payload, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
-    const previous = this.present.get(entry.key);
-    previous?.expiryTimer?.cancel();
-    const present: Present = { member, entry, version: entry.version, leaseMs: record.leaseDurationSeconds * 1000, expiryTimer: undefined };
-    this.present.set(entry.key, present);
-    if (this.liveness === 'heartbeat') this.arm(present, entry.observedAt + present.leaseMs - this.clock.now());
+    const previous = this.judged.get(entry.key)?.member;
+    this.track({ member, entry, leaseMs, expiryTimer: undefined });
     if (!previous) this.emit({ type: 'added', member });
-    else if (JSON.stringify(previous.member.payload) !== JSON.stringify(member.payload)) this.emit({ type: 'updated', member, previous: previous.member });
+    else if (JSON.stringify(previous.payload) !== JSON.stringify(member.payload)) this.emit({ type: 'updated', member, previous });
   }
 
-  private arm(present: Present, delayMs: number): void {
-    present.expiryTimer?.cancel();
-    present.expiryTimer = this.clock.setTimeout(() => this.expire(present.entry), Math.max(0, delayMs));
+  private track(judged: Judged): void {
+    this.judged.get(judged.entry.key)?.expiryTimer?.cancel();
+    this.judged.set(judged.entry.key, judged);
+    this.arm(judged);
+  }
+
+  private forget(key: RecordKey): void {
+    this.judged.get(key)?.expiryTimer?.cancel();
+    this.judged.delete(key);
+  }
+
+  /** Sets the timer for when `judged` runs out (at least `atLeastMs` from now); none while blind (`onLive` re-arms) or when readers judge no expiry. */
+  private arm(judged: Judged, atLeastMs = 0): void {
+    judged.expiryTimer?.cancel();
+    judged.expiryTimer = undefined;
+    if (!this.liveness.readersExpire) return;
+    const expiry = this.expiry(judged);
+    if (!expiry.live) return;
+    judged.expiryTimer = this.clock.setTimeout(() => this.expire(judged), Math.max(atLeastMs, expiry.dueInMs ?? 0));
+  }
+
+  private expiry(judged: Judged) {
+    return judgeExpiry(judged.leaseMs, [judged.entry.observedAt], [this.cache.sight(judged.entry.key)], this.clock.now());
   }
 
   /**
-   * A member whose record has not changed for its lease. It is reported removed
-   * only once the backend confirms the record is still that version — by the
-   * compare-and-set delete succeeding — so a view that is merely stale (a watch
-   * silently behind, the backend down) produces no phantom removal.
+   * A record that has not changed for its lease. Its member is reported
+   * removed only once the backend confirms the record is still that version —
+   * by this process's mark landing, or by the record having been deleted (by
+   * someone else's mark, or one that may not write reading it unchanged) — so a
+   * view that is merely stale (a watch silently behind, the backend down)
+   * produces no phantom removal.
    */
-  private expire(entry: CacheEntry): void {
-    const current = this.present.get(entry.key);
-    if (!current || current.version !== entry.version) return;
+  private expire(judged: Judged): void {
+    const { entry } = judged;
+    if (this.judged.get(entry.key) !== judged) return;
+    const expiry = this.expiry(judged);
     // While the watch is down, an unseen heartbeat is our blindness, not the member's death: decided when it is back.
-    if (!this.cache.sight(entry.key).live) return;
+    if (!expiry.live) return;
+    if (!expiry.expired) return this.arm(judged);
     const retry = () => {
       this.expiring.delete(entry.key);
-      if (this.present.get(entry.key) === current) this.arm(current, this.retryMs);
+      if (this.judged.get(entry.key) === judged) this.arm(judged, this.retryMs);
     };
-    // Our own delete comes back through the watch, maybe before the call returns: it is still an expiry.
+    const confirmed = () => {
+      this.expiring.delete(entry.key);
+      if (this.judged.get(entry.key) === judged) this.drop(entry.key, 'expired');
+    };
+    // Our own mark and delete come back through the watch, maybe before the call returns: still an expiry.
     this.expiring.add(entry.key);
-    this.store.delete(entry.key, entry.version).then(
-      () => this.confirmExpired(current),
-      async (err: unknown) => {
-        if (hasCode(err, ErrorCode.NOT_FOUND)) return this.confirmExpired(current);
-        if (hasCode(err, ErrorCode.CONFLICT)) return retry(); // it renewed; the watch brings the new version
-        if (hasCode(err, ErrorCode.PERMISSION_DENIED)) {
-          // An identity that may not delete still may read: the record unchanged is as good a proof.
-          const fresh = await this.store.get(entry.key).catch(() => null);
-          if (fresh === undefined || fresh?.version === entry.version) return this.confirmExpired(current);
-        }
-        this.logger.debug({ err, key: entry.key }, '[rollcall] could not confirm an expired member; trying again');
-        retry();
-      },
-    );
-  }
-
-  private confirmExpired(present: Present): void {
-    this.expiring.delete(present.entry.key);
-    if (this.present.get(present.entry.key) === present) this.drop(present.entry.key, 'expired');
+    markAndDelete(this.store, entry.key, entry.version, entry.stored!.record, this.clock.wallNow())
+      .catch(async (err: unknown) => {
+        // An identity that may not write still may read: the record unchanged is as good a proof.
+        if (hasCode(err, ErrorCode.PERMISSION_DENIED)) return confirmByRead(this.store, entry.key, entry.version);
+        throw err;
+      })
+      .then(
+        (confirmation) => (confirmation === 'changed' ? retry() : confirmed()), // changed: it renewed, the watch brings the new version
+        (err: unknown) => {
+          this.logger.debug({ err, key: entry.key }, '[rollcall] could not confirm an expired member; trying again');
+          retry();
+        },
+      );
   }
 
   private drop(key: RecordKey, reason: 'deleted' | 'expired' | 'corrupt'): void {
-    const present = this.present.get(key);
-    if (!present) return;
-    present.expiryTimer?.cancel();
-    this.present.delete(key);
-    this.emit({ type: 'removed', member: present.member, reason });
+    const judged = this.judged.get(key);
+    if (!judged?.member) return;
+    judged.expiryTimer?.cancel();
+    this.judged.delete(key);
+    this.emit({ type: 'removed', member: judged.member, reason });
   }
 
   private emit(event: MemberEvent): void {

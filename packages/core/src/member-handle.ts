@@ -1,4 +1,5 @@
 import type { Clock, Timer } from './clock.js';
+import { deleteRecord } from './delete-record.js';
 import { ClosedError, ErrorCode, hasCode } from './errors.js';
 import { formatMicroTime, type JsonValue, type LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
@@ -11,8 +12,10 @@ export interface MemberHandleOptions {
   role: string;
   id: string;
   key: RecordKey;
-  /** The `reaper` mode's heartbeat record; undefined in the `heartbeat` mode, where each heartbeat rewrites `key`. */
+  /** The record heartbeats renew when it is not `key` (the `reaper` mode's); undefined when each heartbeat rewrites `key`. */
   heartbeatKey: RecordKey | undefined;
+  /** False when something other than heartbeats vouches for the member: `key` is written on announce, payload change and withdraw only. */
+  heartbeats: boolean;
   payload: JsonValue | undefined;
   timing: MemberTiming;
   store: MonitoredStore;
@@ -36,7 +39,7 @@ export interface MemberHandleOptions {
 export class MemberHandle {
   /** Our last write of the member record. */
   private readonly member: { own: StoredRecord | undefined } = { own: undefined };
-  /** Our last write of the heartbeat record (`reaper` mode). */
+  /** Our last write of the heartbeat record (a separate one, as in the `reaper` mode). */
   private readonly beat: { own: StoredRecord | undefined } = { own: undefined };
   private current: JsonValue | undefined;
   /** The payload of the last successful write. */
@@ -73,7 +76,7 @@ export class MemberHandle {
         await this.put(this.beat, this.options.heartbeatKey, () => undefined, true);
       } catch (err) {
         // Announce nothing: a member record without a heartbeat would be reaped a lease later anyway.
-        await this.deleteOwn(this.options.key, this.member.own).catch(() => {});
+        await deleteRecord(this.options.store, this.options.key, this.member.own, this.options.id).catch(() => {});
         throw err;
       }
     }
@@ -112,29 +115,12 @@ export class MemberHandle {
     this.options.onWithdraw();
     await this.writing.catch(() => {});
     // The member record first, so readers see `removed` at once; a heartbeat record left by a crash here is the reaper's to delete.
-    await this.deleteOwn(this.options.key, this.member.own);
-    if (this.options.heartbeatKey !== undefined) await this.deleteOwn(this.options.heartbeatKey, this.beat.own);
-  }
-
-  /** Deletes our record under `key` (compare-and-set on `own`, else on what is there); one another identity holds is left. */
-  private async deleteOwn(key: RecordKey, own: StoredRecord | undefined): Promise<void> {
-    const { store } = this.options;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const current = own ?? (await store.get(key));
-      if (!current || current.record.holderIdentity !== this.options.id) return;
-      try {
-        await store.delete(key, current.version);
-        return;
-      } catch (err) {
-        if (hasCode(err, ErrorCode.NOT_FOUND)) return;
-        if (!hasCode(err, ErrorCode.CONFLICT)) throw err;
-        own = undefined;
-      }
-    }
+    await deleteRecord(this.options.store, this.options.key, this.member.own, this.options.id);
+    if (this.options.heartbeatKey !== undefined) await deleteRecord(this.options.store, this.options.heartbeatKey, this.beat.own, this.options.id);
   }
 
   private scheduleHeartbeat(): void {
-    if (this.withdrawn) return;
+    if (this.withdrawn || !this.options.heartbeats) return;
     this.timer = this.options.clock.setTimeout(() => {
       this.heartbeatNow();
       this.scheduleHeartbeat();

@@ -1,11 +1,12 @@
-import type { LeaseRecord } from './lease-record.js';
 import type { MemberTiming } from './timing.js';
 
 /**
  * How a member's liveness reaches its peers (`registry.member.liveness`).
  *
  * - `heartbeat` (default): every heartbeat rewrites the member record, so every
- *   process that reads the role receives each one and judges expiry itself.
+ *   process that reads the role receives each one and judges expiry itself;
+ *   of those that see a member expire, the one whose compare-and-set mark on
+ *   its record lands deletes it.
  * - `reaper`: the member record `member/<role>/<id>` is written only on
  *   announce, payload change and withdraw; heartbeats renew a separate record
  *   `heartbeat/<role>/<id>` that only one elected reaper per role watches. The
@@ -23,12 +24,3 @@ export interface MemberConfig extends MemberTiming {
   liveness: MemberLiveness;
 }
 
-/**
- * Whether a member record is the reaper's mark of an expired member (its
- * holder cleared), written by compare-and-set before the record is deleted so
- * that readers learn the reason. A member that is in fact alive writes its
- * record again and is added again. @internal
- */
-export function isReaped(record: LeaseRecord): boolean {
-  return record.holderIdentity === '';
-}

@@ -1,41 +1,34 @@
-import type { Clock, Timer } from './clock.js';
-import { ErrorCode, hasCode } from './errors.js';
+import type { Timer } from './clock.js';
+import { deleteRecord } from './delete-record.js';
+import { confirmByWrite, judgeExpiry, type Expiry } from './expiry.js';
 import type { LeaseHolder } from './lease-holder.js';
-import type { Logger } from './logger.js';
-import { isReaped } from './member-liveness.js';
-import type { MonitoredStore } from './monitored-store.js';
+import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
+import { isMarked, markAndDelete } from './member-mark.js';
 import { electionKey, HEARTBEAT_PREFIX, heartbeatKey, MEMBER_PREFIX, memberKey, reaperElection } from './record-key.js';
-import type { RecordKey } from './store.js';
-import type { CacheChange, CacheEntry, Claim, WatchCache } from './watch-cache.js';
-
-/** @internal */
-export interface MemberReaperOptions {
-  cache: WatchCache;
-  store: MonitoredStore;
-  clock: Clock;
-  logger: Logger;
-  /** A started-by-the-caller holder of an election's lease: the registry's, so a lost connection and close() reach it. */
-  holder: (key: RecordKey) => LeaseHolder;
-  /** The member lease to assume for a record that carries none it can read. Milliseconds. */
-  leaseDurationMs: number;
-  /** Delay before trying again when the backend could not answer. Milliseconds. */
-  retryMs: number;
-}
+import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
 
 /**
- * The `reaper` liveness mode's reapers: for each role this process reads, a
- * campaign for that role's reaper election (`rollcall-reaper.<role>`); while
- * it leads, this process watches the role's heartbeat records and removes
- * the members whose heartbeat has stopped.
+ * The `reaper` liveness mode: the member record `member/<role>/<id>` is
+ * written only on announce, payload change and withdraw; heartbeats renew
+ * `heartbeat/<role>/<id>`. For each role this process reads that has a member,
+ * it campaigns for that role's reaper election (`rollcall-reaper.<role>`);
+ * while it leads, it watches the role's heartbeat records and removes the
+ * members whose heartbeat has stopped. Readers judge no expiry.
  * @internal
  */
-export class MemberReaper {
+export class MemberReaper implements LivenessStrategy {
+  readonly mode = 'reaper' as const;
+  readonly readersExpire = false;
   private readonly roles = new Map<string, RoleReaper>();
 
-  constructor(private readonly options: MemberReaperOptions) {}
+  constructor(private readonly options: LivenessContext) {}
+
+  keeping(role: string, id: string): MemberKeeping {
+    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true };
+  }
 
   /** Campaigns to reap `role`'s members, from now until close. Idempotent. */
-  campaign(role: string): void {
+  reading(role: string): void {
     if (!this.roles.has(role)) this.roles.set(role, new RoleReaper(role, this.options));
   }
 
@@ -62,7 +55,7 @@ class RoleReaper {
 
   constructor(
     readonly role: string,
-    private readonly options: MemberReaperOptions,
+    private readonly options: LivenessContext,
   ) {
     this.holder = options.holder(electionKey(reaperElection(role)));
     this.holder.on('acquired', () => {
@@ -112,7 +105,7 @@ class ReapTerm {
 
   constructor(
     private readonly role: string,
-    private readonly options: MemberReaperOptions,
+    private readonly options: LivenessContext,
   ) {
     const { cache, clock } = options;
     this.startedAt = clock.now();
@@ -155,108 +148,86 @@ class ReapTerm {
     this.arm(pair);
   }
 
+  /** Delay before trying again when the backend could not answer: a heartbeat interval. Milliseconds. */
+  private get retryMs(): number {
+    return this.options.member.heartbeatIntervalMs;
+  }
+
   /** The lease a pair is judged by: its heartbeat's, else its member record's, else this process's configured one. Milliseconds. */
   private leaseMs(pair: Pair): number {
     const seconds = pair.heartbeat?.stored?.record.leaseDurationSeconds ?? pair.member?.stored?.record.leaseDurationSeconds;
-    return seconds !== undefined ? seconds * 1000 : this.options.leaseDurationMs;
+    return seconds !== undefined ? seconds * 1000 : this.options.member.leaseDurationMs;
   }
 
-  /** Monotonic time at which the pair is due: when its member expires, its orphan heartbeat goes, or at once for a half-done reaping. */
-  private dueAt(pair: Pair): number {
-    const { cache } = this.options;
-    if (pair.member?.stored && isReaped(pair.member.stored.record)) return this.options.clock.now();
-    const seen = Math.max(
-      this.startedAt,
-      cache.sight(memberKey(this.role, pair.id)).liveSince,
-      cache.sight(heartbeatKey(this.role, pair.id)).liveSince,
-      ...(pair.member ? [pair.member.observedAt, pair.heartbeat?.observedAt ?? -Infinity] : [pair.orphanSince!]),
-    );
-    return seen + this.leaseMs(pair);
+  /**
+   * When a pair is due, by the one rule ({@link judgeExpiry}) over both its
+   * records' sights: its member expires a lease after either record last
+   * changed, its orphan heartbeat goes a lease after it was first seen alone,
+   * never counting from before this term; a half-done reaping is due at once.
+   */
+  private expiry(pair: Pair): Expiry {
+    const { cache, clock } = this.options;
+    const sights = [cache.sight(memberKey(this.role, pair.id)), cache.sight(heartbeatKey(this.role, pair.id))];
+    if (pair.member?.stored && isMarked(pair.member.stored.record)) return judgeExpiry(0, [this.startedAt], sights, clock.now());
+    const seen = pair.member ? [pair.member.observedAt, pair.heartbeat?.observedAt ?? -Infinity] : [pair.orphanSince!];
+    return judgeExpiry(this.leaseMs(pair), [this.startedAt, ...seen], sights, clock.now());
   }
 
+  /** Sets the pair's timer: when it is due, at least `atLeastMs` from now; none while a watch is blind (onLive re-arms). */
   private arm(pair: Pair, atLeastMs = 0): void {
     pair.timer?.cancel();
+    pair.timer = undefined;
     if (this.closed || pair.acting) return;
-    const delay = Math.max(atLeastMs, this.dueAt(pair) - this.options.clock.now());
-    pair.timer = this.options.clock.setTimeout(() => this.act(pair), delay);
+    const expiry = this.expiry(pair);
+    if (!expiry.live) return;
+    pair.timer = this.options.clock.setTimeout(() => this.act(pair), Math.max(atLeastMs, expiry.dueInMs ?? 0));
   }
 
   private act(pair: Pair): void {
-    const { cache } = this.options;
     if (this.closed || this.pairs.get(pair.id) !== pair) return;
+    const expiry = this.expiry(pair);
     // While a watch is down, an unseen heartbeat is our blindness: decided once it is back (onLive re-arms).
-    if (!cache.sight(memberKey(this.role, pair.id)).live || !cache.sight(heartbeatKey(this.role, pair.id)).live) return;
-    if (this.dueAt(pair) > this.options.clock.now()) return this.arm(pair);
+    if (!expiry.live) return;
+    if (!expiry.expired) return this.arm(pair);
     pair.acting = true;
     // The watch brings what the writes changed, and re-arms; the retry delay is the fallback.
     this.reap(pair).then(
       () => {
         pair.acting = false;
-        if (this.pairs.get(pair.id) === pair) this.arm(pair, this.options.retryMs);
+        if (this.pairs.get(pair.id) === pair) this.arm(pair, this.retryMs);
       },
       (err: unknown) => {
         pair.acting = false;
         this.options.logger.debug({ err, role: this.role, id: pair.id }, '[rollcall] could not reap a member; trying again');
-        if (this.pairs.get(pair.id) === pair) this.arm(pair, this.options.retryMs);
+        if (this.pairs.get(pair.id) === pair) this.arm(pair, this.retryMs);
       },
     );
   }
 
   /** Removes an expired member, or what a half-done announce, withdraw or reaping left. */
   private async reap(pair: Pair): Promise<void> {
-    const { store } = this.options;
+    const { store, clock } = this.options;
     const mKey = memberKey(this.role, pair.id);
     const hKey = heartbeatKey(this.role, pair.id);
     const member = pair.member;
-    if (member && !(member.stored && isReaped(member.stored.record))) {
+    if (member && !(member.stored && isMarked(member.stored.record))) {
       // The heartbeat first, by compare-and-set: success proves the member did not renew, and stops a late renewal.
       if (pair.heartbeat) {
-        if (!(await settled(store.delete(hKey, pair.heartbeat.version)))) return; // it renewed
+        const heartbeat = pair.heartbeat;
+        if ((await confirmByWrite(() => store.delete(hKey, heartbeat.version))) !== 'confirmed') return; // it renewed
       } else if (await store.get(hKey)) {
         return; // our view is behind: its heartbeat is on the way
       }
       const record = member.stored?.record;
-      if (!record) return void (await settled(store.delete(mKey, member.version)));
-      let marked;
-      try {
-        marked = await store.update(mKey, { ...record, holderIdentity: '' }, member.version);
-      } catch (err) {
-        if (hasCode(err, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND)) return; // it wrote again: alive, or withdrawn
-        throw err;
+      if (!record) return void (await confirmByWrite(() => store.delete(mKey, member.version)));
+      // Readers learn the reason from the mark; changed or gone: it wrote again (alive) or withdrew.
+      if ((await markAndDelete(store, mKey, member.version, record, clock.wallNow())) === 'confirmed') {
+        this.options.logger.info({ role: this.role, id: pair.id }, '[rollcall] member expired: no heartbeat within its lease');
       }
-      this.options.logger.info({ role: this.role, id: pair.id }, '[rollcall] member expired: no heartbeat within its lease');
-      await settled(store.delete(mKey, marked.version));
       return;
     }
     // A reaping left half done, or a heartbeat alone: delete what is left; a live member then announces again.
-    if (member) await settled(store.delete(mKey, member.version));
-    await deleteWhatever(store, hKey, pair.heartbeat?.version);
-  }
-}
-
-/** Runs a compare-and-set write; true when it succeeded, false on CONFLICT or NOT_FOUND (the record moved on). */
-async function settled(write: Promise<unknown>): Promise<boolean> {
-  try {
-    await write;
-    return true;
-  } catch (err) {
-    if (hasCode(err, ErrorCode.CONFLICT, ErrorCode.NOT_FOUND)) return false;
-    throw err;
-  }
-}
-
-/** Deletes `key` whatever its version (re-read on CONFLICT), a few attempts. */
-async function deleteWhatever(store: MonitoredStore, key: RecordKey, version: string | undefined): Promise<void> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const current = version ?? (await store.get(key))?.version;
-    if (current === undefined) return;
-    try {
-      await store.delete(key, current);
-      return;
-    } catch (err) {
-      if (hasCode(err, ErrorCode.NOT_FOUND)) return;
-      if (!hasCode(err, ErrorCode.CONFLICT)) throw err;
-      version = undefined;
-    }
+    if (member) await confirmByWrite(() => store.delete(mKey, member.version));
+    await deleteRecord(store, hKey, pair.heartbeat);
   }
 }

@@ -12,17 +12,19 @@ import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
 import type { LeaseInfo, LeaseListener } from './lease-info.js';
 import type { JsonValue } from './lease-record.js';
 import { Leadership, type LeadershipEvents } from './leadership.js';
+import { openLiveness } from './liveness-modes.js';
+import type { LivenessFactory, LivenessStrategy } from './liveness-strategy.js';
 import { silentLogger, type Logger } from './logger.js';
 import { MemberDirectory } from './member-directory.js';
 import { MemberHandle } from './member-handle.js';
-import { MemberReaper } from './member-reaper.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
 import { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
 import { assertPayload } from './payload.js';
-import { electionKey, heartbeatKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
+import { electionKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
+import { ScopeClaims } from './scope-claims.js';
 import type { CorruptEntry, RecordStore } from './store.js';
-import { WatchCache, type Claim } from './watch-cache.js';
+import { WatchCache } from './watch-cache.js';
 
 /** Every state change of a registry, for applications and metrics. */
 export interface RegistryEvents extends ConnectionEvents {
@@ -98,14 +100,12 @@ export class Registry extends Emitter<RegistryEvents> {
   private readonly lockWaiters = new Set<() => void>();
   private closed = false;
   /** Scopes a snapshot read (`elections()`, `locks()`): watched until close. */
-  private readonly kept = new Map<string, Claim>();
+  private readonly kept: ScopeClaims;
   private lockSeq = 0;
   private readonly lockPrefix = randomBytes(3).toString('hex');
   /** Made by the first watch: a registry that never watches every election or lock keeps no view of them, nor timers. */
   private electionDirectory: LeaseDirectory | undefined;
   private lockDirectory: LeaseDirectory | undefined;
-  /** The `reaper` liveness mode's campaigns, one per role this process reads that has a member. */
-  private reaper: MemberReaper | undefined;
 
   private constructor(
     /** The validated, frozen configuration. */
@@ -114,11 +114,14 @@ export class Registry extends Emitter<RegistryEvents> {
     private readonly store: MonitoredStore,
     private readonly cache: WatchCache,
     private readonly directory: MemberDirectory,
+    /** How member liveness reaches peers (`registry.member.liveness`), chosen once here. */
+    private readonly liveness: LivenessStrategy,
     private readonly monitor: ConnectionMonitor,
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {
     super(logger);
+    this.kept = new ScopeClaims(cache);
   }
 
   /**
@@ -127,7 +130,12 @@ export class Registry extends Emitter<RegistryEvents> {
    * that fails. `createRegistry` is the way in.
    * @internal
    */
-  static async open(store: RecordStore, resolved: RegistryConfig, runtime: { clock?: Clock; logger?: Logger } = {}): Promise<Registry> {
+  static async open(
+    store: RecordStore,
+    resolved: RegistryConfig,
+    /** `liveness`: a strategy to use instead of `registry.member.liveness`'s, for tests of the seam a new mode plugs into. */
+    runtime: { clock?: Clock; logger?: Logger; liveness?: LivenessFactory } = {},
+  ): Promise<Registry> {
     const clock = runtime.clock ?? systemClock;
     const logger = runtime.logger ?? silentLogger;
     let registry: Registry | undefined;
@@ -159,8 +167,21 @@ export class Registry extends Emitter<RegistryEvents> {
       await store.close().catch(() => {});
       throw err;
     }
-    const directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, resolved.member.liveness);
-    registry = new Registry(resolved, store, monitored, cache, directory, monitor, clock, logger);
+    let directory: MemberDirectory | undefined;
+    // Elections of a liveness mode (the reapers') are the registry's holders, so a lost connection and close() reach them.
+    const liveness = (runtime.liveness ?? openLiveness)({
+      identity: resolved.identity,
+      member: resolved.member,
+      cache,
+      store: monitored,
+      backend: store,
+      clock,
+      logger,
+      holder: (key) => registry!.holder(key, resolved.identity, 'election'),
+      rejudge: (key) => directory?.rejudge(key),
+    });
+    directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, liveness);
+    registry = new Registry(resolved, store, monitored, cache, directory, liveness, monitor, clock, logger);
     stores.set(registry, store);
     bindBackendActivity(registry, monitored.activity);
     registry.wire(store);
@@ -178,22 +199,11 @@ export class Registry extends Emitter<RegistryEvents> {
     this.monitor.on('reconnected', () => this.cache.sighted());
     const offSession = store.onSessionState?.((state) => this.monitor.session(state));
     if (offSession) this.subscriptions.add(offSession);
-    if (this.config.member.liveness === 'reaper') {
-      this.reaper = new MemberReaper({
-        cache: this.cache,
-        store: this.store,
-        clock: this.clock,
-        logger: this.logger,
-        holder: (key) => this.holder(key, this.identity, 'election'),
-        leaseDurationMs: this.config.member.leaseDurationMs,
-        retryMs: this.config.member.heartbeatIntervalMs,
-      });
-    }
     this.subscriptions.add(
       this.directory.subscribe(undefined, (event) => {
         if (event.type === 'added') {
-          // A process that reads a role with members is a candidate to reap it: someone who wants its removals.
-          this.reaper?.campaign(event.member.role);
+          // A process that reads a role with members may have a part in its liveness (the reaper mode: a candidate to reap it).
+          this.liveness.reading(event.member.role);
           this.emit('memberAdded', event);
         } else if (event.type === 'updated') this.emit('memberUpdated', event);
         else this.emit('memberRemoved', event);
@@ -243,7 +253,7 @@ export class Registry extends Emitter<RegistryEvents> {
       role: options.role,
       id,
       key: memberKey(options.role, id),
-      heartbeatKey: this.config.member.liveness === 'reaper' ? heartbeatKey(options.role, id) : undefined,
+      ...this.liveness.keeping(options.role, id),
       payload: options.payload,
       timing: this.config.member,
       store: this.store,
@@ -307,22 +317,15 @@ export class Registry extends Emitter<RegistryEvents> {
    */
   async elections(): Promise<LeaseInfo[]> {
     this.assertOpen();
-    await this.keep('election/');
+    await this.kept.ready('election/');
     return leasesNow('election', this.cache, this.clock.now());
   }
 
   /** Every lock with a record, sorted by name: its holder now and its latest fencing token; a snapshot, as {@link elections}. */
   async locks(): Promise<LeaseInfo[]> {
     this.assertOpen();
-    await this.keep('lock/');
+    await this.kept.ready('lock/');
     return leasesNow('lock', this.cache, this.clock.now());
-  }
-
-  /** Keeps `scope` watched until close (a snapshot read once is usually read again); resolves once it is listed. */
-  private keep(scope: string): Promise<void> {
-    let claim = this.kept.get(scope);
-    if (!claim) this.kept.set(scope, (claim = this.cache.claim(scope)));
-    return claim.ready();
   }
 
   /**
@@ -464,12 +467,13 @@ export class Registry extends Emitter<RegistryEvents> {
     this.closed = true;
     [...this.lockWaiters].forEach((onClose) => onClose());
     await Promise.allSettled([...[...this.members_].map((m) => m.withdraw()), ...[...this.holders].map((h) => h.stop('closed'))]);
-    this.reaper?.close();
+    this.liveness.close();
     this.observers.forEach((o) => o.close());
     this.subscriptions.forEach((off) => off());
     this.electionDirectory?.close();
     this.lockDirectory?.close();
     this.directory.close();
+    this.kept.release();
     this.cache.close();
     this.monitor.close();
     try {

@@ -27,9 +27,12 @@ export function crashCases(h: Harness): void {
       return;
     }
 
-    it("a crashed client's member expires for its peers after its lease, removed with its last data", async () => {
+    it("a crashed client's member expires for its peers after its lease, removed with its last data; every peer says expired", async () => {
       const peer = await h.registry('peer');
       const log = logMembers(peer, 'worker');
+      // A second reader: one of the two deletes the record, and the other learns the reason from its mark, not from the delete.
+      const other = await h.registry('other');
+      const otherLog = logMembers(other, 'worker');
       const child = await h.crashChild('child');
       await child.command({ op: 'announce', role: 'worker', id: 'w1', payload: { n: 1 } }, bound);
       await child.command({ op: 'update', role: 'worker', id: 'w1', payload: { n: 2 } }, bound);
@@ -40,7 +43,9 @@ export function crashCases(h: Harness): void {
       // Not before the lease: its last heartbeat was at most one interval before the kill.
       expect(log.times[2]! - killedAt).toBeGreaterThanOrEqual(m.leaseDurationMs - m.heartbeatIntervalMs - tolerance);
       expect(log.summary()).toEqual(['added w1', 'updated w1', 'removed w1']);
-      // The peer deletes the expired record (by compare-and-set), so it does not linger.
+      const otherRemoved = await otherLog.next((ev) => ev.type === 'removed', bound);
+      expect(otherRemoved).toMatchObject({ reason: 'expired', member: { role: 'worker', id: 'w1', payload: { n: 2 } } });
+      // A peer deletes the expired record (marked, then deleted, by compare-and-set), so it does not linger.
       await waitFor(async () => (await registryStore(peer).list('member/')).records.length === 0, bound, 'the expired record to be deleted');
       expect(await peer.members('worker')).toEqual([]);
     });
