@@ -1,4 +1,5 @@
 export type { SqlDialect, SqlExecutor, SqlRow, SqlValue } from './dialect.js';
+export type { ChangeSignal, ChangeSignalHandlers } from './change-signal.js';
 export { schemaScript, SCHEMA_VERSION, tableNames, type TableNames } from './schema.js';
 export { sqlOptions, type SqlOptions } from './options.js';
 export { SqlRecordStore, SQL_MAX_PAYLOAD_BYTES } from './store.js';
