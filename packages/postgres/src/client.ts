@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { ConfigurationError } from '@rollcall/core';
-import type { SqlRow, SqlValue } from '@rollcall/sql';
+import { readTlsFiles, type SqlRow, type SqlValue, type TlsFiles } from '@rollcall/sql';
 import { BACKEND } from './errors.js';
 import type { PostgresOptions } from './options.js';
 
@@ -51,7 +49,7 @@ export interface PgConfig {
   connectionTimeoutMillis: number;
   keepAlive: boolean;
   application_name: string;
-  ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+  ssl?: TlsFiles;
 }
 
 const pg = createRequire(import.meta.url)('pg') as {
@@ -69,19 +67,6 @@ export function createClient(config: Record<string, unknown>): Client {
   return new pg.Client(config);
 }
 
-function readPem(key: string, file: string | undefined): string | undefined {
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigurationError(`registry.postgres.${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      backend: BACKEND,
-      key: `registry.postgres.${key}`,
-      cause: err,
-    });
-  }
-}
-
 /** `host:port`: how errors name the server. */
 export function serverName(options: Pick<PostgresOptions, 'host' | 'port'>): string {
   return `${options.host}:${options.port}`;
@@ -89,14 +74,7 @@ export function serverName(options: Pick<PostgresOptions, 'host' | 'port'>): str
 
 /** The connection settings of the options: where the server is, who connects, TLS. */
 export function pgConfig(options: PostgresOptions): PgConfig {
-  const ssl = options.tls.enabled
-    ? {
-        ca: readPem('tls.caFile', options.tls.caFile),
-        cert: readPem('tls.certFile', options.tls.certFile),
-        key: readPem('tls.keyFile', options.tls.keyFile),
-        rejectUnauthorized: options.tls.rejectUnauthorized,
-      }
-    : undefined;
+  const ssl = readTlsFiles(BACKEND, options.tls);
   return {
     host: options.host,
     port: options.port,
