@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --backends memory,sqlite,mysql,etcd,zookeeper,kubernetes`:
+ * `npm run bench -- --backends memory,sqlite,mysql,postgres,etcd,zookeeper,kubernetes`:
  * the one benchmark of every backend, printed as one table (see args.ts for
  * the options). Progress goes to stderr, the table and its notes to stdout.
  */

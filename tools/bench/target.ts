@@ -5,7 +5,7 @@ import type { IdleRequests, NotApplicable } from './results.js';
 import { BENCH_TIMING } from './timing.js';
 
 /** The backends the benchmark knows, in the table's order. */
-export const BACKEND_NAMES = ['memory', 'sqlite', 'mysql', 'etcd', 'zookeeper', 'kubernetes'] as const;
+export const BACKEND_NAMES = ['memory', 'sqlite', 'mysql', 'postgres', 'etcd', 'zookeeper', 'kubernetes'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 /** `type` and the backend's section of a registry configuration, e.g. `{ type: 'etcd', etcd: { endpoints } }`. */

@@ -53,7 +53,7 @@ describe('npm run bench', () => {
     const { code, stdout, stderr } = await bench(['--backends', 'memory,cassandra']);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toContain('--backends: no backend "cassandra"; known: memory, sqlite, mysql, etcd, zookeeper, kubernetes');
+    expect(stderr).toContain('--backends: no backend "cassandra"; known: memory, sqlite, mysql, postgres, etcd, zookeeper, kubernetes');
   });
 });
 

@@ -3,16 +3,17 @@ import type { Unit } from './unit.js';
 import { zookeeper } from './servers/zookeeper.js';
 import { zookeeperEnsemble } from './servers/zookeeper-ensemble.js';
 import { mariadb } from './servers/mariadb.js';
+import { postgres } from './servers/postgres.js';
 import { etcd } from './servers/etcd.js';
 import { etcdAuth } from './servers/etcd-auth.js';
 import { kubernetes } from './servers/kubernetes.js';
 import { TestenvError } from './errors.js';
 
 /** Every server the environment offers, in the order `up` lists them. */
-export const SERVERS: readonly Server[] = [zookeeper, zookeeperEnsemble, mariadb, etcd, etcdAuth, kubernetes];
+export const SERVERS: readonly Server[] = [zookeeper, zookeeperEnsemble, mariadb, postgres, etcd, etcdAuth, kubernetes];
 
 /** Names accepted by `up`/`down` and the global setup. */
-export type ServerName = 'zookeeper' | 'zookeeper-ensemble' | 'mariadb' | 'etcd' | 'etcd-auth' | 'kubernetes';
+export type ServerName = 'zookeeper' | 'zookeeper-ensemble' | 'mariadb' | 'postgres' | 'etcd' | 'etcd-auth' | 'kubernetes';
 
 export const SERVER_NAMES = SERVERS.map((s) => s.name) as ServerName[];
 

@@ -101,10 +101,10 @@ export function daemonPid(unit: string): number | undefined {
 }
 
 /**
- * Stops a unit: SIGTERM to its process group, then SIGKILL if it is still there after
+ * Stops a unit: SIGTERM (or `signal`) to its process group, then SIGKILL if it is still there after
  * `graceMs`. With `signal: 'SIGKILL'` it kills at once (a crash, for fault tests).
  */
-export async function stopDaemon(unit: string, options: { signal?: 'SIGTERM' | 'SIGKILL'; graceMs?: number } = {}): Promise<void> {
+export async function stopDaemon(unit: string, options: { signal?: NodeJS.Signals; graceMs?: number } = {}): Promise<void> {
   const record = readPidRecord(unit);
   if (!record) return;
   if (isOurProcess(record)) {

@@ -52,6 +52,20 @@ export interface MariadbEnv {
   version: string;
 }
 
+export interface PostgresEnv {
+  /** TCP only (127.0.0.1): the unix socket is private to the server's account and root. */
+  host: string;
+  port: number;
+  /** A database that exists and that `user` owns. */
+  database: string;
+  /** Owns `database` and may create databases (CREATEDB). */
+  user: string;
+  password: string;
+  /** May connect and read what `user` creates in `database`'s schemas that grant it USAGE, but not write: for permission tests. */
+  readOnly: Credentials;
+  version: string;
+}
+
 export interface EtcdEnv {
   endpoints: string[];
   version: string;
@@ -116,6 +130,7 @@ export interface TestEnv {
   zookeeper?: ZookeeperEnv;
   zookeeperEnsemble?: ZookeeperEnsembleEnv;
   mariadb?: MariadbEnv;
+  postgres?: PostgresEnv;
   etcd?: EtcdEnv;
   etcdAuth?: EtcdAuthEnv;
   kubernetes?: KubernetesEnv;

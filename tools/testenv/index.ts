@@ -12,6 +12,7 @@ export type {
   ZookeeperEnsembleEnv,
   ZookeeperEnsembleMember,
   MariadbEnv,
+  PostgresEnv,
   EtcdEnv,
   EtcdAuthEnv,
   KubernetesEnv,

@@ -13,6 +13,7 @@ const PORT_OFFSETS = {
   zookeeperEnsembleQuorum: 291, // +0, +1, +2
   zookeeperEnsembleElection: 294, // +0, +1, +2
   mariadb: 306,
+  postgres: 432,
   etcdClient: 379,
   etcdPeer: 380,
   etcdAuthClient: 479,

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { testenvRoot } from './paths.js';
 
 /** Executables of the servers we start; nothing else is ever treated as ours. */
-const SERVER_EXECUTABLES = new Set(['java', 'mariadbd', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'containerd', 'containerd-shim-runc-v2', 'kubelet', 'node']);
+const SERVER_EXECUTABLES = new Set(['java', 'mariadbd', 'postgres', 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'containerd', 'containerd-shim-runc-v2', 'kubelet', 'node']);
 
 export interface StrayProcess {
   pid: number;

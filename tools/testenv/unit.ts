@@ -18,8 +18,10 @@ export interface Unit {
   isHealthy(): Promise<boolean>;
   /** How long a start may take until healthy. */
   startTimeoutMs: number;
-  /** How long a SIGTERM may take before SIGKILL (default 15 s). */
+  /** How long a clean stop may take before SIGKILL (default 15 s). */
   stopGraceMs?: number;
+  /** The signal of a clean stop (default SIGTERM); PostgreSQL's fast shutdown is SIGINT. */
+  stopSignal?: NodeJS.Signals;
 }
 
 /** The pid of a unit's process when it runs. */
@@ -57,13 +59,14 @@ export async function waitUntilHealthy(unit: Unit, timeoutMs = unit.startTimeout
 }
 
 /**
- * Stops units (SIGTERM, then SIGKILL after a grace period), in reverse order, and resolves
+ * Stops units (their stop signal, SIGTERM unless they name another; then SIGKILL after a grace period), in reverse order, and resolves
  * once their ports are closed too, so a test sees "connection refused" right after.
  */
 export async function stopUnits(units: readonly Unit[], options: { signal?: 'SIGTERM' | 'SIGKILL' } = {}): Promise<void> {
   for (const unit of [...units].reverse()) {
     const wasRunning = daemonPid(unit.name) !== undefined;
-    await stopDaemon(unit.name, { ...options, graceMs: unit.stopGraceMs });
+    const signal = options.signal === 'SIGKILL' ? 'SIGKILL' : (unit.stopSignal ?? 'SIGTERM');
+    await stopDaemon(unit.name, { signal, graceMs: unit.stopGraceMs });
     if (wasRunning) await waitForPortsFree(unit.ports, 10_000);
   }
 }

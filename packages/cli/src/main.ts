@@ -40,7 +40,7 @@ function withConfig(cmd: Command): Command {
   return cmd
     .option('--config <file>', 'configuration file, JSON (object or flat form)')
     .option('-o, --option <key=value>', 'a configuration key, flat form (repeatable)', collect)
-    .option('-t, --type <type>', 'registry.type: memory, sqlite, mysql, etcd, zookeeper, kubernetes')
+    .option('-t, --type <type>', 'registry.type: memory, sqlite, mysql, postgres, etcd, zookeeper, kubernetes')
     .option('-c, --cluster <name>', 'registry.cluster (default "default")');
 }
 

@@ -269,7 +269,7 @@ describe('doctor and errors', () => {
   it('an unknown type names the known ones', async () => {
     const r = await run(['locks', '-t', 'consul']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/error INVALID_CONFIG.*unknown type "consul"; known types are memory, kubernetes, zookeeper, etcd, mysql, sqlite/);
+    expect(r.stderr).toMatch(/error INVALID_CONFIG.*unknown type "consul"; known types are memory, kubernetes, zookeeper, etcd, mysql, postgres, sqlite/);
   });
 
   it('an unreachable backend is UNAVAILABLE, exit 4, and no password appears anywhere', async () => {
@@ -281,6 +281,18 @@ describe('doctor and errors', () => {
     const m = await run(['members', '-t', 'mysql', '-o', 'mysql.host=127.0.0.1', '-o', 'mysql.port=1', '-o', 'mysql.user=app', '-o', 'mysql.database=app', '-o', `mysql.password=${secret}`, '-o', 'mysql.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
     expect(m.code).toBe(4);
     expect(m.stderr).toMatch(/^rollcall: error UNAVAILABLE \[mysql\]: .*\(hint: is the backend running/);
+    for (const out of [r.stdout, r.stderr, m.stdout, m.stderr]) expect(out).not.toContain(secret);
+  });
+
+  it('doctor on an unreachable PostgreSQL fails the connection check with UNAVAILABLE [postgres], and no password appears', async () => {
+    const secret = 'hunter2-do-not-print';
+    const r = await run(['doctor', '-t', 'postgres', '-o', 'postgres.host=127.0.0.1', '-o', 'postgres.port=1', '-o', 'postgres.user=app', '-o', 'postgres.database=app', '-o', `postgres.password=${secret}`, '-o', 'postgres.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
+    expect(r.code).toBe(8);
+    expect(r.stdout).toMatch(/^FAIL +connection +UNAVAILABLE: read the schema version: 127\.0\.0\.1:1 is unreachable/m);
+    expect(r.stdout).toContain('registry.postgres.password=<secret> (flag)');
+    const m = await run(['members', '-t', 'postgres', '-o', 'postgres.host=127.0.0.1', '-o', 'postgres.port=1', '-o', 'postgres.user=app', '-o', 'postgres.database=app', '-o', `postgres.password=${secret}`, '-o', 'postgres.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
+    expect(m.code).toBe(4);
+    expect(m.stderr).toMatch(/^rollcall: error UNAVAILABLE \[postgres\]: .*\(hint: is the backend running/);
     for (const out of [r.stdout, r.stderr, m.stdout, m.stderr]) expect(out).not.toContain(secret);
   });
 });

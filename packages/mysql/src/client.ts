@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { ConfigurationError } from '@rollcall/core';
-import type { SqlRow, SqlValue } from '@rollcall/sql';
+import { readTlsFiles, type SqlRow, type SqlValue, type TlsFiles } from '@rollcall/sql';
 import { BACKEND } from './errors.js';
 import type { MysqlOptions } from './options.js';
 
@@ -44,7 +42,7 @@ export interface MysqlPoolConfig {
   database: string;
   connectionLimit: number;
   connectTimeout: number;
-  ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+  ssl?: TlsFiles;
 }
 
 const mysql = createRequire(import.meta.url)('mysql2/promise') as {
@@ -56,19 +54,6 @@ export function createPool(config: Record<string, unknown>): Pool {
   return mysql.createPool(config);
 }
 
-function readPem(key: string, file: string | undefined): string | undefined {
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigurationError(`registry.mysql.${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      backend: BACKEND,
-      key: `registry.mysql.${key}`,
-      cause: err,
-    });
-  }
-}
-
 /** `host:port` or the socket: how errors name the server. */
 export function serverName(options: Pick<MysqlOptions, 'host' | 'port' | 'socketPath'>): string {
   return options.socketPath ?? `${options.host}:${options.port}`;
@@ -76,14 +61,7 @@ export function serverName(options: Pick<MysqlOptions, 'host' | 'port' | 'socket
 
 /** The pool settings of the options: where the server is, who connects, TLS. */
 export function poolConfig(options: MysqlOptions): MysqlPoolConfig {
-  const ssl = options.tls.enabled
-    ? {
-        ca: readPem('tls.caFile', options.tls.caFile),
-        cert: readPem('tls.certFile', options.tls.certFile),
-        key: readPem('tls.keyFile', options.tls.keyFile),
-        rejectUnauthorized: options.tls.rejectUnauthorized,
-      }
-    : undefined;
+  const ssl = readTlsFiles(BACKEND, options.tls);
   return {
     ...(options.socketPath ? { socketPath: options.socketPath } : { host: options.host, port: options.port }),
     user: options.user,

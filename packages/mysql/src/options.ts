@@ -1,19 +1,8 @@
 import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
-import { sqlOptions, type SqlOptions } from '@rollcall/sql';
+import { sqlOptions, type SqlOptions, sqlTlsOptions, type SqlTlsOptions, tlsOptionsProblem } from '@rollcall/sql';
 
-/** TLS to the server. */
-export interface MysqlTlsOptions {
-  /** Connect over TLS. Default false. */
-  readonly enabled: boolean;
-  /** PEM file of the CA that signed the server's certificate. Default: the system's CAs. */
-  readonly caFile?: string;
-  /** PEM file of a client certificate, for servers that require one. */
-  readonly certFile?: string;
-  /** PEM file of the client certificate's key. */
-  readonly keyFile?: string;
-  /** Refuse a server whose certificate does not verify. Default true; false only for tests. */
-  readonly rejectUnauthorized: boolean;
-}
+/** TLS to the server: the shared SQL backends' `tls.*` keys. */
+export type MysqlTlsOptions = SqlTlsOptions;
 
 /** `registry.mysql.*`: where the database is, who connects, and the keys every SQL backend has. */
 export interface MysqlOptions extends SqlOptions {
@@ -57,22 +46,13 @@ export const mysqlOptions: OptionSchema = {
   },
   poolSize: { type: 'integer', default: 5, min: 1, max: 100, doc: 'Connections in the pool.' },
   connectTimeoutMs: { type: 'integer', default: 5000, min: 100, max: 120_000, doc: 'Bound on opening one connection, ms.' },
-  'tls.enabled': { type: 'boolean', default: false, doc: 'Connect over TLS.' },
-  'tls.caFile': { type: 'string', doc: "PEM file of the CA of the server's certificate.", check: nonEmpty },
-  'tls.certFile': { type: 'string', doc: 'PEM file of a client certificate.', check: nonEmpty },
-  'tls.keyFile': { type: 'string', doc: "PEM file of the client certificate's key.", check: nonEmpty },
-  'tls.rejectUnauthorized': { type: 'boolean', default: true, doc: 'Refuse a server certificate that does not verify.' },
+  ...sqlTlsOptions,
   ...sqlOptions({ pollIntervalMs: MYSQL_POLL_INTERVAL_MS }),
 };
 
 /** Cross-key rules: TLS files only with TLS on, a certificate and its key together. */
 export function validateMysqlOptions(options: MysqlOptions): { key: string; rule: string } | undefined {
-  const tls = options.tls;
-  for (const file of ['caFile', 'certFile', 'keyFile'] as const) {
-    if (tls[file] !== undefined && !tls.enabled) return { key: `tls.${file}`, rule: 'is set but tls.enabled is false' };
-  }
-  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) return { key: tls.certFile === undefined ? 'tls.certFile' : 'tls.keyFile', rule: 'tls.certFile and tls.keyFile go together' };
-  return undefined;
+  return tlsOptionsProblem(options.tls);
 }
 
 declare module '@rollcall/core' {

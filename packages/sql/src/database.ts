@@ -36,7 +36,7 @@ export class SqlDatabase implements ChangeFeed {
     this.tables = tableNames(options.tablePrefix);
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
-    this.poller = new ChangePoller(this, options.pollIntervalMs);
+    this.poller = new ChangePoller(this, options.pollIntervalMs, options.dialect.changeSignal);
   }
 
   get backend(): string {

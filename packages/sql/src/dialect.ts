@@ -1,4 +1,5 @@
 import type { RegistryError } from '@rollcall/core';
+import type { ChangeSignal } from './change-signal.js';
 import type { TableNames } from './schema.js';
 
 /** A bound parameter: everything Rollcall binds is a string, an integer or NULL. */
@@ -23,6 +24,12 @@ export interface SqlExecutor {
 export interface SqlDialect {
   /** `mysql`, `sqlite`: the backend name in error messages. */
   readonly backend: string;
+  /**
+   * A push signal of committed changes (PostgreSQL's LISTEN/NOTIFY). With one,
+   * the change table is read when a write commits, and on the poll interval
+   * only while the signal is down; without one, on the poll interval.
+   */
+  readonly changeSignal?: ChangeSignal;
   /** Single statements outside a transaction. Each is a consistent read on its own. */
   readonly reader: SqlExecutor;
   /**

@@ -1,6 +1,7 @@
 import { type Clock, type Logger, RegistryError, RevisionTooOldError, type Timer } from '@rollcall/core';
 import type { WatchEvent, WatchListener } from '@rollcall/core/spi';
 import { decodeRecord, toInt } from './codec.js';
+import type { ChangeSignal } from './change-signal.js';
 import type { SqlExecutor, SqlRow } from './dialect.js';
 import type { TableNames } from './schema.js';
 
@@ -34,6 +35,9 @@ interface Watcher {
  * the number of watches, clusters or prefixes. The ids are the revisions and
  * have no gaps (writers serialize on the state row), so a row missing where the
  * next id should be means it was purged: those watches get REVISION_TOO_OLD.
+ *
+ * With a {@link ChangeSignal} the interval applies only while the signal is
+ * down: while it is up, the poller reads when told that a write committed.
  */
 export class ChangePoller {
   private readonly watchers = new Set<Watcher>();
@@ -41,12 +45,21 @@ export class ChangePoller {
   private polling = false;
   private again = false;
   private closed = false;
+  /** The change signal is up: no timed polls, a read on every signal. */
+  private pushed = false;
+  private signalStarted = false;
   /** Queries run so far, for tests. */
   queries = 0;
+
+  /** A read runs or is scheduled, for tests: with a change signal up, an idle poller has none. */
+  get pending(): boolean {
+    return this.polling || this.timer !== undefined;
+  }
 
   constructor(
     private readonly db: ChangeFeed,
     private readonly intervalMs: number,
+    private readonly signal?: ChangeSignal,
   ) {}
 
   /** Watches `cluster`'s keys under `prefix` after `fromRevision`; returns the function that ends it. */
@@ -62,6 +75,7 @@ export class ChangePoller {
       return close;
     }
     this.watchers.add(watcher);
+    this.startSignal();
     this.wake();
     return close;
   }
@@ -73,8 +87,7 @@ export class ChangePoller {
       this.again = true;
       return;
     }
-    this.timer?.cancel();
-    this.timer = this.db.clock.setTimeout(() => void this.poll(), 0);
+    this.arm(0);
   }
 
   /**
@@ -110,10 +123,44 @@ export class ChangePoller {
     this.watchers.clear();
   }
 
+  /** Listens from the first watch on: a process that watches nothing holds no listening connection. */
+  private startSignal(): void {
+    if (!this.signal || this.signalStarted || this.closed) return;
+    this.signalStarted = true;
+    this.signal.start({
+      changed: () => this.wake(),
+      // Commits between the last read and the signal coming up were not signalled: read once now.
+      up: () => {
+        this.pushed = true;
+        this.wake();
+      },
+      down: (err) => {
+        if (this.closed) return;
+        this.db.logger.debug({ backend: this.db.backend, err }, '[rollcall] change signal down; polling the change table until it is back');
+        this.pushed = false;
+        this.wake();
+      },
+    });
+  }
+
   private schedule(delay: number): void {
     if (this.closed || this.watchers.size === 0) return;
+    // Signalled: the next read comes from a signal, not a timer.
+    if (delay > 0 && this.pushed) {
+      this.timer?.cancel();
+      this.timer = undefined;
+      return;
+    }
+    this.arm(delay);
+  }
+
+  private arm(delay: number): void {
     this.timer?.cancel();
-    this.timer = this.db.clock.setTimeout(() => void this.poll(), delay);
+    const timer = this.db.clock.setTimeout(() => {
+      if (this.timer === timer) this.timer = undefined;
+      void this.poll();
+    }, delay);
+    this.timer = timer;
   }
 
   private async poll(): Promise<void> {

@@ -3,6 +3,7 @@ import { etcdBackend } from './etcd.js';
 import { kubernetesBackend } from './kubernetes.js';
 import { memoryBackend } from './memory.js';
 import { mysqlBackend } from './mysql.js';
+import { postgresBackend } from './postgres.js';
 import { sqliteBackend } from './sqlite.js';
 import { zookeeperBackend } from './zookeeper.js';
 
@@ -11,6 +12,7 @@ export const BACKENDS: Record<BackendName, BenchBackend> = {
   memory: memoryBackend,
   sqlite: sqliteBackend,
   mysql: mysqlBackend,
+  postgres: postgresBackend,
   etcd: etcdBackend,
   zookeeper: zookeeperBackend,
   kubernetes: kubernetesBackend,

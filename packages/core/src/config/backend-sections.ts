@@ -11,6 +11,7 @@ export const BUILTIN_BACKENDS = Object.freeze({
   zookeeper: '@rollcall/zookeeper',
   etcd: '@rollcall/etcd',
   mysql: '@rollcall/mysql',
+  postgres: '@rollcall/postgres',
   sqlite: '@rollcall/sqlite',
 } as const);
 

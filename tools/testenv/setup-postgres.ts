@@ -1,0 +1,4 @@
+import { createGlobalSetup } from './global-setup-factory.js';
+
+/** Vitest global setup that brings up PostgreSQL. */
+export default createGlobalSetup(['postgres']);
