@@ -23,8 +23,10 @@ export const ExitCode = {
   NOT_READY: 9,
   /** A confirmation was declined, or could not be asked (no terminal and no `--yes`). */
   DECLINED: 10,
-  /** Stopped by SIGINT (Ctrl-C) or SIGTERM; everything it started was stopped first. */
+  /** Stopped by SIGINT (Ctrl-C); everything it started was stopped first. */
   INTERRUPTED: 130,
+  /** Stopped by SIGTERM (`watch`); everything it started was stopped first. */
+  TERMINATED: 143,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -32,7 +32,8 @@ Exit codes:
   3    INVALID_CONFIG,             8    doctor found a problem
        PLUGIN_NOT_INSTALLED        10   confirmation declined (release without --yes)
   4    UNAVAILABLE                 9    migrate status: the next step is not safe now
-                                   130  interrupted (Ctrl-C); everything started was stopped`;
+                                   130  interrupted (Ctrl-C); everything started was stopped
+                                   143  terminated (SIGTERM); everything started was stopped`;
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 

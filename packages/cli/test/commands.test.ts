@@ -215,6 +215,16 @@ describe('watch', () => {
   });
 });
 
+describe('watch, stopped by SIGTERM', () => {
+  it('closes its registry and exits 143, the signal\'s code, with nothing on stderr after its start line', async () => {
+    const w = Running.start(['watch', ...fx.args]);
+    await w.until('the watch to start', (_out, err) => err.includes('watching cluster ops'));
+    w.child.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 143, signal: null });
+    expect(w.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('watch, as text', () => {
   it('one line per event, with the time', async () => {
     const w = Running.start(['watch', ...fx.args]);
