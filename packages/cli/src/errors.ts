@@ -86,7 +86,12 @@ export function toCliError(err: unknown): CliError {
   if (err instanceof RegistryError) {
     const message = err.message.replace(/^\[rollcall\] \[[^\]]*\] /, '');
     const key = (err as { key?: unknown }).key;
-    const hint = err.code === 'INVALID_CONFIG' && typeof key === 'string' ? `check ${key} in --config, -o or REGISTRY_*; \`rollcall doctor\` shows the configuration as resolved` : HINTS[err.code];
+    const hint =
+      err.code === 'INVALID_CONFIG' && typeof key === 'string'
+        ? `check ${key} in --config, -o or REGISTRY_*; \`rollcall doctor\` shows the configuration as resolved`
+        : err.code === 'NOT_FOUND' && message.startsWith('registry.sqlite.path:')
+          ? 'name the file the processes use: -o registry.sqlite.path=<file> or REGISTRY_SQLITE_PATH (read commands never create one)'
+          : HINTS[err.code];
     return new CliError(err.code, message, EXIT_BY_CODE[err.code] ?? ExitCode.FAILURE, hint, err.backend);
   }
   const message = err instanceof Error ? err.message : String(err);

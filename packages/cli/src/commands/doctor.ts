@@ -95,7 +95,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
 
   let config: CliConfig | undefined;
   try {
-    config = await resolveCliConfig(flags);
+    config = await resolveCliConfig(flags, process.env, {}, 'read');
     const keys = describeKeys(config);
     checks.push({ name: 'configuration', status: 'ok', detail: `registry.type=${config.resolved.type}, cluster ${config.resolved.cluster}, identity ${config.resolved.identity}; ${keys.map((k) => `${k.key}=${k.value} (${k.source})`).join(', ')}` });
     if (config.resolved.type === 'memory') checks.push({ name: 'configuration', status: 'warn', detail: 'the memory store lives inside one process: this command sees only its own, empty registry; use sqlite or a server backend to share one' });

@@ -54,7 +54,7 @@ function electionEvent(e: LeaseEvent): Event | undefined {
 export async function watchCommand(flags: WatchFlags): Promise<number> {
   const format = outputFormat(flags);
   const port = metricsPort(flags);
-  const config = await resolveCliConfig(flags);
+  const config = await resolveCliConfig(flags, process.env, {}, 'read');
   const registry: Registry = await createRegistry(config.flat as never);
   // A cluster-wide exporter: every role (the default) and every election.
   const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }).catch(async (err: unknown) => {
