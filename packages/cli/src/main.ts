@@ -26,14 +26,19 @@ Every key and default: the README of @rollcall/core and of each backend package
 
 const EXIT_HELP = `
 Exit codes:
-  0    ok                          5    UNAUTHENTICATED, PERMISSION_DENIED
-  1    other failure (INTERNAL...) 6    NOT_FOUND (no such election or lock)
-  2    usage, INVALID_ARGUMENT     7    CONFLICT (the record changed meanwhile)
-  3    INVALID_CONFIG,             8    doctor found a problem
-       PLUGIN_NOT_INSTALLED        10   confirmation declined (release without --yes)
-  4    UNAVAILABLE                 9    migrate status: the next step is not safe now
-                                   130  interrupted (Ctrl-C); everything started was stopped
-                                   143  terminated (SIGTERM); everything started was stopped`;
+  0    ok
+  1    other failure (INTERNAL, ...)
+  2    usage, INVALID_ARGUMENT
+  3    INVALID_CONFIG, PLUGIN_NOT_INSTALLED, SCHEMA_MISMATCH
+  4    UNAVAILABLE
+  5    UNAUTHENTICATED, PERMISSION_DENIED
+  6    NOT_FOUND (no such election or lock; a sqlite file that does not exist)
+  7    CONFLICT (the record changed meanwhile)
+  8    doctor found a problem
+  9    migrate status: the next step is not safe now
+  10   confirmation declined (release without --yes)
+  130  interrupted (Ctrl-C); everything started was stopped
+  143  terminated (SIGTERM); everything started was stopped`;
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -54,8 +59,9 @@ function withOutput(cmd: Command): Command {
   return cmd.addOption(new Option('--output <format>', 'output format').choices(['table', 'json']).default('table')).option('--json', 'same as --output json');
 }
 
-function examples(cmd: Command, lines: string[]): Command {
-  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n${CONFIG_HELP}\n`);
+/** Examples after a command's help; `config: false` for commands that take no configuration flags (`tasks`). */
+function examples(cmd: Command, lines: string[], options: { config?: boolean } = {}): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n${options.config === false ? '' : `${CONFIG_HELP}\n`}`);
 }
 
 /** Builds the program; `setExit` receives the exit code of the command that ran. */
@@ -117,6 +123,7 @@ export function program(setExit: (code: number) => void): Command {
     'REGISTRY_TYPE=migrate REGISTRY_MIGRATE_FROM_TYPE=etcd REGISTRY_MIGRATE_FROM_ETCD_ENDPOINTS=http://10.0.0.5:2379 REGISTRY_MIGRATE_TO_TYPE=kubernetes rollcall migrate status --json',
   ]);
   status.action(async (opts) => setExit(await migrateStatusCommand(opts)));
+  examples(migrate, ['rollcall migrate status -t migrate -o migrate.from.type=sqlite -o migrate.from.sqlite.path=old.db -o migrate.to.type=sqlite -o migrate.to.sqlite.path=new.db'], { config: false });
   const withPods = (cmd: Command) =>
     withOutput(
       cmd
@@ -130,7 +137,7 @@ export function program(setExit: (code: number) => void): Command {
   withPods(tasks.command('show').argument('<task>', 'task id').description("one task's status, exit code and result")).action(async (id: string, opts) => tasksShowCommand(id, opts));
   withPods(tasks.command('logs').argument('<task>', 'task id').description("a task's log").option('-f, --follow', 'until the container exits; a dropped stream resumes without repeating a line').option('--tail <lines>', 'only the last lines').option('--timestamps', "each line with the container's timestamp")).action(async (id: string, opts) => tasksLogsCommand(id, opts));
   withPods(tasks.command('cancel').argument('<task>', 'task id').description('cancel a task: its pod is marked, the leading runner ends the task and deletes the pod').option('--reason <text>', 'recorded on the task')).action(async (id: string, opts) => tasksCancelCommand(id, opts));
-  examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"']);
+  examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"'], { config: false });
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);

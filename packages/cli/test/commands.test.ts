@@ -33,6 +33,22 @@ describe('help and usage', () => {
     expect(r.stdout.includes('--metrics-port <port>')).toBe(command === 'watch' || command === 'demo');
   });
 
+  it('tasks --help and migrate --help show examples, and tasks shows no configuration flags (it takes none)', async () => {
+    const tasks = await run(['tasks', '--help']);
+    expect(tasks.code).toBe(0);
+    expect(tasks.stdout).toMatch(/Examples:\n {2}\$ rollcall tasks /);
+    expect(tasks.stdout).not.toMatch(/--config|-o key=value|REGISTRY_\*/);
+    const migrate = await run(['migrate', '--help']);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stdout).toMatch(/Examples:\n {2}\$ rollcall migrate status /);
+  });
+
+  it('--help lists the exit codes in order', async () => {
+    const r = await run(['--help']);
+    const codes = [...r.stdout.slice(r.stdout.indexOf('Exit codes:')).matchAll(/^ {2}(\d+) /gm)].map((m) => Number(m[1]));
+    expect(codes).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130, 143]);
+  });
+
   it('--help lists the commands and the exit codes; demo-node stays hidden', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
