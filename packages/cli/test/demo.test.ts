@@ -159,6 +159,8 @@ describe('rollcall demo', () => {
     const r = await run(['demo', '-t', 'mysql', '-o', 'mysql.host=127.0.0.1', '-o', 'mysql.port=1', '-o', 'mysql.user=demo', '-o', 'mysql.database=demo', '-o', 'mysql.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
     expect(r.code, r.stdout + r.stderr).toBe(4);
     expect(r.stderr).toMatch(/^rollcall: error UNAVAILABLE \[mysql\]: /m);
+    // Said once, on stderr: not again among the plain lines.
+    expect(r.stdout).not.toContain('UNAVAILABLE');
     expect(pidsOf(r.stdout)).toEqual([]);
   });
 

@@ -228,14 +228,14 @@ class Demo {
   private async scenario(): Promise<void> {
     const r = this.config.resolved;
     const header = `rollcall demo: ${MASTERS} masters and ${WORKERS} workers on ${this.where()}, cluster ${r.cluster}; election lease ${this.leaseMs / 1000} s, member heartbeat ${r.member.heartbeatIntervalMs / 1000} s, member lease ${r.member.leaseDurationMs / 1000} s`;
-    // The one line that attaches a watch to this demo's cluster, before the view starts (it stays above it).
+    this.header = header;
+    if (!this.fits()) process.stdout.write(header + '\n');
+    // The one line that attaches a watch to this demo's cluster; on a terminal it stays above the view.
     process.stdout.write(`watch it from another terminal: ${this.attachCommand()}\n`);
     if (this.tty) {
       process.stdout.write('\x1b[?25l');
       this.renderTimer = setInterval(() => void this.refreshMembers().then(() => this.render()), 250);
     }
-    this.header = header;
-    if (!this.fits()) process.stdout.write(header + '\n');
 
     const configFile = join(this.dir, 'config.json');
     writeFileSync(configFile, JSON.stringify(this.config.flat), { mode: 0o600 });
