@@ -156,12 +156,43 @@ export function program(setExit: (code: number) => void): Command {
   return root;
 }
 
+/**
+ * `rollcall -t sqlite members` as `rollcall members -t sqlite`: options given
+ * before the command move after it (and its subcommand: `migrate status`), as
+ * kubectl and gh take them. Help and version stay where they are; anything
+ * this cannot place is left for commander to judge.
+ */
+export function hoistOptions(root: Command, argv: readonly string[]): string[] {
+  const takesValue = new Map<string, boolean>();
+  const walk = (cmd: Command) => {
+    for (const o of cmd.options) for (const flag of [o.short, o.long]) if (flag) takesValue.set(flag, o.required || o.optional);
+    cmd.commands.forEach(walk);
+  };
+  root.commands.forEach(walk);
+  const args = argv.slice(2);
+  const leading: string[] = [];
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-') && args[i] !== '--') {
+    const flag = args[i]!.split('=')[0]!;
+    if (!takesValue.has(flag)) return [...argv]; // --help, --version, or unknown: commander decides
+    const inline = args[i]!.includes('=') || (/^-[^-]/.test(args[i]!) && args[i]!.length > 2);
+    const width = takesValue.get(flag) && !inline ? 2 : 1;
+    leading.push(...args.slice(i, i + width));
+    i += width;
+  }
+  const command = root.commands.find((c) => c.name() === args[i] || c.aliases().includes(args[i] ?? ''));
+  if (leading.length === 0 || !command) return [...argv];
+  let end = i + 1;
+  if (command.commands.some((c) => c.name() === args[end])) end++;
+  return [...argv.slice(0, 2), ...args.slice(i, end), ...leading, ...args.slice(end)];
+}
+
 /** Runs the CLI; resolves with the exit code. Errors are one line on stderr. */
 export async function main(argv: string[]): Promise<number> {
   let exit: number = ExitCode.OK;
   const cli = program((code) => (exit = code));
   try {
-    await cli.parseAsync(argv);
+    await cli.parseAsync(hoistOptions(cli, argv));
     return exit;
   } catch (err) {
     if (err instanceof CommanderError) {

@@ -64,6 +64,18 @@ describe('help and usage', () => {
     expect(r.stderr).toMatch(/^rollcall: error USAGE: unknown command 'memberz' \(Did you mean members\?\) \(hint: /);
   });
 
+  it('options before the command are taken as after it (members; migrate status)', async () => {
+    const after = await run(['members', ...fx.args, '--json']);
+    const before = await run([...fx.args, '--json', 'members']);
+    expect(before.code, before.stderr).toBe(0);
+    const ids = (out: string) => (JSON.parse(out) as { role: string; id: string }[]).map((m) => `${m.role}/${m.id}`);
+    expect(ids(before.stdout)).toEqual(ids(after.stdout));
+    expect(ids(before.stdout)).toEqual(expect.arrayContaining(['worker/worker-1', 'worker/worker-2']));
+    const migrate = await run(['-t', 'sqlite', 'migrate', 'status']);
+    expect(migrate.code).toBe(2); // reached migrate status, which says what it needs
+    expect(migrate.stderr).toContain('migrate status needs registry.type=migrate');
+  });
+
   it('-o json is refused with a hint to --output json', async () => {
     const r = await run(['members', ...fx.args, '-o', 'json']);
     expect(r.code).toBe(2);
