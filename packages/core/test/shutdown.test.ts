@@ -28,7 +28,8 @@ function signalChild(mode: 'registry' | 'hang', deadlineMs: number, signals: Nod
     });
     proc.stderr.on('data', (d: Buffer) => (stderr += d));
     proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
+    // 'close', not 'exit': the output may still be in the pipe when the process has exited.
+    proc.on('close', (code, signal) => {
       const line = out.split('\n').find((l) => l.startsWith('{'));
       resolve({ code, signal, result: line ? (JSON.parse(line) as Record<string, unknown>) : undefined, stderr });
     });

@@ -20,7 +20,8 @@ describe('shutdownOnSignals across processes', () => {
       closeAfter.push(async () => void (proc.exitCode === null && proc.signalCode === null && proc.kill('SIGKILL')));
       let stderr = '';
       proc.stderr.on('data', (d: Buffer) => (stderr += d));
-      const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+      // 'close': the process has exited and its output has been read.
+      const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
       await new Promise<void>((resolve, reject) => {
         proc.stdout.on('data', (d: Buffer) => String(d).includes('"leading":true') && resolve());
         void exited.then(() => reject(new Error(`the child exited before it led: ${stderr}`)));
