@@ -80,8 +80,25 @@ const HINTS: Partial<Record<CliCode, string>> = {
   USAGE: 'see `rollcall --help`',
 };
 
-/** Folds any error into a CliError with an exit code and a hint. */
-export function toCliError(err: unknown): CliError {
+/**
+ * The hint without its clauses that send the user to `rollcall <command>`,
+ * the command they are running (doctor's configuration check must not say
+ * "`rollcall doctor` shows the configuration"). Clauses are `; `-separated.
+ */
+export function hintFor(hint: string | undefined, command: string | undefined): string | undefined {
+  if (!hint || !command) return hint;
+  const kept = hint.split('; ').filter((clause) => !clause.includes(`\`rollcall ${command}\``) && !clause.includes(`\`rollcall ${command} `));
+  return kept.length ? kept.join('; ') : undefined;
+}
+
+/** Folds any error into a CliError with an exit code and a hint (none that names `command`, the command running). */
+export function toCliError(err: unknown, command?: string): CliError {
+  const e = foldError(err);
+  const hint = hintFor(e.hint, command);
+  return hint === e.hint ? e : new CliError(e.code, e.message, e.exitCode, hint, e.backend);
+}
+
+function foldError(err: unknown): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof RegistryError) {
     const message = err.message.replace(/^\[rollcall\] \[[^\]]*\] /, '');

@@ -283,6 +283,10 @@ describe('doctor and errors', () => {
     expect(report.ok).toBe(false);
     expect(report.checks[0]).toMatchObject({ name: 'configuration', status: 'fail', code: 'INVALID_CONFIG' });
     expect(report.checks[1]).toMatchObject({ name: 'connection', status: 'skip' });
+    // Its hint says where to fix the key, not to run the command that is running.
+    const detail = (report.checks[0] as { detail?: string }).detail!;
+    expect(detail).toContain('hint: check registry.sqlite.colour in --config, -o or REGISTRY_*');
+    expect(detail).not.toContain('rollcall doctor');
   });
 
   it('an unknown key is INVALID_CONFIG naming it, exit 3', async () => {

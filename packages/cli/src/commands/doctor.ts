@@ -89,7 +89,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   if (!ROLES.includes(role)) throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)`);
   const checks: Check[] = [];
   const fail = (name: string, err: unknown) => {
-    const e = toCliError(err);
+    const e = toCliError(err, 'doctor');
     checks.push({ name, status: 'fail', detail: `${e.code}: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`, code: e.code });
   };
 

@@ -204,7 +204,7 @@ class Demo {
     } catch (err) {
       if (err instanceof Interrupted || this.abort.signal.aborted) exit = ExitCode.INTERRUPTED;
       else {
-        const e = toCliError(err);
+        const e = toCliError(err, 'demo');
         this.phase = 'failed';
         // On stderr below; the view shows it too, plain lines would print it twice.
         if (this.fits()) this.log(`failed: ${e.code}: ${e.message}`);
