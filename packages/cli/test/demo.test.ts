@@ -63,6 +63,14 @@ describe('the demo view fits its terminal', () => {
     }
   });
 
+  it('below 60×16 (50×14): plain lines, no redraw', async () => {
+    const r = await demoInPty(50, 14);
+    expect(r.code, r.out.slice(-3000)).toBe(0);
+    expect(r.out).not.toMatch(/\x1b\[(\d+F|J)/);
+    expect(r.out).toMatch(/^rollcall demo: 3 masters and 4 workers/m);
+    expect(r.out).toMatch(/^\[ *\d+\.\ds\] SIGKILL leader master-\d/m);
+  });
+
   it('TERM=dumb: plain lines, no cursor movement', async () => {
     const r = await demoInPty(120, 50, { TERM: 'dumb' });
     expect(r.code, r.out.slice(-3000)).toBe(0);
