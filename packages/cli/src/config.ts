@@ -15,7 +15,8 @@ export interface ConfigFlags {
   cluster?: string;
 }
 
-export type Source = 'default' | 'file' | 'env' | 'flag';
+/** Where a key's value came from; `command`: set by the command itself (a read command opens sqlite read-only). */
+export type Source = 'default' | 'file' | 'env' | 'flag' | 'command';
 
 /** A configuration as the CLI resolved it: the flat form core validates, and where each key came from. */
 export interface CliConfig {
@@ -92,14 +93,20 @@ export async function pluginFor(type: string): Promise<RegistryPlugin> {
   return type === 'memory' ? (memoryPlugin as unknown as RegistryPlugin) : loadPlugin(type);
 }
 
+/** `read`: the command only looks (members, leader, locks, watch, doctor, migrate status); `write`: it may change records (release, demo). */
+export type Access = 'read' | 'write';
+
+/** Set by read commands on sqlite. */
+export const READ_ONLY_KEY = 'registry.sqlite.readOnly';
+
 /**
  * Resolves the configuration of a command from its three forms, as the
  * library takes them: `--config` (JSON), `REGISTRY_*` variables, and `-o`
  * flags, later ones overriding earlier ones. `defaults` come first of all (the
  * demo's timings). Validated by core: unknown keys and broken rules are
- * INVALID_CONFIG naming the key.
+ * INVALID_CONFIG naming the key. `access: 'read'` opens sqlite read-only.
  */
-export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, defaults: Record<string, FlatValue> = {}): Promise<CliConfig> {
+export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, defaults: Record<string, FlatValue> = {}, access: Access = 'write'): Promise<CliConfig> {
   const file = flags.config ? readConfigFile(flags.config) : new Map<string, FlatValue>();
   const cli = parseOptionFlags(flags.option);
   if (flags.type !== undefined) cli.set('registry.type', flags.type);
@@ -134,6 +141,8 @@ export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEn
   layer(fromEnv, 'env');
   layer(cli, 'flag');
   flat['registry.type'] = type;
+  // A command that only reads opens sqlite read-only, so a wrong path is NOT_FOUND rather than a new, empty registry; a value given wins.
+  if (access === 'read' && type === 'sqlite' && !sources.has(READ_ONLY_KEY)) layer([[READ_ONLY_KEY, true]], 'command');
   const resolved = resolveConfig(flat as never, plugin, Object.keys(PLUGIN_PACKAGES));
   return { flat, sources, plugin, resolved };
 }

@@ -23,8 +23,10 @@ export const ExitCode = {
   NOT_READY: 9,
   /** A confirmation was declined, or could not be asked (no terminal and no `--yes`). */
   DECLINED: 10,
-  /** Stopped by SIGINT (Ctrl-C) or SIGTERM; everything it started was stopped first. */
+  /** Stopped by SIGINT (Ctrl-C); everything it started was stopped first. */
   INTERRUPTED: 130,
+  /** Stopped by SIGTERM (`watch`); everything it started was stopped first. */
+  TERMINATED: 143,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -78,13 +80,35 @@ const HINTS: Partial<Record<CliCode, string>> = {
   USAGE: 'see `rollcall --help`',
 };
 
-/** Folds any error into a CliError with an exit code and a hint. */
-export function toCliError(err: unknown): CliError {
+/**
+ * The hint without its clauses that send the user to `rollcall <command>`,
+ * the command they are running (doctor's configuration check must not say
+ * "`rollcall doctor` shows the configuration"). Clauses are `; `-separated.
+ */
+export function hintFor(hint: string | undefined, command: string | undefined): string | undefined {
+  if (!hint || !command) return hint;
+  const kept = hint.split('; ').filter((clause) => !clause.includes(`\`rollcall ${command}\``) && !clause.includes(`\`rollcall ${command} `));
+  return kept.length ? kept.join('; ') : undefined;
+}
+
+/** Folds any error into a CliError with an exit code and a hint (none that names `command`, the command running). */
+export function toCliError(err: unknown, command?: string): CliError {
+  const e = foldError(err);
+  const hint = hintFor(e.hint, command);
+  return hint === e.hint ? e : new CliError(e.code, e.message, e.exitCode, hint, e.backend);
+}
+
+function foldError(err: unknown): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof RegistryError) {
     const message = err.message.replace(/^\[rollcall\] \[[^\]]*\] /, '');
     const key = (err as { key?: unknown }).key;
-    const hint = err.code === 'INVALID_CONFIG' && typeof key === 'string' ? `check ${key} in --config, -o or REGISTRY_*; \`rollcall doctor\` shows the configuration as resolved` : HINTS[err.code];
+    const hint =
+      err.code === 'INVALID_CONFIG' && typeof key === 'string'
+        ? `check ${key} in --config, -o or REGISTRY_*; \`rollcall doctor\` shows the configuration as resolved`
+        : err.code === 'NOT_FOUND' && message.startsWith('registry.sqlite.path:')
+          ? 'name the file the processes use: -o registry.sqlite.path=<file> or REGISTRY_SQLITE_PATH (read commands never create one)'
+          : HINTS[err.code];
     return new CliError(err.code, message, EXIT_BY_CODE[err.code] ?? ExitCode.FAILURE, hint, err.backend);
   }
   const message = err instanceof Error ? err.message : String(err);

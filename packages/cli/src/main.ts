@@ -26,13 +26,19 @@ Every key and default: the README of @rollcall/core and of each backend package
 
 const EXIT_HELP = `
 Exit codes:
-  0    ok                          5    UNAUTHENTICATED, PERMISSION_DENIED
-  1    other failure (INTERNAL...) 6    NOT_FOUND (no such election or lock)
-  2    usage, INVALID_ARGUMENT     7    CONFLICT (the record changed meanwhile)
-  3    INVALID_CONFIG,             8    doctor found a problem
-       PLUGIN_NOT_INSTALLED        10   confirmation declined (release without --yes)
-  4    UNAVAILABLE                 9    migrate status: the next step is not safe now
-                                   130  interrupted (Ctrl-C); everything started was stopped`;
+  0    ok
+  1    other failure (INTERNAL, ...)
+  2    usage, INVALID_ARGUMENT
+  3    INVALID_CONFIG, PLUGIN_NOT_INSTALLED, SCHEMA_MISMATCH
+  4    UNAVAILABLE
+  5    UNAUTHENTICATED, PERMISSION_DENIED
+  6    NOT_FOUND (no such election or lock; a sqlite file that does not exist)
+  7    CONFLICT (the record changed meanwhile)
+  8    doctor found a problem
+  9    migrate status: the next step is not safe now
+  10   confirmation declined (release without --yes)
+  130  interrupted (Ctrl-C); everything started was stopped
+  143  terminated (SIGTERM); everything started was stopped`;
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -53,8 +59,9 @@ function withOutput(cmd: Command): Command {
   return cmd.addOption(new Option('--output <format>', 'output format').choices(['table', 'json']).default('table')).option('--json', 'same as --output json');
 }
 
-function examples(cmd: Command, lines: string[]): Command {
-  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n${CONFIG_HELP}\n`);
+/** Examples after a command's help; `config: false` for commands that take no configuration flags (`tasks`). */
+function examples(cmd: Command, lines: string[], options: { config?: boolean } = {}): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n${options.config === false ? '' : `${CONFIG_HELP}\n`}`);
 }
 
 /** Builds the program; `setExit` receives the exit code of the command that ran. */
@@ -116,6 +123,7 @@ export function program(setExit: (code: number) => void): Command {
     'REGISTRY_TYPE=migrate REGISTRY_MIGRATE_FROM_TYPE=etcd REGISTRY_MIGRATE_FROM_ETCD_ENDPOINTS=http://10.0.0.5:2379 REGISTRY_MIGRATE_TO_TYPE=kubernetes rollcall migrate status --json',
   ]);
   status.action(async (opts) => setExit(await migrateStatusCommand(opts)));
+  examples(migrate, ['rollcall migrate status -t migrate -o migrate.from.type=sqlite -o migrate.from.sqlite.path=old.db -o migrate.to.type=sqlite -o migrate.to.sqlite.path=new.db'], { config: false });
   const withPods = (cmd: Command) =>
     withOutput(
       cmd
@@ -129,7 +137,7 @@ export function program(setExit: (code: number) => void): Command {
   withPods(tasks.command('show').argument('<task>', 'task id').description("one task's status, exit code and result")).action(async (id: string, opts) => tasksShowCommand(id, opts));
   withPods(tasks.command('logs').argument('<task>', 'task id').description("a task's log").option('-f, --follow', 'until the container exits; a dropped stream resumes without repeating a line').option('--tail <lines>', 'only the last lines').option('--timestamps', "each line with the container's timestamp")).action(async (id: string, opts) => tasksLogsCommand(id, opts));
   withPods(tasks.command('cancel').argument('<task>', 'task id').description('cancel a task: its pod is marked, the leading runner ends the task and deletes the pod').option('--reason <text>', 'recorded on the task')).action(async (id: string, opts) => tasksCancelCommand(id, opts));
-  examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"']);
+  examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"'], { config: false });
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
@@ -148,12 +156,43 @@ export function program(setExit: (code: number) => void): Command {
   return root;
 }
 
+/**
+ * `rollcall -t sqlite members` as `rollcall members -t sqlite`: options given
+ * before the command move after it (and its subcommand: `migrate status`), as
+ * kubectl and gh take them. Help and version stay where they are; anything
+ * this cannot place is left for commander to judge.
+ */
+export function hoistOptions(root: Command, argv: readonly string[]): string[] {
+  const takesValue = new Map<string, boolean>();
+  const walk = (cmd: Command) => {
+    for (const o of cmd.options) for (const flag of [o.short, o.long]) if (flag) takesValue.set(flag, o.required || o.optional);
+    cmd.commands.forEach(walk);
+  };
+  root.commands.forEach(walk);
+  const args = argv.slice(2);
+  const leading: string[] = [];
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-') && args[i] !== '--') {
+    const flag = args[i]!.split('=')[0]!;
+    if (!takesValue.has(flag)) return [...argv]; // --help, --version, or unknown: commander decides
+    const inline = args[i]!.includes('=') || (/^-[^-]/.test(args[i]!) && args[i]!.length > 2);
+    const width = takesValue.get(flag) && !inline ? 2 : 1;
+    leading.push(...args.slice(i, i + width));
+    i += width;
+  }
+  const command = root.commands.find((c) => c.name() === args[i] || c.aliases().includes(args[i] ?? ''));
+  if (leading.length === 0 || !command) return [...argv];
+  let end = i + 1;
+  if (command.commands.some((c) => c.name() === args[end])) end++;
+  return [...argv.slice(0, 2), ...args.slice(i, end), ...leading, ...args.slice(end)];
+}
+
 /** Runs the CLI; resolves with the exit code. Errors are one line on stderr. */
 export async function main(argv: string[]): Promise<number> {
   let exit: number = ExitCode.OK;
   const cli = program((code) => (exit = code));
   try {
-    await cli.parseAsync(argv);
+    await cli.parseAsync(hoistOptions(cli, argv));
     return exit;
   } catch (err) {
     if (err instanceof CommanderError) {

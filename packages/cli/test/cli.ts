@@ -18,8 +18,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 /** Runs `rollcall args...` to its end (bounded), with `input` on stdin. */
-export function run(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
-  return runProcess(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), input: options.input, timeoutMs: options.timeoutMs ?? 30_000 });
+export function run(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number; cwd?: string } = {}): Promise<RunResult> {
+  return runProcess(process.execPath, [BIN, ...args], { cwd: options.cwd, env: cleanEnv(options.env), input: options.input, timeoutMs: options.timeoutMs ?? 30_000 });
 }
 
 /** A long-running `rollcall` whose output can be waited on. */

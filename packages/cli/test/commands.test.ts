@@ -33,6 +33,22 @@ describe('help and usage', () => {
     expect(r.stdout.includes('--metrics-port <port>')).toBe(command === 'watch' || command === 'demo');
   });
 
+  it('tasks --help and migrate --help show examples, and tasks shows no configuration flags (it takes none)', async () => {
+    const tasks = await run(['tasks', '--help']);
+    expect(tasks.code).toBe(0);
+    expect(tasks.stdout).toMatch(/Examples:\n {2}\$ rollcall tasks /);
+    expect(tasks.stdout).not.toMatch(/--config|-o key=value|REGISTRY_\*/);
+    const migrate = await run(['migrate', '--help']);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stdout).toMatch(/Examples:\n {2}\$ rollcall migrate status /);
+  });
+
+  it('--help lists the exit codes in order', async () => {
+    const r = await run(['--help']);
+    const codes = [...r.stdout.slice(r.stdout.indexOf('Exit codes:')).matchAll(/^ {2}(\d+) /gm)].map((m) => Number(m[1]));
+    expect(codes).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130, 143]);
+  });
+
   it('--help lists the commands and the exit codes; demo-node stays hidden', async () => {
     const r = await run(['--help']);
     expect(r.code).toBe(0);
@@ -46,6 +62,18 @@ describe('help and usage', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^rollcall: error USAGE: unknown command 'memberz' \(Did you mean members\?\) \(hint: /);
+  });
+
+  it('options before the command are taken as after it (members; migrate status)', async () => {
+    const after = await run(['members', ...fx.args, '--json']);
+    const before = await run([...fx.args, '--json', 'members']);
+    expect(before.code, before.stderr).toBe(0);
+    const ids = (out: string) => (JSON.parse(out) as { role: string; id: string }[]).map((m) => `${m.role}/${m.id}`);
+    expect(ids(before.stdout)).toEqual(ids(after.stdout));
+    expect(ids(before.stdout)).toEqual(expect.arrayContaining(['worker/worker-1', 'worker/worker-2']));
+    const migrate = await run(['-t', 'sqlite', 'migrate', 'status']);
+    expect(migrate.code).toBe(2); // reached migrate status, which says what it needs
+    expect(migrate.stderr).toContain('migrate status needs registry.type=migrate');
   });
 
   it('-o json is refused with a hint to --output json', async () => {
@@ -215,6 +243,16 @@ describe('watch', () => {
   });
 });
 
+describe('watch, stopped by SIGTERM', () => {
+  it('closes its registry and exits 143, the signal\'s code, with nothing on stderr after its start line', async () => {
+    const w = Running.start(['watch', ...fx.args]);
+    await w.until('the watch to start', (_out, err) => err.includes('watching cluster ops'));
+    w.child.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 143, signal: null });
+    expect(w.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('watch, as text', () => {
   it('one line per event, with the time', async () => {
     const w = Running.start(['watch', ...fx.args]);
@@ -245,6 +283,10 @@ describe('doctor and errors', () => {
     expect(report.ok).toBe(false);
     expect(report.checks[0]).toMatchObject({ name: 'configuration', status: 'fail', code: 'INVALID_CONFIG' });
     expect(report.checks[1]).toMatchObject({ name: 'connection', status: 'skip' });
+    // Its hint says where to fix the key, not to run the command that is running.
+    const detail = (report.checks[0] as { detail?: string }).detail!;
+    expect(detail).toContain('hint: check registry.sqlite.colour in --config, -o or REGISTRY_*');
+    expect(detail).not.toContain('rollcall doctor');
   });
 
   it('an unknown key is INVALID_CONFIG naming it, exit 3', async () => {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { fitFrame, MIN_VIEW } from '../src/demo/demo.js';
 import { alive, BIN, cleanEnv, run, Running } from './cli.js';
 
 const pidsOf = (out: string) => [...out.matchAll(/started (master|worker)-\d pid (\d+)/g)].map((m) => Number(m[2]));
@@ -16,6 +17,67 @@ const heartbeatsOf = (out: string) =>
       }),
     ),
   );
+
+/** Runs `rollcall demo` in a pseudo-terminal of `columns`×`rows` (script(1)); resolves with its exit code and output. */
+function demoInPty(columns: number, rows: number, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+  const command = `stty cols ${columns} rows ${rows}; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} demo`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no end within 110 s: ${out.slice(-3000)}`))), 110_000);
+    child.on('close', (code) => (clearTimeout(timer), resolve({ code, out: out.replace(/\r\n/g, '\n') })));
+  });
+}
+
+/** The frames the view drew: what follows each clear-below, up to the next redraw or the end of the view. */
+function framesOf(out: string): string[][] {
+  const view = out.slice(out.indexOf('\x1b[?25l'), out.indexOf('\x1b[?25h'));
+  return view.split(/\x1b\[(?:\d+F)?\x1b\[J/).slice(1).map((f) => f.replace(/\n$/, '').split('\n'));
+}
+
+describe('the demo view fits its terminal', () => {
+  const parts = {
+    top: [`rollcall demo: 3 masters and 4 workers on sqlite (/tmp/rollcall-demo-Ab12Cd/demo.db), cluster demo-abcdef; election lease 3 s, member heartbeat 1 s, member lease 3 s`, 'phase: failover: master-1 was killed (SIGKILL); the others wait out its 3 s lease   12.3s', 'leader: master-2   fencing token 2   renewed 0.4s ago'],
+    table: ['ROLE    ID        PID     STATUS                     CPU   MEMORY  LOAD  HEARTBEAT', ...Array.from({ length: 7 }, (_, i) => `worker  worker-${i}  100${i}    NORMAL (leader, token 2)   0.20  0.40    1.20  0.3s`)],
+    events: Array.from({ length: 9 }, (_, i) => `[  ${i}.0s] event ${i} ${'x'.repeat(250)}`),
+  };
+  it.each([[80, 24], [MIN_VIEW.columns, MIN_VIEW.rows], [200, 50]])('%i×%i: at most rows - 1 lines of at most columns - 1, the table whole, cuts marked with an ellipsis', (columns, rows) => {
+    const frame = fitFrame(parts, columns, rows);
+    expect(frame.length).toBeLessThanOrEqual(rows - 1);
+    for (const line of frame) expect(line.length).toBeLessThanOrEqual(columns - 1);
+    expect(frame.filter((l) => /^(ROLE|worker) /.test(l))).toHaveLength(8);
+    expect(frame.some((l) => l.endsWith('…'))).toBe(true);
+    expect(frame.at(-1)).toContain('event 8'); // the newest event is kept
+  });
+
+  it.each([[80, 24], [200, 50]])('a real run at %i×%i: no frame is taller or wider than the screen, and it says how to watch it', async (columns, rows) => {
+    const r = await demoInPty(columns, rows);
+    expect(r.code, r.out.slice(-3000)).toBe(0);
+    expect(r.out).toMatch(/^watch it from another terminal: rollcall watch -t sqlite -c demo-[0-9a-f]{6} -o sqlite\.path=\/\S+\/demo\.db$/m);
+    const frames = framesOf(r.out);
+    expect(frames.length).toBeGreaterThan(10);
+    for (const frame of frames) {
+      expect(frame.length, frame.join('\n')).toBeLessThanOrEqual(rows - 1);
+      for (const line of frame) expect(line.length, line).toBeLessThanOrEqual(columns - 1);
+    }
+  });
+
+  it('below 60×16 (50×14): plain lines, no redraw', async () => {
+    const r = await demoInPty(50, 14);
+    expect(r.code, r.out.slice(-3000)).toBe(0);
+    expect(r.out).not.toMatch(/\x1b\[(\d+F|J)/);
+    expect(r.out).toMatch(/^rollcall demo: 3 masters and 4 workers/m);
+    expect(r.out).toMatch(/^\[ *\d+\.\ds\] SIGKILL leader master-\d/m);
+  });
+
+  it('TERM=dumb: plain lines, no cursor movement', async () => {
+    const r = await demoInPty(120, 50, { TERM: 'dumb' });
+    expect(r.code, r.out.slice(-3000)).toBe(0);
+    expect(r.out).not.toContain('\x1b[');
+    expect(r.out).toMatch(/^\[ *\d+\.\ds\] SIGKILL leader master-\d/m);
+  });
+});
 
 describe('rollcall demo', () => {
   it('without a terminal: plain lines through the SIGKILL failover, a withdraw and a crash, a summary, and no process left', async () => {
@@ -105,6 +167,8 @@ describe('rollcall demo', () => {
     const r = await run(['demo', '-t', 'mysql', '-o', 'mysql.host=127.0.0.1', '-o', 'mysql.port=1', '-o', 'mysql.user=demo', '-o', 'mysql.database=demo', '-o', 'mysql.connectTimeoutMs=500', '-o', 'requestTimeoutMs=1000']);
     expect(r.code, r.stdout + r.stderr).toBe(4);
     expect(r.stderr).toMatch(/^rollcall: error UNAVAILABLE \[mysql\]: /m);
+    // Said once, on stderr: not again among the plain lines.
+    expect(r.stdout).not.toContain('UNAVAILABLE');
     expect(pidsOf(r.stdout)).toEqual([]);
   });
 

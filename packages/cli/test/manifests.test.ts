@@ -33,11 +33,18 @@ describe('rollcall manifests', () => {
     expect(printed.length).toBeGreaterThan(0);
   });
 
-  it('--lock configmap adds the ConfigMap permissions to the role', async () => {
-    const r = await run(['manifests', '--role', 'coordinator', '--namespace', 'prod', '--lock', 'configmap']);
+  it.each(['coordinator', 'member'])('--role %s --lock configmap adds the ConfigMap Role bound to that role\'s account, and no other binding', async (role) => {
+    const r = await run(['manifests', '--role', role, '--namespace', 'prod', '--lock', 'configmap']);
     expect(r.code, r.stderr).toBe(0);
     const file = (name: string) => readFileSync(new URL(`rollcall-${name}.yaml`, DEPLOY), 'utf8');
-    expect(loadAllYaml(r.stdout)).toEqual([...placed(file('coordinator'), 'prod'), ...placed(file('configmap-lock'), 'prod')]);
+    const printed = loadAllYaml(r.stdout) as (Omit<Doc, 'subjects'> & { kind: string; subjects?: { name: string; namespace?: string }[] })[];
+    const own = placed(file(role), 'prod');
+    expect(printed.slice(0, own.length)).toEqual(own);
+    const added = printed.slice(own.length);
+    expect(added.map((d) => d.kind)).toEqual(['Role', 'RoleBinding']);
+    expect(added[1]!.subjects!.map((s) => s.name)).toEqual([`rollcall-${role}`]);
+    // Every binding printed is for the account the role's manifest creates.
+    for (const d of printed.filter((d) => d.kind === 'RoleBinding')) expect(d.subjects!.map((s) => [s.name, s.namespace])).toEqual([[`rollcall-${role}`, 'prod']]);
   });
 
   it('an unknown role or a bad namespace is a usage error naming what is allowed (exit 2)', async () => {

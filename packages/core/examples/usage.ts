@@ -1,7 +1,8 @@
 // The README's usage example, type-checked by the build.
-import { createRegistry } from '@rollcall/core';
+import { createRegistry, shutdownOnSignals } from '@rollcall/core';
 
 const registry = await createRegistry({ type: 'memory', cluster: 'orders' });
+shutdownOnSignals(registry);
 const me = await registry.announce({ role: 'worker', payload: { cpu: 0.2, status: 'NORMAL' } });
 const leadership = registry.campaign('scheduler');
 leadership.on('elected', ({ fencingToken }) => console.log(`leading, term ${fencingToken}`));

@@ -218,3 +218,38 @@ describe('registry.member.liveness', () => {
     }
   });
 });
+
+describe('the environment form with keys spread beside it', () => {
+  it('createRegistry({ ...configFromEnv(env), cluster, identity }) runs with the explicit keys and the environment\'s', async () => {
+    const env = { REGISTRY_TYPE: 'memory', REGISTRY_ELECTION_LEASE_DURATION_MS: '20000' };
+    const registry = await createRegistry({ ...configFromEnv(env), cluster: 'orders', identity: 'p1' });
+    try {
+      expect(registry.identity).toBe('p1');
+    } finally {
+      await registry.close();
+    }
+    const resolved = resolve({ ...configFromEnv(env), cluster: 'orders', identity: 'p1' });
+    expect([resolved.cluster, resolved.identity, resolved.election.leaseDurationMs]).toEqual(['orders', 'p1', 20000]);
+    // The flat form beside it, too.
+    expect(resolve({ ...configFromEnv(env), 'registry.cluster': 'orders' }).cluster).toBe('orders');
+  });
+
+  it('a key set both ways to one value is that value', () => {
+    const env = configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_CLUSTER: 'orders', REGISTRY_ELECTION_LEASE_DURATION_MS: '20000' });
+    const resolved = resolve({ ...env, type: 'memory', cluster: 'orders', election: { leaseDurationMs: 20000 } });
+    expect([resolved.cluster, resolved.election.leaseDurationMs]).toEqual(['orders', 20000]);
+  });
+
+  it('a key set both ways to two values is INVALID_CONFIG naming it, whichever order the spread was written in', () => {
+    const env = configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_CLUSTER: 'payments' });
+    for (const source of [{ ...env, cluster: 'orders' }, { cluster: 'orders', ...env }]) {
+      const err = configError(() => resolve(source));
+      expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.cluster' });
+      expect(err.message).toContain('"orders"');
+      expect(err.message).toContain('REGISTRY_CLUSTER');
+      expect(err.message).toContain('"payments"');
+    }
+    expect(configError(() => resolve({ ...configFromEnv({ REGISTRY_TYPE: 'memory' }), type: 'sqlite' } as ConfigSource))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
+    expect(configError(() => resolve({ ...configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMORY_NAME: 'a' }), memory: { name: 'b' } }))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.memory.name' });
+  });
+});

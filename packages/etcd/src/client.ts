@@ -176,7 +176,11 @@ export function proveConnection(client: EtcdClientSlice, base: Buffer, options: 
           return reject(new UnavailableError(`${endpoints} answered, but is not an etcd v3 endpoint (etcd's client URL, usually port 2379): ${(err as Error).message}`, { backend: BACKEND, cause: err }));
         }
         const mapped = mapError(err);
-        reject(mapped.code === 'UNAVAILABLE' ? new UnavailableError(`could not connect to etcd at ${endpoints} within ${options.dialTimeoutMs} ms: ${(err as Error).message}`, { backend: BACKEND, cause: err }) : mapped);
+        if (mapped.code !== 'UNAVAILABLE') return reject(mapped);
+        // gRPC ends its message with an empty "Resolution note:" when it has none; and a refusal is not a timeout, so only a deadline says "within".
+        const native = (err as Error).message.replace(/\.?\s*Resolution note:\s*$/, '');
+        const deadline = /deadline exceeded/i.test(native);
+        reject(new UnavailableError(`could not connect to etcd at ${endpoints}${deadline ? ` within ${options.dialTimeoutMs} ms` : ''}: ${native}`, { backend: BACKEND, cause: err }));
       },
     );
   });

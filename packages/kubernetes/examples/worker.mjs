@@ -4,7 +4,7 @@
 // withdrawing the member and handing over leadership before the process exits.
 // Prints one JSON line per event, which `kubectl logs` shows.
 import { createServer } from 'node:http';
-import { configFromEnv, createRegistry } from '@rollcall/core';
+import { configFromEnv, createRegistry, shutdownOnSignals } from '@rollcall/core';
 
 const role = process.env.ROLE ?? 'worker';
 const log = (event, fields = {}) => console.log(JSON.stringify({ at: new Date().toISOString(), event, ...fields }));
@@ -31,11 +31,15 @@ const probe = createServer((req, res) => {
   res.writeHead(req.url === '/readyz' && ready ? 200 : 503).end();
 }).listen(Number(process.env.PROBE_PORT ?? 8080));
 
-process.once('SIGTERM', async () => {
-  ready = false;
-  log('stopping');
-  await registry.close(); // withdraws the member, resigns, releases locks
-  probe.close();
-  log('stopped');
-  process.exit(0);
+// SIGTERM: not ready, then withdraw, resign and release (within 10 s of the pod's 30 s grace)
+shutdownOnSignals(registry, {
+  beforeClose: () => {
+    ready = false;
+    probe.close();
+    log('stopping');
+  },
+  exit: false,
+}).done.then(({ outcome }) => {
+  log('stopped', { outcome });
+  process.exit(outcome === 'closed' ? 0 : 1);
 });

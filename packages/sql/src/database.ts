@@ -1,4 +1,4 @@
-import { type Clock, type Logger, PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Timer } from '@rollcall/core';
+import { type Clock, ErrorCode, type Logger, PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Timer } from '@rollcall/core';
 import { toInt } from './codec.js';
 import type { SqlDialect, SqlExecutor } from './dialect.js';
 import type { SqlOptions } from './options.js';
@@ -13,6 +13,8 @@ export interface SqlDatabaseOptions extends SqlOptions {
   logger?: Logger;
   /** Bound on retrying a busy or contended statement, milliseconds. */
   requestTimeoutMs: number;
+  /** The dialect's connections are read-only: check the schema but never create it, skip the write check and the purge. Default false. */
+  readOnly?: boolean;
 }
 
 /**
@@ -49,6 +51,7 @@ export class SqlDatabase implements ChangeFeed {
    */
   async open(): Promise<void> {
     await this.ensureSchema();
+    if (this.options.readOnly) return; // it writes nothing, so it needs no write privilege and purges nothing
     await this.checkWritable();
     this.schedulePurge();
   }
@@ -166,6 +169,9 @@ export class SqlDatabase implements ChangeFeed {
   private async ensureSchema(): Promise<void> {
     let found = await this.readState();
     if (!found) {
+      if (this.options.readOnly) {
+        throw new RegistryError(ErrorCode.NOT_FOUND, `no Rollcall registry to read: table ${this.tables.state} is missing or empty (opened read-only, nothing was created); check the database and registry.${this.backend}.tablePrefix`, { backend: this.backend });
+      }
       if (!this.options.createSchema) {
         throw new SchemaMismatchError(
           `no Rollcall schema under the prefix ${this.tables.prefix} (table ${this.tables.state} is missing or empty), and createSchema is false: apply schema.sql first`,

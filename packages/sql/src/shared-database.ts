@@ -12,6 +12,11 @@ export interface DatabaseSource {
   identity: string;
   /** Written into the state row when this process creates the schema, e.g. `@rollcall/mysql 0.1.0`. */
   createdBy: string;
+  /**
+   * The dialect opens the database read-only: the schema is checked, never
+   * created (missing, it is NOT_FOUND), and nothing is purged. Default false.
+   */
+  readOnly?: boolean;
   /** Opens the dialect's connections; called once per identity. */
   dialect(): SqlDialect;
 }
@@ -37,7 +42,7 @@ export async function acquireDatabase(
   if (!entry) {
     const opening = (async () => {
       const { options, requestTimeoutMs, clock, logger } = context;
-      const database = new SqlDatabase({ ...options, dialect: source.dialect(), createdBy: source.createdBy, requestTimeoutMs, clock, logger });
+      const database = new SqlDatabase({ ...options, dialect: source.dialect(), createdBy: source.createdBy, readOnly: source.readOnly ?? false, requestTimeoutMs, clock, logger });
       try {
         await database.open();
       } catch (err) {

@@ -20,7 +20,7 @@ export interface Database {
   readonly inTransaction: boolean;
 }
 
-type DatabaseConstructor = new (path: string, options?: { timeout?: number }) => Database;
+type DatabaseConstructor = new (path: string, options?: { timeout?: number; readonly?: boolean; fileMustExist?: boolean }) => Database;
 
 // better-sqlite3 is CommonJS with a native addon.
 const BetterSqlite3 = createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
@@ -48,10 +48,12 @@ export function resolveDatabasePath(path: string): string {
 /**
  * Opens the file (creating it when missing) in WAL mode: one writer and many
  * readers across processes. `busyTimeoutMs` is how long one statement waits
- * for another process's lock.
+ * for another process's lock. `readOnly` opens an existing file as it is,
+ * changing nothing (not even its journal mode).
  */
-export function openDatabase(path: string, busyTimeoutMs: number): Database {
+export function openDatabase(path: string, busyTimeoutMs: number, readOnly = false): Database {
   try {
+    if (readOnly) return new BetterSqlite3(path, { timeout: busyTimeoutMs, readonly: true, fileMustExist: true });
     const db = new BetterSqlite3(path, { timeout: busyTimeoutMs });
     // NORMAL is durable across a process crash. Switching a new file to WAL needs a moment alone with it: retry while another process has it.
     for (let attempt = 1; ; attempt++) {
@@ -65,7 +67,7 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database {
     db.pragma('synchronous = NORMAL');
     return db;
   } catch (err) {
-    throw addonError(err) ?? toRegistryError(err, 'open', path);
+    throw addonError(err) ?? toRegistryError(err, 'open', path, readOnly);
   }
 }
 

@@ -6,6 +6,8 @@ export interface SqliteDialectOptions {
   /** Absolute path of the file, or `:memory:`. */
   path: string;
   busyTimeoutMs: number;
+  /** Opens the file read-only; it must exist. Default false. */
+  readOnly?: boolean;
 }
 
 /**
@@ -24,7 +26,7 @@ export class SqliteDialect implements SqlDialect {
   private closed = false;
 
   constructor(private readonly options: SqliteDialectOptions) {
-    this.db = openDatabase(options.path, options.busyTimeoutMs);
+    this.db = openDatabase(options.path, options.busyTimeoutMs, options.readOnly ?? false);
     const direct = this.executor();
     this.reader = {
       all: (sql, params) => this.serialized(() => direct.all(sql, params)),
@@ -72,7 +74,7 @@ export class SqliteDialect implements SqlDialect {
   isRetryable = isBusy;
 
   toRegistryError(error: unknown, operation: string) {
-    return toRegistryError(error, operation, this.options.path);
+    return toRegistryError(error, operation, this.options.path, this.options.readOnly ?? false);
   }
 
   async close(): Promise<void> {

@@ -23,11 +23,12 @@ export const isMissingColumn = (error: unknown): boolean => codeOf(error) === 'S
 export const isPermissionDenied = (error: unknown): boolean => /^SQLITE_(READONLY|PERM|AUTH)/.test(codeOf(error));
 
 /** A native SQLite error as a RegistryError: what failed, in words, with the native error as cause. */
-export function toRegistryError(error: unknown, operation: string, path: string): RegistryError {
+export function toRegistryError(error: unknown, operation: string, path: string, readOnly = false): RegistryError {
   if (error instanceof RegistryError) return error;
   const code = codeOf(error);
   const options = { backend: BACKEND, cause: error };
   if (isBusy(error)) return new UnavailableError(`${operation}: ${path} stayed locked by another process (${code}); retried until the request timeout`, options);
+  if (readOnly && isPermissionDenied(error)) return new PermissionError('PERMISSION_DENIED', `${operation}: ${path} was opened read-only (registry.sqlite.readOnly), so nothing is written (${code})`, options);
   if (isPermissionDenied(error)) return new PermissionError('PERMISSION_DENIED', `${operation}: ${path} may not be written by this process (${code}): check the file's and its directory's permissions`, options);
   if (code.startsWith('SQLITE_CANTOPEN')) {
     return new ConfigurationError(`registry.sqlite.path: cannot open ${path} (${code}): the directory must exist and be writable`, { ...options, key: 'registry.sqlite.path' });

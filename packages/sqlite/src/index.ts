@@ -1,6 +1,10 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigurationError, ErrorCode, hasCode, RegistryError } from '@rollcall/core';
 import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
 import { acquireDatabase } from '@rollcall/sql';
 import { resolveDatabasePath } from './client.js';
+import { BACKEND } from './errors.js';
 import { SqliteDialect } from './dialect.js';
 import { sqliteOptions, type SqliteOptions } from './options.js';
 import { SqliteStore } from './store.js';
@@ -8,14 +12,23 @@ import { SqliteStore } from './store.js';
 /** Written into the state row of a schema this package creates. */
 export const CREATED_BY = '@rollcall/sqlite 0.1.0';
 
-/** Opens (creating when missing) the database file and returns a store for the context's cluster. */
+/** Opens (creating when missing, unless `readOnly`) the database file and returns a store for the context's cluster. */
 async function connectSqliteStore(context: PluginContext<SqliteOptions>): Promise<SqliteStore> {
   const { options } = context;
+  if (options.readOnly && options.path === ':memory:') throw new ConfigurationError('registry.sqlite.readOnly: a :memory: database is empty and private to its connection; there is nothing to read', { backend: BACKEND, key: 'registry.sqlite.readOnly' });
+  // Read-only: a path that names nothing is the most common sqlite mistake; say so rather than show an empty registry.
+  if (options.readOnly && !existsSync(resolve(options.path))) {
+    throw new RegistryError(ErrorCode.NOT_FOUND, `registry.sqlite.path: ${resolve(options.path)} does not exist, so there is no registry to read (opened read-only, nothing was created); check the path, or start a process that announces, campaigns or locks on it first`, { backend: BACKEND });
+  }
   const path = resolveDatabasePath(options.path);
   const { database, release } = await acquireDatabase(context, {
     identity: JSON.stringify({ ...options, path }),
     createdBy: CREATED_BY,
-    dialect: () => new SqliteDialect({ path, busyTimeoutMs: options.busyTimeoutMs }),
+    readOnly: options.readOnly,
+    dialect: () => new SqliteDialect({ path, busyTimeoutMs: options.busyTimeoutMs, readOnly: options.readOnly }),
+  }).catch((err: unknown) => {
+    if (options.readOnly && hasCode(err, ErrorCode.NOT_FOUND)) throw new RegistryError(ErrorCode.NOT_FOUND, `registry.sqlite.path: ${path} holds no Rollcall registry (${err.message.replace(/^\[rollcall\] \[\w+\] /, '')})`, { backend: BACKEND, cause: err });
+    throw err;
   });
   return new SqliteStore(database, context.cluster, path, release);
 }

@@ -20,6 +20,14 @@ export interface SqliteOptions extends SqlOptions {
   readonly busyTimeoutMs: number;
   /** How often the change table is read for the watch, milliseconds. Default 100. */
   readonly pollIntervalMs: number;
+  /**
+   * Opens the file read-only and never creates it, nor its schema: for tools
+   * that only look (`rollcall members`, `leader`, `locks`, `watch`, `doctor`,
+   * `migrate status` set it). A missing file, or one without Rollcall's
+   * tables, is NOT_FOUND naming the path; a write (announce, campaign, lock)
+   * is PERMISSION_DENIED. Nothing is purged. Default false.
+   */
+  readonly readOnly: boolean;
 }
 
 /** The default poll interval: a local file is cheap to read. */
@@ -35,6 +43,11 @@ export const sqliteOptions: OptionSchema = {
   },
   busyTimeoutMs: { type: 'integer', default: 50, min: 0, max: 10_000, doc: 'Wait for another process\'s write lock per attempt, ms, before backing off and retrying. Default 50.' },
   ...sqlOptions({ pollIntervalMs: SQLITE_POLL_INTERVAL_MS }),
+  readOnly: {
+    type: 'boolean',
+    default: false,
+    doc: 'Open the file read-only, never creating it or its tables (a missing file is NOT_FOUND); writes are PERMISSION_DENIED. The CLI\'s read commands set it. Default false.',
+  },
 };
 
 declare module '@rollcall/core' {

@@ -89,13 +89,13 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   if (!ROLES.includes(role)) throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)`);
   const checks: Check[] = [];
   const fail = (name: string, err: unknown) => {
-    const e = toCliError(err);
+    const e = toCliError(err, 'doctor');
     checks.push({ name, status: 'fail', detail: `${e.code}: ${e.message}${e.hint ? ` (hint: ${e.hint})` : ''}`, code: e.code });
   };
 
   let config: CliConfig | undefined;
   try {
-    config = await resolveCliConfig(flags);
+    config = await resolveCliConfig(flags, process.env, {}, 'read');
     const keys = describeKeys(config);
     checks.push({ name: 'configuration', status: 'ok', detail: `registry.type=${config.resolved.type}, cluster ${config.resolved.cluster}, identity ${config.resolved.identity}; ${keys.map((k) => `${k.key}=${k.value} (${k.source})`).join(', ')}` });
     if (config.resolved.type === 'memory') checks.push({ name: 'configuration', status: 'warn', detail: 'the memory store lives inside one process: this command sees only its own, empty registry; use sqlite or a server backend to share one' });

@@ -13,7 +13,7 @@ export interface ListingFlags extends ConfigFlags {
 export async function membersCommand(role: string | undefined, flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
   if (role !== undefined) assertName('role', role);
-  await withRegistry(flags, async (registry, config) => {
+  await withRegistry(flags, 'read', async (registry, config) => {
     const names = role !== undefined ? [role] : await registry.roles();
     const members = (await Promise.all(names.map((r) => registry.members(r)))).flat();
     if (format === 'json') {
@@ -65,7 +65,7 @@ function leaseTable(kind: string, rows: LeaseRow[], holderTitle: string): string
 export async function leaderCommand(election: string | undefined, flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
   if (election !== undefined) assertName('election', election);
-  await withRegistry(flags, async (registry, config) => {
+  await withRegistry(flags, 'read', async (registry, config) => {
     const rows = (await registry.elections()).filter((e) => election === undefined || e.name === election).map(leaseRow);
     if (election !== undefined && rows.length === 0) throw new StoreConflictError('NOT_FOUND', `no election ${election} in cluster ${config.resolved.cluster}`, { backend: registry.backend });
     if (format === 'json') {
@@ -83,7 +83,7 @@ export async function leaderCommand(election: string | undefined, flags: Listing
 /** `rollcall locks`: every lock of the cluster and who holds it, through `locks()`. */
 export async function locksCommand(flags: ListingFlags): Promise<void> {
   const format = outputFormat(flags);
-  await withRegistry(flags, async (registry, config) => {
+  await withRegistry(flags, 'read', async (registry, config) => {
     const rows = (await registry.locks()).map(leaseRow);
     if (format === 'json') {
       printJson(rows);

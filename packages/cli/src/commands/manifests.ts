@@ -63,8 +63,23 @@ export function manifestsCommand(flags: ManifestsFlags): void {
   const lock = flags.lock ?? 'lease';
   if (lock !== 'lease' && lock !== 'configmap') throw usageError(`--lock ${JSON.stringify(lock)}: expected lease or configmap, as registry.kubernetes.lock`);
   if (lock === 'configmap' && flags.role === 'pod-runner') throw usageError('--lock configmap: the ConfigMap lock is the registry\'s; a pod runner with a registry applies it with --role coordinator');
-  const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [manifestFile(CONFIGMAP_LOCK)] : [])];
+  const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [boundTo(manifestFile(CONFIGMAP_LOCK), `rollcall-${flags.role}`)] : [])];
   process.stdout.write(files.map((f) => inNamespace(f.trimEnd(), namespace)).join('\n---\n') + '\n');
+}
+
+/**
+ * The documents of a multi-document manifest that concern `account`: the
+ * RoleBindings whose subject it is, and the Roles they bind. The ConfigMap
+ * lock's file has a Role for each account; `--role member` must not print the
+ * coordinator's binding. Comments before a kept document stay with it.
+ */
+export function boundTo(text: string, account: string): string {
+  const docs = text.split(/^---\n/m);
+  const field = (doc: string, re: RegExp) => re.exec(doc)?.[1];
+  const bindings = docs.filter((d) => field(d, /^kind: (\S+)$/m) === 'RoleBinding' && new RegExp(`^\\s+name: ${account}$`, 'm').test(d.slice(d.indexOf('subjects:'))));
+  const roles = new Set(bindings.map((d) => field(d.slice(d.indexOf('roleRef:')), /^\s+name: (\S+)$/m)));
+  const kept = docs.filter((d) => bindings.includes(d) || (field(d, /^kind: (\S+)$/m) === 'Role' && roles.has(field(d.slice(d.indexOf('metadata:')), /^\s+name: (\S+)$/m))));
+  return kept.map((d) => d.trimEnd()).join('\n---\n');
 }
 
 /** The command line that prints and applies a role's manifest: what `doctor` tells a user to run. */

@@ -1,4 +1,4 @@
-import { createRegistry, type LeaseInfo, type Registry, type RegistryConfig, type RegistryType } from '@rollcall/core';
+import { createRegistry, ErrorCode, hasCode, RegistryError, type LeaseInfo, type Registry, type RegistryConfig, type RegistryType } from '@rollcall/core';
 import { MIGRATE_TYPE, type MigrateOptions } from '@rollcall/core/spi';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';
@@ -108,6 +108,8 @@ function sideRegistry(config: RegistryConfig, side: Side): Promise<Registry> {
     lock: config.lock,
     member: config.member,
     ...(section[section.type] ? { [section.type]: section[section.type] } : {}),
+    // Only looks: a sqlite side is opened read-only, so a wrong path is NOT_FOUND rather than a new, empty file.
+    ...(section.type === 'sqlite' ? { sqlite: { ...(section.sqlite as object | undefined), readOnly: true } } : {}),
   });
 }
 
@@ -118,22 +120,42 @@ export async function migrateStatusCommand(flags: MigrateStatusFlags): Promise<n
   if (config.resolved.type !== MIGRATE_TYPE) throw usageError(`migrate status needs registry.type=migrate (with registry.migrate.from and registry.migrate.to), got ${config.resolved.type}`);
   const opened: Registry[] = [];
   try {
-    for (const side of ['from', 'to'] as const) opened.push(await sideRegistry(config.resolved, side));
-    const [from, to] = await Promise.all(opened.map(viewOf)) as [SideView, SideView];
+    const sections = config.resolved.options as unknown as MigrateOptions;
+    const views: Partial<Record<Side, SideView>> = {};
+    // A sqlite side whose file does not exist yet (phase 1: nothing has run on to) is empty, and said so; it is not created.
+    const missing: Partial<Record<Side, string>> = {};
+    let notFound: unknown;
+    for (const side of ['from', 'to'] as const) {
+      try {
+        const registry = await sideRegistry(config.resolved, side);
+        opened.push(registry);
+        views[side] = await viewOf(registry);
+      } catch (err) {
+        if (!(hasCode(err, 'NOT_FOUND') && sections[side].type === 'sqlite')) throw err;
+        notFound = err;
+        missing[side] = err.message.replace(/^\[rollcall\] \[\w+\] /, '');
+        views[side] = { members: [], elections: {}, locks: {} };
+      }
+    }
+    // Neither side exists: a wrong path, not a migration.
+    if (missing.from && missing.to) throw new RegistryError(ErrorCode.NOT_FOUND, `neither side of the migration exists: from: ${missing.from}; to: ${missing.to}`, { backend: 'sqlite', cause: notFound });
+    const [from, to] = [views.from!, views.to!];
     const verdict = judgeMigration(from, to);
-    const types = { from: opened[0]!.backend, to: opened[1]!.backend };
-    if (format === 'json') printJson({ cluster: config.resolved.cluster, backends: types, from, to, verdict });
-    else printTable(types, from, to, verdict);
+    const types = { from: sections.from.type, to: sections.to.type };
+    if (format === 'json') printJson({ cluster: config.resolved.cluster, backends: types, from, to, ...(missing.from || missing.to ? { missing } : {}), verdict });
+    else printTable(types, from, to, verdict, missing);
     return verdict.safe ? ExitCode.OK : ExitCode.NOT_READY;
   } finally {
     await Promise.allSettled(opened.map((r) => r.close()));
   }
 }
 
-function printTable(types: Record<Side, string>, from: SideView, to: SideView, verdict: MigrationVerdict): void {
+function printTable(types: Record<Side, string>, from: SideView, to: SideView, verdict: MigrationVerdict, missing: Partial<Record<Side, string>>): void {
   const ids = [...new Set([...from.members, ...to.members])].sort();
-  const where = (id: string) => (from.members.includes(id) ? (to.members.includes(id) ? 'both' : `${types.from} only`) : `${types.to} only`);
+  // The side's name first: two sides of one type (sqlite to sqlite) read apart only by it.
+  const where = (id: string) => (from.members.includes(id) ? (to.members.includes(id) ? 'both' : `from only (${types.from})`) : `to only (${types.to})`);
   const out: string[] = [];
+  for (const side of ['from', 'to'] as const) if (missing[side]) out.push(`${side}: ${missing[side]}; shown as empty`);
   out.push(ids.length ? table(['member', 'on'], ids.map((id) => [id, where(id)])) : 'no members on either side');
   const rows: string[][] = [];
   for (const kind of ['elections', 'locks'] as const) {

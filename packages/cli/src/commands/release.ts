@@ -35,7 +35,7 @@ async function confirm(question: string): Promise<boolean> {
 export async function releaseCommand(name: string, flags: ReleaseFlags): Promise<void> {
   const format = outputFormat(flags);
   assertName('lock', name);
-  await withRegistry(flags, async (registry, config) => {
+  await withRegistry(flags, 'write', async (registry, config) => {
     // An operator's write past the algorithms, so through the store itself.
     const store = registryStore(registry);
     const key = lockKey(name);

@@ -1,4 +1,4 @@
-import { createRegistry, type LeaderInfo, type LeaseEvent, type Member, type Registry } from '@rollcall/core';
+import { createRegistry, shutdownOnSignals, type LeaderInfo, type LeaseEvent, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
@@ -54,7 +54,7 @@ function electionEvent(e: LeaseEvent): Event | undefined {
 export async function watchCommand(flags: WatchFlags): Promise<number> {
   const format = outputFormat(flags);
   const port = metricsPort(flags);
-  const config = await resolveCliConfig(flags);
+  const config = await resolveCliConfig(flags, process.env, {}, 'read');
   const registry: Registry = await createRegistry(config.flat as never);
   // A cluster-wide exporter: every role (the default) and every election.
   const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }).catch(async (err: unknown) => {
@@ -79,18 +79,23 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   const elections = registry.watchElections((e) => emitIf(electionEvent(e)));
   const locks = registry.watchLocks((e) => emitIf(lockEvent(e)));
 
+  // Ctrl-C or SIGTERM: the one bounded shutdown every Rollcall process uses; the exit code is the signal's (130, 143).
+  const shutdown = shutdownOnSignals(
+    {
+      close: async () => {
+        elections.close();
+        locks.close();
+        await stopMetrics();
+        await registry.close();
+      },
+    },
+    { exit: false },
+  );
   return new Promise<number>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      elections.close();
-      locks.close();
-      void stopMetrics()
-        .then(() => registry.close())
-        .finally(() => resolve(ExitCode.INTERRUPTED));
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    void shutdown.done.then((r) => {
+      shutdown.dispose();
+      resolve(r.exitCode);
+    });
     // Announced only once Ctrl-C is handled: a reader (a script, a test) may send it as soon as it reads this.
     process.stderr.write(`rollcall: watching cluster ${config.resolved.cluster} on ${registry.backend}; Ctrl-C to stop\n`);
   });

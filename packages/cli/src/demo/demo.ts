@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createRegistry, type LeaderInfo, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
-import { resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
+import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, formatError, toCliError, usageError } from '../errors.js';
 import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
 import { age, since, table } from '../output.js';
@@ -69,8 +69,32 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
   return new Demo(config, dir, leaseMs, port).run();
 }
 
+/** The smallest terminal the view fits; below it (or on TERM=dumb) the demo prints plain lines. */
+export const MIN_VIEW = { columns: 60, rows: 16 };
+
+/** `line` cut to `width` columns, an ellipsis marking the cut. */
+export function fitLine(line: string, width: number): string {
+  return line.length > width ? `${line.slice(0, Math.max(0, width - 1))}…` : line;
+}
+
+/**
+ * The view's lines for a screen of `rows`: at most `rows - 1` (the cursor
+ * stays on the last row, so nothing scrolls), each at most `columns - 1`
+ * wide. Blank lines go first, then the oldest events, never the table.
+ */
+export function fitFrame(parts: { top: string[]; table: string[]; events: string[] }, columns: number, rows: number): string[] {
+  const budget = rows - 1;
+  const width = columns - 1;
+  const spacious = [...parts.top.slice(0, 2), '', ...parts.top.slice(2), '', ...parts.table, '', 'events:'];
+  const compact = [...parts.top, ...parts.table, 'events:'];
+  const base = spacious.length + 1 <= budget ? spacious : compact;
+  const room = Math.max(0, budget - base.length);
+  const events = room > 0 ? parts.events.slice(-room) : [];
+  return [...base, ...events.map((e) => `  ${e}`)].slice(0, budget).map((l) => fitLine(l, width));
+}
+
 class Demo {
-  private readonly tty = process.stdout.isTTY === true;
+  private readonly tty = process.stdout.isTTY === true && process.env.TERM !== 'dumb';
   private readonly started = performance.now();
   private readonly nodes = new Map<string, Node>();
   private readonly members = new Map<string, Member>();
@@ -95,6 +119,14 @@ class Demo {
     private readonly metricsPort: number | undefined,
   ) {}
 
+  /** `rollcall watch` on this demo's cluster and store: its type, cluster and every key given to the demo (secrets masked). */
+  private attachCommand(): string {
+    const r = this.config.resolved;
+    const given = describeKeys(this.config).filter((k) => k.source !== 'default' && k.key !== 'registry.type' && k.key !== 'registry.cluster');
+    const path = r.type === 'sqlite' && !given.some((k) => k.key === 'registry.sqlite.path') ? [` -o sqlite.path=${String(r.options.path)}`] : [];
+    return `rollcall watch -t ${r.type} -c ${r.cluster}${path.join('')}${given.map((k) => ` -o ${k.key.replace(/^registry\./, '')}=${k.value}`).join('')}`;
+  }
+
   private where(): string {
     const r = this.config.resolved;
     return r.type === 'sqlite' ? `sqlite (${String(r.options.path)})` : r.type;
@@ -109,13 +141,10 @@ class Demo {
     // Once stopping, what the nodes do on their way out is not the story.
     if (this.cleaned) return;
     const stamped = `[${this.elapsed()}] ${line}`;
-    if (this.tty) {
-      this.events.push(stamped);
-      if (this.events.length > 9) this.events.shift();
-      this.render();
-    } else {
-      process.stdout.write(stamped + '\n');
-    }
+    this.events.push(stamped);
+    if (this.events.length > 9) this.events.shift();
+    if (this.fits()) this.render();
+    else process.stdout.write(stamped + '\n');
   }
 
   private notify(): void {
@@ -175,9 +204,10 @@ class Demo {
     } catch (err) {
       if (err instanceof Interrupted || this.abort.signal.aborted) exit = ExitCode.INTERRUPTED;
       else {
-        const e = toCliError(err);
+        const e = toCliError(err, 'demo');
         this.phase = 'failed';
-        this.log(`failed: ${e.code}: ${e.message}`);
+        // On stderr below; the view shows it too, plain lines would print it twice.
+        if (this.fits()) this.log(`failed: ${e.code}: ${e.message}`);
         process.stderr.write(formatError(e) + '\n');
         exit = e.exitCode;
       }
@@ -198,12 +228,14 @@ class Demo {
   private async scenario(): Promise<void> {
     const r = this.config.resolved;
     const header = `rollcall demo: ${MASTERS} masters and ${WORKERS} workers on ${this.where()}, cluster ${r.cluster}; election lease ${this.leaseMs / 1000} s, member heartbeat ${r.member.heartbeatIntervalMs / 1000} s, member lease ${r.member.leaseDurationMs / 1000} s`;
+    this.header = header;
+    if (!this.fits()) process.stdout.write(header + '\n');
+    // The one line that attaches a watch to this demo's cluster; on a terminal it stays above the view.
+    process.stdout.write(`watch it from another terminal: ${this.attachCommand()}\n`);
     if (this.tty) {
       process.stdout.write('\x1b[?25l');
       this.renderTimer = setInterval(() => void this.refreshMembers().then(() => this.render()), 250);
     }
-    this.header = header;
-    if (!this.tty) process.stdout.write(header + '\n');
 
     const configFile = join(this.dir, 'config.json');
     writeFileSync(configFile, JSON.stringify(this.config.flat), { mode: 0o600 });
@@ -243,7 +275,7 @@ class Demo {
     this.log(`all ${MASTERS + WORKERS} members present; ${first.identity} leads with fencing token ${first.fencingToken}`);
     this.phase = `steady: ${first.identity} leads, workers heartbeat`;
     this.notify();
-    if (!this.tty) await this.printMemberTable();
+    if (!this.fits()) await this.printMemberTable();
     await this.pause(2500);
 
     // 2. The leader dies without a word: SIGKILL.
@@ -285,7 +317,7 @@ class Demo {
     this.phase = 'done';
     this.notify();
     await this.pause(this.tty ? 1500 : 0);
-    if (!this.tty) await this.printMemberTable();
+    if (!this.fits()) await this.printMemberTable();
 
     const lastLeader = this.leader ?? next;
     this.summary.push(
@@ -362,14 +394,22 @@ class Demo {
     return table(['role', 'id', 'pid', 'status', 'cpu', 'memory', 'load', 'heartbeat'], rows);
   }
 
+  /** Whether the view redraws in place now: a terminal (not TERM=dumb) at least MIN_VIEW large, read at every redraw so resizes are followed. */
+  private fits(): boolean {
+    return this.tty && (process.stdout.columns ?? 0) >= MIN_VIEW.columns && (process.stdout.rows ?? 0) >= MIN_VIEW.rows;
+  }
+
   private render(): void {
     if (!this.tty || this.cleaned) return;
-    const width = Math.max(40, (process.stdout.columns ?? 100) - 1);
+    if (!this.fits()) {
+      // Too small now: the next frame starts afresh below the plain lines printed meanwhile.
+      this.lastFrameLines = 0;
+      return;
+    }
     // The observer's leader is current; the one from the last 'changed' event has that term's first renewal.
     const current = this.observer?.leader ?? this.leader;
     const leader = current ? `leader: ${current.identity}   fencing token ${current.fencingToken}   renewed ${age(since(current.renewTime))} ago` : 'leader: (none)';
-    const lines = [this.header, `phase: ${this.phase}   ${this.elapsed().trim()}`, '', leader, '', ...this.memberTable().split('\n'), '', 'events:', ...this.events.map((e) => `  ${e}`)];
-    const frame = lines.map((l) => (l.length > width ? l.slice(0, width) : l));
+    const frame = fitFrame({ top: [this.header, `phase: ${this.phase}   ${this.elapsed().trim()}`, leader], table: this.memberTable().split('\n'), events: this.events }, process.stdout.columns, process.stdout.rows);
     const up = this.lastFrameLines > 0 ? `\x1b[${this.lastFrameLines}F` : '';
     process.stdout.write(`${up}\x1b[J${frame.join('\n')}\n`);
     this.lastFrameLines = frame.length;

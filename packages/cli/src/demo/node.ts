@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createRegistry, type JsonValue, type Registry } from '@rollcall/core';
+import { createRegistry, shutdownOnSignals, type JsonValue, type Registry } from '@rollcall/core';
 import type { Task, TaskStatus, TemplateRule } from '@rollcall/pod-runner';
 import { resolveCliConfig } from '../config.js';
 import { loadPodRunner } from '../pod-runner.js';
@@ -29,7 +29,7 @@ export interface NodeFlags {
 }
 
 function send(message: NodeMessage): void {
-  process.send?.(message);
+  if (process.connected) process.send?.(message);
 }
 
 /** A scheduler node's runtime data: what workers publish in their heartbeats. */
@@ -49,27 +49,29 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
   const config = await resolveCliConfig({ config: flags.config }, {});
   const registry: Registry = await createRegistry({ ...config.flat, 'registry.identity': flags.id } as never);
   let closing = false;
-  const shutdown = async () => {
-    if (closing) return;
-    closing = true;
-    await registry.close().catch(() => {});
-    send({ type: 'withdrawn', id: flags.id });
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown());
-  // Ctrl-C reaches the whole process group: the demo, which gets it too, stops its nodes in order.
+  let runner: { close(): Promise<void> } | undefined;
+  // SIGTERM: the bounded shutdown every Rollcall process should use (withdraw, resign, exit 143).
+  // Ctrl-C reaches the whole process group: the demo, which gets it too, stops its nodes in order, so SIGINT is not ours.
+  const { done } = shutdownOnSignals(registry, {
+    signals: ['SIGTERM'],
+    beforeClose: async () => {
+      closing = true;
+      await runner?.close();
+    },
+  });
+  void done.then(() => send({ type: 'withdrawn', id: flags.id }));
   process.on('SIGINT', () => {});
-  process.on('disconnect', () => void shutdown());
+  // Losing the demo (its IPC channel): the same close, so no node outlives it.
+  process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
 
   if (flags.kind === 'pod-runner') {
     // one of the pair: both submit every task, only the elected one creates pods
     const spec = JSON.parse(readFileSync(flags.pods!, 'utf8')) as PodsSpec;
     const { createPodRunner } = await loadPodRunner('rollcall demo --pods');
     const options = config.resolved.options as { namespace?: string; kubeconfig?: string; context?: string };
-    const runner = await createPodRunner({ registry, identity: flags.id, name: spec.name, templates: spec.templates, namespace: options.namespace, kubeconfig: options.kubeconfig, context: options.context, onStatus: (status) => send({ type: 'task', id: flags.id, status }) });
-    process.removeAllListeners('SIGTERM');
-    process.on('SIGTERM', () => void runner.close().then(shutdown));
-    for (const task of spec.tasks) await runner.submit(task);
+    const podRunner = await createPodRunner({ registry, identity: flags.id, name: spec.name, templates: spec.templates, namespace: options.namespace, kubeconfig: options.kubeconfig, context: options.context, onStatus: (status) => send({ type: 'task', id: flags.id, status }) });
+    runner = podRunner;
+    for (const task of spec.tasks) await podRunner.submit(task);
     send({ type: 'ready', id: flags.id, pid: process.pid });
     return;
   }

@@ -67,7 +67,11 @@ export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
       check();
     });
 
-  const view = await createRegistry({ ...config.flat, 'registry.identity': 'demo-view' } as never);
+  // The temp dir goes with every failure, this one too (the try below starts after it).
+  const view = await createRegistry({ ...config.flat, 'registry.identity': 'demo-view' } as never).catch((err: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  });
   const observer = view.observe(`pod-runner-${name}`);
   observer.on('changed', ({ leader: now }) => {
     if (now && now.identity !== leader?.id) log(`${now.identity} leads the runner election (fencing token ${now.fencingToken})`);

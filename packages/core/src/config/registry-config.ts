@@ -56,7 +56,13 @@ export interface EnvRegistryConfig {
 
 export type ConfigSource = RegistryConfigInput | FlatRegistryConfig | EnvRegistryConfig;
 
-/** Reads the environment form: every `REGISTRY_*` variable, e.g. `REGISTRY_TYPE=kubernetes`. Unknown ones are errors at construction. */
+/**
+ * Reads the environment form: every `REGISTRY_*` variable, e.g.
+ * `REGISTRY_TYPE=kubernetes`. Unknown ones are errors at construction. Keys
+ * may be spread beside it, `{ ...configFromEnv(), cluster: 'orders' }`: they
+ * join the variables, and a key set both ways to two values is INVALID_CONFIG
+ * naming it (never one dropped in silence).
+ */
 export function configFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): EnvRegistryConfig {
   const picked: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (name.startsWith('REGISTRY_') && value !== undefined) picked[name] = value;
@@ -113,19 +119,37 @@ function isEnvSource(source: ConfigSource): source is EnvRegistryConfig {
 function flatten(source: ConfigSource): { flat: Map<string, unknown>; env: Map<string, string> } {
   const flat = new Map<string, unknown>();
   const env = new Map<string, string>();
-  if (isEnvSource(source)) {
-    for (const [name, value] of Object.entries(source[ENV_SOURCE])) if (value !== undefined) env.set(name, value);
-    if (env.has('REGISTRY_TYPE')) flat.set('registry.type', env.get('REGISTRY_TYPE'));
-    return { flat, env };
-  }
   if (typeof source !== 'object' || source === null) throw new ConfigurationError('the configuration must be an object', { key: 'registry' });
+  // Keys beside the environment (`{ ...configFromEnv(), cluster: 'orders' }`) are the object or flat form; resolveConfig refuses a key given both ways with two values.
   const keys = Object.keys(source);
   if (keys.length > 0 && keys.every((k) => k.startsWith('registry.'))) {
     for (const [k, v] of Object.entries(source)) flat.set(k, v);
-    return { flat, env };
+  } else {
+    flattenObject('registry.', source as Record<string, unknown>, flat);
   }
-  flattenObject('registry.', source as Record<string, unknown>, flat);
+  if (isEnvSource(source)) {
+    for (const [name, value] of Object.entries(source[ENV_SOURCE])) if (value !== undefined) env.set(name, value);
+    const type = env.get('REGISTRY_TYPE');
+    if (type !== undefined) {
+      assertOneValue('registry.type', flat.get('registry.type'), 'REGISTRY_TYPE', type);
+      flat.set('registry.type', type);
+    }
+  }
   return { flat, env };
+}
+
+/**
+ * A key set both beside `configFromEnv()` and by its variable must have one
+ * value: which should win cannot be read from a spread (symbol keys come after
+ * string keys whatever the order written), and dropping either in silence
+ * could put a process in another cluster.
+ */
+function assertOneValue(key: string, given: unknown, name: string, fromEnv: string): void {
+  if (given === undefined || String(Array.isArray(given) ? given.join(',') : given) === fromEnv) return;
+  throw new ConfigurationError(
+    `${key}: set twice, to ${JSON.stringify(given)} beside configFromEnv() and to ${JSON.stringify(fromEnv)} by ${name} in the environment; give it in one place (remove the key, or unset the variable)`,
+    { key },
+  );
 }
 
 /** Reads `registry.type` from any form, to know which plugin to load. @internal */
@@ -161,6 +185,7 @@ export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, othe
     for (const [name, value] of env) {
       const key = known.get(name);
       if (!key) throw new ConfigurationError(`${name}: unknown environment variable; known ones are ${[...known.keys()].join(', ')}`, { key: name });
+      assertOneValue(key, flat.get(key), name, value);
       flat.set(key, value);
     }
   }

@@ -1,7 +1,8 @@
 // A separate process on the same SQLite file: run by multi-process.test.ts with
-// `node child.mjs <mode> <db path> <count> [file]`; prints one JSON line when done.
+// `node child.mjs <mode> <db path> <count> [file]`; prints one JSON line when done
+// (`serve`: when it leads, then it runs until a signal).
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRegistry } from '@rollcall/core';
+import { createRegistry, shutdownOnSignals } from '@rollcall/core';
 import { createSqliteStore } from '../../dist/index.js';
 
 const [mode, path, countText, file] = process.argv.slice(2);
@@ -43,4 +44,11 @@ if (mode === 'cas') {
   }
   await registry.close();
   console.log(JSON.stringify({ tokens }));
+} else if (mode === 'serve') {
+  // The README's shape: announce, campaign, and shutdownOnSignals for SIGTERM and SIGINT.
+  const registry = await createRegistry({ type: 'sqlite', cluster: 'mp-serve', identity: 'child', sqlite: { path } });
+  shutdownOnSignals(registry);
+  await registry.announce({ role: 'worker', id: 'child' });
+  await registry.campaign('scheduler').whenElected();
+  console.log(JSON.stringify({ leading: true }));
 }

@@ -1,0 +1,102 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { createRegistry, ErrorCode, type Registry } from '@rollcall/core';
+import { createPodRunner } from '@rollcall/pod-runner';
+import { KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run } from './cli.js';
+
+// Every manifest `rollcall manifests` prints, applied literally to the real API server of tools/ (RBAC on),
+// and the component it is for run under the service account it binds.
+const kube = readTestEnv().kubernetes!;
+const kc = new KubeConfig();
+kc.loadFromFile(kube.kubeconfig);
+const DEPLOY = new URL('../../../deploy/kubernetes/', import.meta.url);
+
+interface Doc extends KubernetesObject {
+  roleRef?: { name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+}
+
+const files = readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f));
+/** Every Role shipped, so one added later is covered by the check below. */
+const SHIPPED_ROLES = files.flatMap((f) => (loadAllYaml(readFileSync(new URL(f, DEPLOY), 'utf8')) as Doc[]).filter((d) => d.kind === 'Role').map((d) => d.metadata!.name!)).sort();
+const COMPONENTS = files.map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock');
+const CASES = COMPONENTS.flatMap((role) => (role === 'pod-runner' ? [[role, 'lease']] : [[role, 'lease'], [role, 'configmap']]) as [string, 'lease' | 'configmap'][]);
+
+const namespaces: string[] = [];
+const printedRoles = new Set<string>();
+const opened: { close(): Promise<unknown> }[] = [];
+afterAll(async () => {
+  await Promise.allSettled(opened.map((o) => o.close()));
+  const core = kc.makeApiClient(CoreV1Api);
+  await Promise.allSettled(namespaces.map((name) => core.deleteNamespace({ name })));
+});
+
+/** Applies what `rollcall manifests --role <role> --namespace <ns> [--lock configmap]` prints, as `| kubectl apply -f -` does. */
+async function applyPrinted(role: string, lock: string, namespace: string): Promise<Doc[]> {
+  const printed = await run(['manifests', '--role', role, '--namespace', namespace, ...(lock === 'configmap' ? ['--lock', 'configmap'] : [])]);
+  expect(printed.code, printed.stderr).toBe(0);
+  const docs = loadAllYaml(printed.stdout) as Doc[];
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  for (const doc of docs) await objects.create(doc);
+  return docs;
+}
+
+async function registryAs(kubeconfig: string, namespace: string, lock: string, identity: string): Promise<Registry> {
+  const registry = await createRegistry({ type: 'kubernetes', cluster: 'manifests', identity, kubernetes: { kubeconfig, namespace, lock: lock as 'lease' | 'configmap' } });
+  opened.push(registry);
+  return registry;
+}
+
+/** What each component does with its identity: enough to prove its manifest grants what it needs. */
+const component: Record<string, (kubeconfig: string, namespace: string, lock: string) => Promise<void>> = {
+  async coordinator(kubeconfig, namespace, lock) {
+    const registry = await registryAs(kubeconfig, namespace, lock, 'coordinator-1');
+    await registry.announce({ role: 'master' });
+    expect((await registry.members('master')).map((m) => m.id)).toEqual(['coordinator-1']);
+    const leadership = registry.campaign('scheduler');
+    expect(await leadership.whenElected(AbortSignal.timeout(15_000))).toBeGreaterThan(0);
+    const held = await registry.lock('nightly', { timeoutMs: 15_000 });
+    await held.release();
+    await registry.close();
+  },
+  async member(kubeconfig, namespace, lock) {
+    const registry = await registryAs(kubeconfig, namespace, lock, 'worker-1');
+    const handle = await registry.announce({ role: 'worker', payload: { status: 'NORMAL' } });
+    await handle.update({ status: 'BUSY' });
+    expect((await registry.members('worker')).map((m) => m.id)).toEqual(['worker-1']);
+    // The narrower identity: refused what only a coordinator may do.
+    await expect(registry.campaign('scheduler').whenElected(AbortSignal.timeout(15_000))).rejects.toMatchObject({ code: ErrorCode.PERMISSION_DENIED });
+    await registry.close();
+  },
+  async 'pod-runner'(kubeconfig, namespace) {
+    // HA: the runner campaigns for its election (a Lease update) before it creates any pod.
+    const registry = await registryAs(kubeconfig, namespace, 'lease', 'runner-1');
+    const runner = await createPodRunner({ registry, identity: 'runner-1', namespace, kubeconfig, name: 'rbac', templates: [{ name: 'plain', template: { spec: { containers: [{ name: 'task', image: 'task:1' }] } } }] });
+    opened.push(runner);
+    await runner.submit({ taskId: 'rbac-task', taskType: 'report', annotations: { 'kwok.rollcall.dev/exit-code': '0', 'kwok.rollcall.dev/run-for': '1s' } });
+    expect(await runner.result('rbac-task')).toMatchObject({ phase: 'succeeded' });
+    await runner.close();
+    await registry.close();
+  },
+};
+
+describe('every printed manifest, applied literally, is enough for its component under its own service account', () => {
+  it.each(CASES)('--role %s --lock %s', async (role, lock) => {
+    expect(Object.keys(component)).toContain(role); // a new role's manifest needs a component here
+    const namespace = await new KubeAdmin().namespace(`m-${role}`, { forPods: role === 'pod-runner' });
+    namespaces.push(namespace);
+    const docs = await applyPrinted(role, lock, namespace);
+    for (const d of docs) if (d.kind === 'Role') printedRoles.add(d.metadata!.name!);
+    // Every binding printed binds the account this manifest creates, in the namespace given.
+    const bindings = docs.filter((d) => d.kind === 'RoleBinding');
+    expect(bindings.length).toBe(docs.filter((d) => d.kind === 'Role').length);
+    for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: `rollcall-${role}`, namespace }]);
+    await component[role]!(await serviceAccountKubeconfig(namespace, `rollcall-${role}`), namespace, lock);
+  });
+
+  it('between them, the cases above printed every Role shipped in deploy/kubernetes', () => {
+    expect([...printedRoles].sort()).toEqual(SHIPPED_ROLES);
+  });
+});

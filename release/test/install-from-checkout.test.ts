@@ -1,0 +1,46 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProcess } from '@rollcall/tools/testenv';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../src/workspace.js';
+
+// The root README's route until the packages are published, followed literally:
+// one command, run in a project outside the repository.
+const project = mkdtempSync(join(tmpdir(), 'rollcall-from-checkout-'));
+afterAll(() => {
+  rmSync(project, { recursive: true, force: true });
+  rmSync(join(REPO_ROOT, 'packed'), { recursive: true, force: true });
+});
+
+describe('installing from a checkout', () => {
+  it('npm --prefix <checkout> run install-from-checkout -- @rollcall/core @rollcall/sqlite installs them, no @rollcall package from the registry, and a registry runs', async () => {
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }, null, 2));
+    const env = { ...process.env, FORCE_COLOR: '0' };
+    const install = await runProcess('npm', ['--prefix', REPO_ROOT, 'run', 'install-from-checkout', '--', '@rollcall/core', '@rollcall/sqlite'], { cwd: project, env, timeoutMs: 900_000 });
+    expect(install.code, install.stdout + install.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; overrides: Record<string, string> };
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['@rollcall/core', '@rollcall/sqlite']);
+    for (const spec of [...Object.values(manifest.dependencies), ...Object.values(manifest.overrides)]) expect(spec).toMatch(/^file:.*\/packed\/rollcall-[a-z-]+-\d+\.\d+\.\d+\.tgz$/);
+    // Every @rollcall package installed came from its tarball.
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
+    const rollcall = Object.entries(lock.packages).filter(([path]) => path.includes('node_modules/@rollcall/'));
+    expect(rollcall.map(([path]) => path).sort()).toEqual(['node_modules/@rollcall/core', 'node_modules/@rollcall/sql', 'node_modules/@rollcall/sqlite']);
+    for (const [path, entry] of rollcall) expect(entry.resolved, path).toMatch(/^file:/);
+
+    writeFileSync(
+      join(project, 'app.mjs'),
+      `import { createRegistry, shutdownOnSignals } from '@rollcall/core';
+const registry = await createRegistry({ type: 'sqlite', cluster: 'orders', identity: 'app', sqlite: { path: 'app.db' } });
+shutdownOnSignals(registry);
+const token = await registry.campaign('scheduler').whenElected(AbortSignal.timeout(20_000));
+await registry.announce({ role: 'worker', id: 'w1' });
+console.log(JSON.stringify({ token, members: (await registry.members('worker')).map((m) => m.id) }));
+await registry.close();
+`,
+    );
+    const r = await runProcess(process.execPath, ['app.mjs'], { cwd: project, env, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ token: 1, members: ['w1'] });
+  });
+});
