@@ -4,7 +4,8 @@
  * manual clock and a memory store that can be cut off in `@rollcall/core/testing`.
  */
 export { createRegistry, type RegistryRuntime } from './create-registry.js';
-export { observeBackend, type BackendActivity, type BackendActivityListener, type BackendOperation } from './backend-activity.js';
+export { type BackendActivity, type BackendActivityListener, type BackendOperation } from './backend-activity.js';
+export { observeBackend } from './observe-backend.js';
 export { Registry, type AnnounceOptions, type LockOptions, type RegistryEvents, type Subscription } from './registry.js';
 export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput, type CoreConfigInput, type BackendConfigInput } from './config/registry-config.js';
 export type { BackendSection, RegistryBackendSections, RegistryType } from './config/backend-sections.js';
