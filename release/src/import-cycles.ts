@@ -5,7 +5,7 @@
  * (or a file importing itself) is a circle. Type-only edges count: a type two
  * files share belongs in a file below both.
  *
- *   npm run build -w @rollcall/release && node release/dist/import-cycles.js
+ *   npx tsx release/src/import-cycles.ts
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
