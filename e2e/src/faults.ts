@@ -2,7 +2,6 @@ import type { TcpFault } from '@rollcall/tools/testenv';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { SoakBackend } from './backends.js';
 import type { SoakCluster } from './cluster.js';
-import type { FaultRecord } from './timeline.js';
 
 /**
  * The faults the soak applies:
@@ -15,6 +14,19 @@ import type { FaultRecord } from './timeline.js';
  */
 export type FaultKind = 'resign' | 'kill' | 'pause' | 'cut' | 'server-restart' | 'withdraw';
 export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];
+
+/** One fault as the soak applied it. */
+export interface FaultRecord {
+  kind: FaultKind;
+  /** When it began: the signal sent, the command sent, the cut made, the server stop begun. CLOCK_MONOTONIC ms. */
+  at: number;
+  /** When it ended: SIGCONT, heal, the server healthy again, the candidate restarted. */
+  until: number;
+  /** The candidate it hit; undefined for a server restart, which hits all. */
+  target: string | undefined;
+  /** The election's leader (by the events seen so far) when it began, if any. */
+  leader: { name: string; token: number } | undefined;
+}
 
 /** One round of the schedule, before shuffling: resigns are cheap, so twice. */
 const ROUND: readonly FaultKind[] = ['resign', 'resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];

@@ -1,8 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SoakCluster, SoakTiming } from './cluster.js';
+import type { FaultRecord } from './faults.js';
 import type { FencedResource } from './fenced-resource.js';
-import type { FaultRecord, Timeline } from './timeline.js';
+import type { Timeline } from './timeline.js';
 import { judge } from './verdict.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 

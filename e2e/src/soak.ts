@@ -6,9 +6,9 @@ import { soakBackend, type BackendName } from './backends.js';
 import { SoakCluster, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
 import { judgeRun, runCluster, type ClusterRun } from './run-cluster.js';
-import { applyFault, faultsFor, FaultSchedule, type FaultKind } from './faults.js';
+import { applyFault, faultsFor, FaultSchedule, type FaultKind, type FaultRecord } from './faults.js';
 import { figures, type Figures } from './figures.js';
-import type { FaultRecord, Timeline } from './timeline.js';
+import type { Timeline } from './timeline.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 /** The conformance suite's short timings: many terms per minute, and a 500 ms margin between renew deadline and lease. */

@@ -1,20 +1,7 @@
 import type { IncarnationRecord } from './candidate-process.js';
 import type { ResourceWrite } from './fenced-resource.js';
-import type { FaultKind } from './faults.js';
+import type { FaultRecord } from './faults.js';
 import type { Fenced } from './protocol.js';
-
-/** One fault as the soak applied it. */
-export interface FaultRecord {
-  kind: FaultKind;
-  /** When it began: the signal sent, the command sent, the cut made, the server stop begun. CLOCK_MONOTONIC ms. */
-  at: number;
-  /** When it ended: SIGCONT, heal, the server healthy again, the candidate restarted. */
-  until: number;
-  /** The candidate it hit; undefined for a server restart, which hits all. */
-  target: string | undefined;
-  /** The election's leader (by the events seen so far) when it began, if any. */
-  leader: { name: string; token: number } | undefined;
-}
 
 /** Everything one soak run recorded, on one CLOCK_MONOTONIC timeline. */
 export interface Timeline {

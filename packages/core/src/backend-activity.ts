@@ -1,6 +1,5 @@
-import { ClosedError, ErrorCode, InvalidArgumentError, RegistryError } from './errors.js';
+import { ClosedError, ErrorCode, RegistryError } from './errors.js';
 import type { Logger } from './logger.js';
-import type { Registry } from './registry.js';
 
 /** A call a registry makes to its backend. `assertCanHold` is the permission check before a campaign or lock wait. */
 export type BackendOperation = 'get' | 'create' | 'update' | 'delete' | 'list' | 'watch' | 'assertCanHold';
@@ -29,7 +28,7 @@ export type BackendActivityListener = (activity: BackendActivity) => void;
 
 /**
  * Where a registry's store call path reports its activity; fans it out to the
- * listeners of {@link observeBackend}. A listener that throws is logged and
+ * listeners of `observeBackend`. A listener that throws is logged and
  * changes nothing.
  * @internal
  */
@@ -71,26 +70,15 @@ export class BackendActivityReporter {
   }
 }
 
-const reporters = new WeakMap<Registry, BackendActivityReporter>();
+/** Each registry's reporter, for `observeBackend`. Keyed by `object`: this file sits below the Registry and must not import it. */
+const reporters = new WeakMap<object, BackendActivityReporter>();
 
 /** @internal */
-export function bindBackendActivity(registry: Registry, reporter: BackendActivityReporter): void {
+export function bindBackendActivity(registry: object, reporter: BackendActivityReporter): void {
   reporters.set(registry, reporter);
 }
 
-/**
- * Calls `listener` with every backend call `registry` makes from now on, every
- * watch event and watch break, and finally `closed` when the registry closes.
- * Returns the unsubscribe function; throws CLOSED on a closed registry. A
- * function beside the Registry API, not a part of it: for instrumentation such
- * as `@rollcall/metrics`.
- *
- * @example
- * const off = observeBackend(registry, (a) => a.type === 'request' && a.code && console.warn(a.operation, a.code));
- */
-export function observeBackend(registry: Registry, listener: BackendActivityListener): () => void {
-  const reporter = reporters.get(registry);
-  if (!reporter) throw new InvalidArgumentError('observeBackend() takes a registry made by createRegistry()');
-  if (typeof listener !== 'function') throw new InvalidArgumentError('observeBackend() needs a listener function');
-  return reporter.add(listener);
+/** The reporter bound to `registry`, if `createRegistry()` made it. @internal */
+export function boundBackendActivity(registry: object): BackendActivityReporter | undefined {
+  return reporters.get(registry);
 }

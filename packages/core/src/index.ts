@@ -5,7 +5,8 @@
  */
 export { createRegistry, type RegistryRuntime } from './create-registry.js';
 export { shutdownOnSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, type Closable, type ShutdownHandle, type ShutdownOptions, type ShutdownResult } from './shutdown-on-signals.js';
-export { observeBackend, type BackendActivity, type BackendActivityListener, type BackendOperation } from './backend-activity.js';
+export { type BackendActivity, type BackendActivityListener, type BackendOperation } from './backend-activity.js';
+export { observeBackend } from './observe-backend.js';
 export { Registry, type AnnounceOptions, type LockOptions, type RegistryEvents, type Subscription } from './registry.js';
 export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput, type CoreConfigInput, type BackendConfigInput } from './config/registry-config.js';
 export type { BackendSection, RegistryBackendSections, RegistryType } from './config/backend-sections.js';

@@ -1,5 +1,4 @@
 import type { Clock } from './clock.js';
-import { BUILTIN_BACKENDS } from './config/backend-sections.js';
 import type { OptionSchema } from './config/option-schema.js';
 import { ConfigurationError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -37,6 +36,20 @@ export interface RegistryPlugin<Options = Readonly<Record<string, unknown>>> {
   /** Connects a store; rejects with UNAVAILABLE, UNAUTHENTICATED, PERMISSION_DENIED or INVALID_CONFIG. */
   connect(context: PluginContext<Options>): Promise<RecordStore>;
 }
+
+/**
+ * The backends `registry.type` knows without being told: each loads its
+ * package lazily (`memory` ships with core).
+ */
+export const BUILTIN_BACKENDS = Object.freeze({
+  memory: '@rollcall/core',
+  kubernetes: '@rollcall/kubernetes',
+  zookeeper: '@rollcall/zookeeper',
+  etcd: '@rollcall/etcd',
+  mysql: '@rollcall/mysql',
+  postgres: '@rollcall/postgres',
+  sqlite: '@rollcall/sqlite',
+} as const);
 
 /** The package behind each built-in type. `memory` ships with core. */
 export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = BUILTIN_BACKENDS;

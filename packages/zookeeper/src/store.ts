@@ -7,7 +7,7 @@ import { ancestorAcls, recordAcls } from './acls.js';
 import { BACKEND } from './errors.js';
 import { parseConnectString, type ZookeeperOptions } from './options.js';
 import { RevisionJournal, versionOf, zxidOf } from './revisions.js';
-import { ZkSession } from './session.js';
+import { ZkSession } from './client.js';
 import { PrefixWatch, type NodeRead, type WatchHost } from './watch.js';
 
 /** Largest payload kept in one record: below ZooKeeper's default 1 MiB znode limit (jute.maxbuffer), with room for the record's fields. */

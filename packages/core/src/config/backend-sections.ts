@@ -1,19 +1,6 @@
 import type { MemoryPluginOptions } from '../memory/memory-plugin.js';
+import type { BUILTIN_BACKENDS } from '../plugin.js';
 import type { PluginOptionsInput } from './plugin-options.js';
-
-/**
- * The backends `registry.type` knows without being told: each loads its
- * package lazily (`memory` ships with core).
- */
-export const BUILTIN_BACKENDS = Object.freeze({
-  memory: '@rollcall/core',
-  kubernetes: '@rollcall/kubernetes',
-  zookeeper: '@rollcall/zookeeper',
-  etcd: '@rollcall/etcd',
-  mysql: '@rollcall/mysql',
-  postgres: '@rollcall/postgres',
-  sqlite: '@rollcall/sqlite',
-} as const);
 
 /**
  * Each backend's section of the object form, keyed by its `registry.type`.

@@ -1,3 +1,9 @@
+/**
+ * The backend's client (every backend keeps it in `client.ts`): one ZooKeeper
+ * session over node-zookeeper-client, which this file enforces itself: it pings,
+ * reports suspended and lost by its own clock, and starts a new session after a
+ * lost one, because the library keeps retrying a session the server has expired.
+ */
 import zookeeper from 'node-zookeeper-client';
 import type { Client, State } from 'node-zookeeper-client';
 import { type Clock, type Logger, type RegistryError, type Timer, UnavailableError } from '@rollcall/core';
