@@ -32,9 +32,12 @@ export interface PostgresOptions extends SqlOptions {
   /** Bound on opening one connection (TCP, TLS, login), milliseconds. Default 5000. */
   readonly connectTimeoutMs: number;
   /**
-   * Interval of the `SELECT 1` on the listening connection, milliseconds: how
-   * soon a silently dead connection is found (a notification could be missed
-   * meanwhile). Default 10000.
+   * Interval of the `SELECT 1` on the listening connection, milliseconds. A
+   * connection that died silently (half-open: no FIN, no RST, as behind a
+   * failed NAT or a cut cable) is noticed within `keepAliveIntervalMs +
+   * registry.requestTimeoutMs` (15 s with the defaults), when that `SELECT 1`
+   * times out; until then watches may miss writes, then the poller reads what
+   * they missed and a new connection listens. Default 10000.
    */
   readonly keepAliveIntervalMs: number;
   /**
