@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { kubeconfigVia, requireTestEnv, restartServer, type ServerName } from '@rollcall/tools/testenv';
 
 /** The backends the soak runs on. `memory` is not one: it lives inside one process. */
-export const BACKEND_NAMES = ['sqlite', 'mysql', 'etcd', 'zookeeper', 'kubernetes'] as const;
+export const BACKEND_NAMES = ['sqlite', 'mysql', 'postgres', 'etcd', 'zookeeper', 'kubernetes'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 export interface Address {
@@ -54,6 +54,17 @@ const BACKENDS: Record<BackendName, SoakBackend> = {
     restart: () => restartServer('mariadb'),
     watchSeesEveryChange: true,
   },
+  postgres: {
+    name: 'postgres',
+    servers: ['postgres'],
+    server: () => ({ host: requireTestEnv('postgres').host, port: requireTestEnv('postgres').port }),
+    section: (via) => {
+      const env = requireTestEnv('postgres');
+      return { host: via!.host, port: via!.port, user: env.user, password: env.password, database: env.database };
+    },
+    restart: () => restartServer('postgres'),
+    watchSeesEveryChange: true,
+  },
   etcd: {
     name: 'etcd',
     servers: ['etcd'],
@@ -97,7 +108,7 @@ export function backendsUnderTest(env: Readonly<Record<string, string | undefine
 }
 
 /** The backends a migration to Kubernetes is proven from. */
-export const MIGRATION_SOURCES: readonly BackendName[] = ['zookeeper', 'etcd', 'mysql'];
+export const MIGRATION_SOURCES: readonly BackendName[] = ['zookeeper', 'etcd', 'mysql', 'postgres'];
 
 /**
  * The migrations a test run covers: from each of {@link MIGRATION_SOURCES} to

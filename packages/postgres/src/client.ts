@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { readTlsFiles, type SqlRow, type SqlValue, type TlsFiles } from '@rollcall/sql';
 import { BACKEND } from './errors.js';
-import type { PostgresOptions } from './options.js';
+import { postgresConnection, type PostgresOptions } from './options.js';
 
 /** What a statement answers (pg's QueryResult, the part we read). */
 export interface QueryResult {
@@ -68,19 +68,21 @@ export function createClient(config: Record<string, unknown>): Client {
 }
 
 /** `host:port`: how errors name the server. */
-export function serverName(options: Pick<PostgresOptions, 'host' | 'port'>): string {
-  return `${options.host}:${options.port}`;
+export function serverName(options: PostgresOptions): string {
+  const { host, port } = postgresConnection(options);
+  return `${host}:${port}`;
 }
 
 /** The connection settings of the options: where the server is, who connects, TLS. */
 export function pgConfig(options: PostgresOptions): PgConfig {
   const ssl = readTlsFiles(BACKEND, options.tls);
+  const { host, port, user, password, database } = postgresConnection(options);
   return {
-    host: options.host,
-    port: options.port,
-    user: options.user,
-    password: options.password,
-    database: options.database,
+    host,
+    port,
+    user,
+    password,
+    database,
     options: `-c search_path=${options.schema}`,
     connectionTimeoutMillis: options.connectTimeoutMs,
     keepAlive: true,

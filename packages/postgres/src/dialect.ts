@@ -16,6 +16,8 @@ export interface PostgresDialectOptions {
   /** The NOTIFY channel of the change table. */
   channel: string;
   keepAliveIntervalMs: number;
+  /** `poll`: no listening connection, the poller reads on its interval. */
+  changeFeed: 'listen' | 'poll';
 }
 
 /**
@@ -28,7 +30,8 @@ export interface PostgresDialectOptions {
 export class PostgresDialect implements SqlDialect {
   readonly backend = BACKEND;
   readonly reader: SqlExecutor;
-  readonly changeSignal: NotifyListener;
+  /** The LISTEN connection; none with `changeFeed: poll`, and the poller then reads on its interval. */
+  readonly changeSignal: NotifyListener | undefined;
   private readonly pool: Pool;
   private closed = false;
 
@@ -48,7 +51,7 @@ export class PostgresDialect implements SqlDialect {
     // An idle connection the server dropped surfaces here; the pool replaces it.
     this.pool.on('error', () => undefined);
     this.reader = executor(this.pool);
-    this.changeSignal = new NotifyListener({ ...config, ...timeouts }, options.channel, options.keepAliveIntervalMs);
+    this.changeSignal = options.changeFeed === 'listen' ? new NotifyListener({ ...config, ...timeouts }, options.channel, options.keepAliveIntervalMs) : undefined;
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -117,7 +120,7 @@ export class PostgresDialect implements SqlDialect {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.changeSignal.close();
+    await this.changeSignal?.close();
     await this.pool.end().catch(() => undefined);
   }
 }

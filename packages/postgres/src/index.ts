@@ -22,13 +22,14 @@ async function connectPostgresStore(context: PluginContext<PostgresOptions>): Pr
     dialect: () =>
       new PostgresDialect(config, {
         where: serverName(options),
-        database: options.database,
+        database: config.database,
         schema: options.schema,
         poolSize: options.poolSize,
         requestTimeoutMs,
         // The trigger notifies TG_TABLE_NAME, the name as stored: unquoted names are folded to lower case.
         channel: tableNames(options.tablePrefix).changes.toLowerCase(),
         keepAliveIntervalMs: options.keepAliveIntervalMs,
+        changeFeed: options.changeFeed,
       }),
   });
   return new SqlRecordStore(database, context.cluster, release);
@@ -53,5 +54,5 @@ export async function createPostgresStore(options: CreatePostgresStoreOptions): 
   return connectPostgresStore(pluginContext(registryPlugin, options));
 }
 
-export { postgresOptions, type PostgresOptions, type PostgresTlsOptions } from './options.js';
+export { postgresOptions, type PostgresOptions, type PostgresTlsOptions, postgresConnection, type PostgresConnection } from './options.js';
 export { schemaStatements } from './dialect.js';

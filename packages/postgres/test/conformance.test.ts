@@ -33,6 +33,20 @@ storeConformance({
   },
 });
 
+// changeFeed poll (a server behind a transaction-pooling proxy): the store contract, watches included, without LISTEN.
+storeConformance({
+  name: 'postgres (changeFeed poll)',
+  openStore: (cluster) =>
+    proxies.open((proxy) =>
+      createPostgresStore({ cluster, ...testOptions(schema.name, { host: '127.0.0.1', port: proxy.port, changeFeed: 'poll', pollIntervalMs: 100 }), requestTimeoutMs: 2000 }),
+    ),
+  capabilities: {
+    compact,
+    partition: (store) => proxies.cut(store),
+    heal: (store) => proxies.heal(store),
+  },
+});
+
 // Once with heartbeats on the member rows, once with one elected reaper per role reading heartbeat rows
 // (registry.member.liveness=reaper): the contract holds either way.
 for (const [NAME, liveness] of [

@@ -71,3 +71,22 @@ describe('postgres: the change feed is LISTEN/NOTIFY', () => {
     expect(w.errors).toEqual([]);
   });
 });
+
+describe('postgres: changeFeed poll, for a transaction-pooling proxy', () => {
+  it('a watch sees the writes of another process by reading on the interval, and no connection LISTENs', async () => {
+    const p = prefix();
+    const watcher = await open(p, { changeFeed: 'poll' });
+    const writer = await open(p, {}, 5001);
+    expect(watcher.database.dialect.changeSignal).toBeUndefined();
+    const w = collectWatch(watcher, '', '0');
+    const poller = watcher.database.poller;
+    // Polling: reads come with nothing written.
+    const before = poller.queries;
+    await waitFor(() => poller.queries >= before + 3, 10_000, 'three timed reads');
+    await writer.create('lock/x', leaseRecord('a'));
+    await waitFor(() => w.all.some((e) => e.type === 'put' && e.record.key === 'lock/x'), 10_000, 'the watch to see the write');
+    // The only LISTEN on this prefix's channel would be the writer's, which watches nothing.
+    expect(await schema.exec(`SELECT pid FROM pg_stat_activity WHERE query LIKE ?`, [`LISTEN "${p}%`])).toEqual([]);
+    expect(w.errors).toEqual([]);
+  });
+});

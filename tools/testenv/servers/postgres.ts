@@ -148,12 +148,43 @@ ALTER DEFAULT PRIVILEGES FOR ROLE ${USER} GRANT SELECT ON TABLES TO ${READ_ONLY_
 `;
 }
 
+/** Debian's clusters (`/etc/postgresql/<version>/<name>`), as `<version> <name>`. */
+function debianClusters(): Set<string> {
+  const root = '/etc/postgresql';
+  if (!existsSync(root)) return new Set();
+  return new Set(readdirSync(root).flatMap((version) => (/^\d+$/.test(version) ? readdirSync(join(root, version)).map((name) => `${version} ${name}`) : [])));
+}
+
+/**
+ * Debian's postgresql package creates a cluster `main` on the default port 5432
+ * and starts it (where an init system runs), a server nobody asked for that
+ * would hold 5432 from then on. Clusters the install just created are stopped
+ * and dropped (`pg_dropcluster --stop`); one that existed before, maybe someone's
+ * data, is left alone. Tests use their own data directory and port, never these.
+ */
+async function dropNewDebianClusters(before: ReadonlySet<string>): Promise<void> {
+  for (const cluster of debianClusters()) {
+    if (before.has(cluster)) continue;
+    const [version, name] = cluster.split(' ') as [string, string];
+    const drop = ['pg_dropcluster', '--stop', version, name];
+    await runStep({
+      step: `drop the cluster ${version}/${name} that Debian's postgresql package created on the default port`,
+      ...(isRoot() ? { command: drop[0]!, args: drop.slice(1) } : { command: 'sudo', args: ['-n', ...drop] }),
+      logFile: setupLog(),
+    });
+  }
+}
+
 /** PostgreSQL from Debian's postgresql: own data directory, socket and port; a test database and two users. */
 export const postgres: Server = {
   name: 'postgres',
   envKey: 'postgres',
   units: () => [postgresUnit()],
-  install: () => ensureDebianPackages(['postgresql', 'postgresql-client']),
+  async install() {
+    const before = debianClusters();
+    await ensureDebianPackages(['postgresql', 'postgresql-client']);
+    await dropNewDebianClusters(before);
+  },
   async up() {
     await startUnits(postgres.units());
     await runStep({
