@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readlinkSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -79,6 +79,9 @@ describe('a second instance with a real node, beside the first', () => {
     runProcess(process.execPath, [join(toolsPackageDir(), 'dist', 'testenv', 'cli.js'), ...command], { env: { ...process.env, ...second }, timeoutMs });
 
   it('comes up, runs a pod, and goes down leaving the machine as it found it: no process, namespace, cgroup, mount, address, route, rule or kernel setting', async () => {
+    // a fresh instance: nothing of an earlier run's (its etcd keeps what was written)
+    expect((await cli(['down'], 180_000)).code).toBe(0);
+    rmSync(second.ROLLCALL_TESTENV_ROOT, { recursive: true, force: true });
     const before = captureHostState();
     const up = await cli(['up', 'kubernetes'], 300_000);
     expect(up.code, up.stderr).toBe(0);

@@ -35,6 +35,8 @@ export function crashCases(h: Harness): void {
       const otherLog = logMembers(other, 'worker');
       const child = await h.crashChild('child');
       await child.command({ op: 'announce', role: 'worker', id: 'w1', payload: { n: 1 } }, bound);
+      // seen before the update: a watch that first reads the member after the update reports it added with { n: 2 }, and no update
+      await log.next((ev) => ev.type === 'added', bound);
       await child.command({ op: 'update', role: 'worker', id: 'w1', payload: { n: 2 } }, bound);
       await log.next((ev) => ev.type === 'updated', bound);
       const killedAt = await child.kill();
