@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppsV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
 import { followPodLogs, KubeAdmin, signalContainer, waitFor } from '@rollcall/tools/testenv';
 import { registryPlugin } from '../../src/index.js';
@@ -94,9 +94,9 @@ describe('Rollcall in real pods', () => {
       const viewAtStart = new Set(members.keys());
       const from = seen.length;
       for (const name of ['masters', 'workers']) {
-        const current = await apps.readNamespacedDeployment({ name, namespace });
-        current.spec!.template.metadata!.annotations = { ...current.spec!.template.metadata!.annotations, 'rollcall.test/restarted': String(Date.now()) };
-        await apps.replaceNamespacedDeployment({ name, namespace, body: current });
+        // `kubectl rollout restart`: a merge patch of the template, which the controller's own writes cannot conflict with
+        const restart = { spec: { template: { metadata: { annotations: { 'rollcall.test/restarted': String(Date.now()) } } } } };
+        await apps.patchNamespacedDeployment({ name, namespace, body: restart }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
         await waitFor(
           async () => {
             const d = await apps.readNamespacedDeployment({ name, namespace });
