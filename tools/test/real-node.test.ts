@@ -118,13 +118,7 @@ function netnsOfUnit(root: string, unit: string): string {
 }
 
 function processesIn(root: string): string[] {
-  const saved = process.env.ROLLCALL_TESTENV_ROOT;
-  process.env.ROLLCALL_TESTENV_ROOT = root;
-  try {
-    return processesUsingRoot().map((p) => p.commandLine);
-  } finally {
-    process.env.ROLLCALL_TESTENV_ROOT = saved;
-  }
+  return processesUsingRoot(root).map((p) => p.commandLine);
 }
 
 function processesInNetns(netns: string): number[] {

@@ -12,10 +12,11 @@ export interface StrayProcess {
 
 /**
  * Processes whose command line points into the environment root: our servers, found
- * even when a pid file was lost. `down` uses this so it leaves no process behind.
+ * even when a pid file was lost. `down` uses this so it leaves no process behind. Default
+ * root: this instance's; a test that checks another instance names its root.
  */
-export function processesUsingRoot(): StrayProcess[] {
-  const root = testenvRoot() + '/';
+export function processesUsingRoot(testenvRootDir: string = testenvRoot()): StrayProcess[] {
+  const root = testenvRootDir + '/';
   const found: StrayProcess[] = [];
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
