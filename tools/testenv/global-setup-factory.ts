@@ -16,8 +16,15 @@ export interface PrivateInstance {
 /**
  * The instance with a real node that the real-node suites of every package share: one
  * kubelet for all of them. Left running like the shared instance; `.ci/run` stops it.
+ * `ROLLCALL_TESTENV_NODE_ROOT` / `ROLLCALL_TESTENV_NODE_PORT_BASE` move it (default
+ * /tmp/rollcall-testenv-node, 24000), for a second checkout working beside the first.
  */
-export const REAL_NODE_INSTANCE: PrivateInstance = { root: '/tmp/rollcall-testenv-node', portBase: 24000, realNode: true, keep: true };
+export const REAL_NODE_INSTANCE: PrivateInstance = {
+  root: process.env.ROLLCALL_TESTENV_NODE_ROOT || '/tmp/rollcall-testenv-node',
+  portBase: Number(process.env.ROLLCALL_TESTENV_NODE_PORT_BASE || 24000),
+  realNode: true,
+  keep: true,
+};
 
 export interface GlobalSetupOptions {
   /**
