@@ -33,9 +33,11 @@ interface Judged {
  * member that renewed meanwhile keeps its record (and comes back as added), a
  * crashed member costs one delete, and a mark whose marker died before
  * deleting expires a lease later and is marked again. Otherwise (the `reaper`
- * mode) records change only on announce, payload change and withdraw and this
- * process judges no expiry: the strategy marks and deletes. A mark is reported
- * as `removed` with reason `expired`.
+ * mode, and every pod-mode record) records change only on announce, payload
+ * change and withdraw and this process judges no expiry: the reaper marks and
+ * deletes, or the pod strategy stops vouching for a member whose pod is not
+ * Ready. A mark, and a member no longer vouched for, is reported as `removed`
+ * with reason `expired`.
  * @internal
  */
 export class MemberDirectory {
@@ -55,7 +57,7 @@ export class MemberDirectory {
     /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
     private readonly retryMs: number,
     /** The registry's liveness strategy: whether readers judge expiry, and whether it vouches for a member. */
-    private readonly liveness: Pick<LivenessStrategy, 'readersExpire' | 'vouches'>,
+    private readonly liveness: Pick<LivenessStrategy, 'readersExpire' | 'vouches' | 'watching'>,
   ) {
     this.claims = new ScopeClaims(cache);
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
@@ -79,7 +81,10 @@ export class MemberDirectory {
    * keeps trying).
    */
   watch(role: string | undefined): Promise<void> {
-    return this.claims.ready(role === undefined ? MEMBER_PREFIX : `${MEMBER_PREFIX}${role}/`);
+    const listed = this.claims.ready(role === undefined ? MEMBER_PREFIX : `${MEMBER_PREFIX}${role}/`);
+    // A strategy that learns liveness per role (pod readiness) is asked too: the first read sees the members it vouches for.
+    const judged = role === undefined ? undefined : this.liveness.watching?.(role);
+    return judged ? Promise.all([listed, judged]).then(() => undefined) : listed;
   }
 
   /** Present members of `role`, sorted by id. */
@@ -137,7 +142,7 @@ export class MemberDirectory {
     if (isMarked(record) || this.liveness.vouches?.(entry) === false) {
       this.drop(entry.key, 'expired');
       // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
-      if (isMarked(record) && this.liveness.readersExpire) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
+      if (isMarked(record) && this.liveness.readersExpire(entry)) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
       else this.forget(entry.key);
       return;
     }
@@ -163,7 +168,7 @@ export class MemberDirectory {
   private arm(judged: Judged, atLeastMs = 0): void {
     judged.expiryTimer?.cancel();
     judged.expiryTimer = undefined;
-    if (!this.liveness.readersExpire) return;
+    if (!this.liveness.readersExpire(judged.entry)) return;
     const expiry = this.expiry(judged);
     if (!expiry.live) return;
     judged.expiryTimer = this.clock.setTimeout(() => this.expire(judged), Math.max(atLeastMs, expiry.dueInMs ?? 0));

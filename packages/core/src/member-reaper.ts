@@ -4,6 +4,7 @@ import { confirmByWrite, judgeExpiry, type Expiry } from './expiry.js';
 import type { LeaseHolder } from './lease-holder.js';
 import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
 import { isMarked, markAndDelete } from './member-mark.js';
+import { podUidOf } from './record-liveness.js';
 import { electionKey, HEARTBEAT_PREFIX, heartbeatKey, MEMBER_PREFIX, memberKey, reaperElection } from './record-key.js';
 import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
 
@@ -18,13 +19,16 @@ import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
  */
 export class MemberReaper implements LivenessStrategy {
   readonly mode = 'reaper' as const;
-  readonly readersExpire = false;
   private readonly roles = new Map<string, RoleReaper>();
 
   constructor(private readonly options: LivenessContext) {}
 
+  readersExpire(): boolean {
+    return false;
+  }
+
   keeping(role: string, id: string): MemberKeeping {
-    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true };
+    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true, liveness: { mode: 'reaper' } };
   }
 
   /** Campaigns to reap `role`'s members, from now until close. Idempotent. */
@@ -177,7 +181,8 @@ class ReapTerm {
   private arm(pair: Pair, atLeastMs = 0): void {
     pair.timer?.cancel();
     pair.timer = undefined;
-    if (this.closed || pair.acting) return;
+    // A pod-mode member (a cluster switching to `pod`) has no heartbeat record: it goes with its pod, never by a lease.
+    if (this.closed || pair.acting || (pair.member && podUidOf(pair.member) !== undefined)) return;
     const expiry = this.expiry(pair);
     if (!expiry.live) return;
     pair.timer = this.options.clock.setTimeout(() => this.act(pair), Math.max(atLeastMs, expiry.dueInMs ?? 0));

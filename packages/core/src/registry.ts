@@ -169,17 +169,26 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     let directory: MemberDirectory | undefined;
     // Elections of a liveness mode (the reapers') are the registry's holders, so a lost connection and close() reach them.
-    const liveness = (runtime.liveness ?? openLiveness)({
-      identity: resolved.identity,
-      member: resolved.member,
-      cache,
-      store: monitored,
-      backend: store,
-      clock,
-      logger,
-      holder: (key) => registry!.holder(key, resolved.identity, 'election'),
-      rejudge: (key) => directory?.rejudge(key),
-    });
+    let liveness: LivenessStrategy;
+    try {
+      liveness = (runtime.liveness ?? openLiveness)({
+        identity: resolved.identity,
+        member: resolved.member,
+        cache,
+        store: monitored,
+        backend: store,
+        clock,
+        logger,
+        holder: (key) => registry!.holder(key, resolved.identity, 'election'),
+        rejudge: (key) => directory?.rejudge(key),
+      });
+    } catch (err) {
+      // A mode this backend cannot serve (pod without pod readiness): nothing stays open.
+      cache.close();
+      monitor.close();
+      await store.close().catch(() => {});
+      throw err;
+    }
     directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, liveness);
     registry = new Registry(resolved, store, monitored, cache, directory, liveness, monitor, clock, logger);
     stores.set(registry, store);

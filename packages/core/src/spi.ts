@@ -5,7 +5,7 @@
  * `@rollcall/core`; so do backends, for errors, Clock and Logger.
  */
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
-export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type LeaseRecord } from './lease-record.js';
+export { formatMicroTime, parseRecordLiveness, parseTime, payloadBytes, recordShapeProblem, type LeaseRecord, type RecordLiveness } from './lease-record.js';
 export { recordFromJson, recordToJson } from './record-json.js';
 export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, reaperElection, type RecordKind } from './record-key.js';
 export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';

@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
 import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
-import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
+import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
@@ -213,7 +213,14 @@ export class KubernetesStore implements RecordStore {
       // A merge patch with resourceVersion is as optimistic as a PUT, and needs only `patch`.
       const full = codec.encode({ name }, record);
       const patch = {
-        metadata: { resourceVersion: parseVersion(version).resourceVersion, annotations: { [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload), [WRITE_ANNOTATION]: writeId() } },
+        metadata: {
+          resourceVersion: parseVersion(version).resourceVersion,
+          annotations: {
+            [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload),
+            [LIVENESS_ANNOTATION]: record.liveness === undefined ? null : JSON.stringify(record.liveness),
+            [WRITE_ANNOTATION]: writeId(),
+          },
+        },
         spec: (full as { spec?: unknown }).spec,
       };
       const patched = await this.config.client.request<KubeObject>({ method: 'PATCH', path: this.path(codec, name), body: patch, contentType: 'application/merge-patch+json', context: this.context('patch', codec, name) });
@@ -229,6 +236,7 @@ export class KubernetesStore implements RecordStore {
     // An object that lost a label (edited by hand) is found by the selectors again from its next write.
     meta.labels = { ...meta.labels, ...recordLabels(this.config.cluster, key) };
     if (meta.annotations) delete meta.annotations[PAYLOAD_ANNOTATION];
+    if (meta.annotations) delete meta.annotations[LIVENESS_ANNOTATION];
     meta.annotations = { ...meta.annotations, [WRITE_ANNOTATION]: writeId() };
     const replaced = await this.config.client.request<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
     return this.decoded(key, codec, replaced);
