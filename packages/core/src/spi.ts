@@ -17,3 +17,5 @@ export { assertPayloadSize } from './payload.js';
 export { MigrateStore, type MigrateStoreOptions } from './migrate/migrate-store.js';
 export { loadMigratePlugin, migratePlugin, MIGRATE_TYPE, type BackendSection, type MigrateOptions } from './migrate/migrate-plugin.js';
 export { mergeRecords, UNKNOWN_HOLDER } from './migrate/merge.js';
+// The pod liveness mode's one optional store capability (registry.member.liveness=pod).
+export { podReadinessOf, type PodReadinessCapable, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';

@@ -7,6 +7,7 @@ import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTAT
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
+import { EndpointReadiness } from './endpoint-readiness.js';
 import { podOwner } from './pod-owner.js';
 import { prefixSelector, recordLabels } from './selectors.js';
 import { ResourceWatch } from './watch.js';
@@ -28,6 +29,8 @@ export interface KubernetesStoreConfig {
   watchTimeoutSeconds: number;
   /** Owner of member Leases, when running in a pod. */
   podOwner: OwnerReference | undefined;
+  /** Pod readiness for `registry.member.liveness=pod`: the Service template, this pod's uid, the announce bound. */
+  pods: { serviceTemplate: string; podUid: string | undefined; servedTimeoutMs: number };
 }
 
 /**
@@ -50,6 +53,7 @@ export async function connectKubernetesStore(context: PluginContext<KubernetesOp
     watchSilenceTimeoutMs: options.watchSilenceTimeoutMs,
     watchTimeoutSeconds: options.watchTimeoutSeconds,
     podOwner: podOwner(namespace),
+    pods: { serviceTemplate: options.memberService, podUid: options.podUid ?? (process.env.POD_UID || undefined), servedTimeoutMs: options.memberServiceWaitMs },
   });
   try {
     await client.request({
@@ -99,11 +103,15 @@ export class KubernetesStore implements RecordStore {
   readonly maxPayloadBytes = MAX_PAYLOAD_BYTES;
   private readonly codecs: readonly ResourceCodec[];
   private readonly permissionChecks = new Map<string, Promise<boolean>>();
+  /** Which pods are Ready, for `registry.member.liveness=pod`: the EndpointSlices of a Service per role. */
+  readonly podReadiness: EndpointReadiness;
   /** The last election and lock objects seen, so a PUT keeps metadata others added without a GET first. */
   private readonly objects = new Map<string, KubeObject>();
 
   constructor(private readonly config: KubernetesStoreConfig) {
     this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
+    const { client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, pods } = config;
+    this.podReadiness = new EndpointReadiness({ client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, ...pods });
   }
 
   /** The namespace of every record. */
