@@ -1,0 +1,108 @@
+import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
+import { KWOK_POD_ANNOTATIONS } from '@rollcall/tools/testenv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIVENESS_ANNOTATION } from '../src/codec.js';
+import { objectName, registryPlugin } from '../src/index.js';
+import { Admin } from './admin.js';
+import { kubeEnv } from './kube-env.js';
+
+const admin = new Admin();
+const CLUSTER = 'podlive';
+let namespace: string;
+const opened: Registry[] = [];
+
+/** A registry in pod mode that takes the pod `podUid` for its own (the test process stands in for the pod's container). */
+async function open(identity: string, podUid?: string, kubernetes: Record<string, unknown> = {}): Promise<Registry> {
+  const registry = await createRegistry(
+    { type: 'kubernetes', cluster: CLUSTER, identity, member: { liveness: 'pod', heartbeatIntervalMs: 1000, leaseDurationMs: 4000 }, kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace, ...(podUid ? { podUid } : {}), ...kubernetes } },
+    { plugins: [registryPlugin as never] },
+  );
+  opened.push(registry);
+  return registry;
+}
+
+/** A kwok pod with label `app=<app>`; `annotations` tell kwok how its container behaves. Resolves with its uid. */
+async function pod(name: string, app: string, annotations: Record<string, string> = {}): Promise<string> {
+  const created = await admin.core.createNamespacedPod({ namespace, body: { metadata: { name, labels: { app }, annotations }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
+  return created.metadata!.uid!;
+}
+
+/** Member events of `role` as `registry` reports them, and a way to wait for the n-th. */
+function log(registry: Registry, role: string) {
+  const events: MemberEvent[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  registry.watchMembers(role, (e) => {
+    events.push(e);
+    for (const w of waiters.filter((w) => events.length >= w.n)) w.resolve();
+  });
+  return {
+    events,
+    /** Resolves once `n` events arrived; fails after `timeoutMs`. */
+    count: (n: number, timeoutMs = 60_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (events.length >= n) return resolve();
+        const timer = setTimeout(() => reject(new Error(`${events.length} of ${n} member events after ${timeoutMs} ms: ${JSON.stringify(events.map((e) => e.type))}`)), timeoutMs);
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+      }),
+  };
+}
+
+beforeAll(async () => {
+  namespace = await admin.namespace('podlive', { forPods: true });
+  // The shipped shape: a headless Service per role, selecting the role's pods.
+  await admin.core.createNamespacedService({ namespace, body: { metadata: { name: 'rollcall-worker' }, spec: { clusterIP: 'None', selector: { app: 'worker' }, ports: [{ name: 'probe', port: 8080 }] } } });
+});
+
+afterAll(async () => {
+  await Promise.all(opened.map((r) => r.close().catch(() => {})));
+});
+
+describe('registry.member.liveness=pod on Kubernetes: readiness from the role Service\'s EndpointSlices', () => {
+  it('a member is written once; its container exiting (pod not Ready) removes it, reason expired, with its last data', async () => {
+    // Ready once Running; its container exits 8 s later (kwok's stage turns Ready false).
+    const uid = await pod('worker-exit', 'worker', { [KWOK_POD_ANNOTATIONS.exitCode]: '1', [KWOK_POD_ANNOTATIONS.runFor]: '8s' });
+    const reader = await open('reader');
+    const seen = log(reader, 'worker');
+    const member = await open('worker-exit', uid);
+    await member.announce({ role: 'worker', id: 'w-exit', payload: { slot: 1 } });
+    await seen.count(1);
+    expect(seen.events[0]).toMatchObject({ type: 'added', member: { id: 'w-exit' } });
+    const name = objectName(CLUSTER, 'member/worker/w-exit');
+    const announced = await admin.coordination.readNamespacedLease({ name, namespace });
+    expect(JSON.parse(announced.metadata!.annotations![LIVENESS_ANNOTATION]!)).toEqual({ mode: 'pod', podUid: uid });
+    await seen.count(2);
+    expect(seen.events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w-exit', payload: { slot: 1 } } });
+    // Seconds of a 1 s heartbeat interval went by: the record was never renewed.
+    const after = await admin.coordination.readNamespacedLease({ name, namespace });
+    expect(after.metadata!.resourceVersion).toBe(announced.metadata!.resourceVersion);
+    expect(await reader.members('worker')).toEqual([]);
+  });
+
+  it('the pod deleted removes its member; a reader opened later never sees it (no phantom)', async () => {
+    const uid = await pod('worker-del', 'worker');
+    const reader = await open('reader-del');
+    const seen = log(reader, 'worker');
+    const member = await open('worker-del', uid);
+    await member.announce({ role: 'worker', id: 'w-del' });
+    await seen.count(1);
+    await admin.core.deleteNamespacedPod({ name: 'worker-del', namespace, gracePeriodSeconds: 0 });
+    await seen.count(2);
+    expect(seen.events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w-del' } });
+    const late = await open('reader-late');
+    expect((await late.members('worker')).map((m) => m.id)).not.toContain('w-del');
+  });
+
+  it('announce from a pod outside the role\'s Service fails INVALID_CONFIG naming the Service, and writes nothing', async () => {
+    const uid = await pod('stray', 'not-a-worker');
+    const member = await open('stray', uid, { memberServiceWaitMs: 3000 });
+    await expect(member.announce({ role: 'worker', id: 'stray' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, message: expect.stringContaining('Service rollcall-worker') });
+    await expect(admin.coordination.readNamespacedLease({ name: objectName(CLUSTER, 'member/worker/stray'), namespace })).rejects.toMatchObject({ code: 404 });
+  });
+
+  it('a member outside a pod keeps heartbeats', async () => {
+    const member = await open('off-cluster');
+    await member.announce({ role: 'worker', id: 'w-off' });
+    const lease = await admin.coordination.readNamespacedLease({ name: objectName(CLUSTER, 'member/worker/w-off'), namespace });
+    expect(JSON.parse(lease.metadata!.annotations![LIVENESS_ANNOTATION]!)).toEqual({ mode: 'heartbeat' });
+  });
+});
