@@ -236,6 +236,11 @@ export class Registry extends Emitter<RegistryEvents> {
     return this.monitor.state;
   }
 
+  /** False from the moment `close()` is called. */
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new ClosedError('the registry is closed', { backend: this.backend });
   }

@@ -1,8 +1,9 @@
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
-import { KWOK_POD_ANNOTATIONS } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { KWOK_POD_ANNOTATIONS, startServer, stopServer } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVENESS_ANNOTATION } from '../src/codec.js';
-import { objectName, registryPlugin } from '../src/index.js';
+import { objectName, registryPlugin, serveReadinessProbe } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeEnv } from './kube-env.js';
 
@@ -14,7 +15,7 @@ const opened: Registry[] = [];
 /** A registry in pod mode that takes the pod `podUid` for its own (the test process stands in for the pod's container). */
 async function open(identity: string, podUid?: string, kubernetes: Record<string, unknown> = {}): Promise<Registry> {
   const registry = await createRegistry(
-    { type: 'kubernetes', cluster: CLUSTER, identity, member: { liveness: 'pod', heartbeatIntervalMs: 1000, leaseDurationMs: 4000 }, kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace, ...(podUid ? { podUid } : {}), ...kubernetes } },
+    { type: 'kubernetes', cluster: CLUSTER, identity, requestTimeoutMs: 1500, member: { liveness: 'pod', heartbeatIntervalMs: 1000, leaseDurationMs: 4000 }, kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace, ...(podUid ? { podUid } : {}), ...kubernetes } },
     { plugins: [registryPlugin as never] },
   );
   opened.push(registry);
@@ -105,4 +106,46 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     const lease = await admin.coordination.readNamespacedLease({ name: objectName(CLUSTER, 'member/worker/w-off'), namespace });
     expect(JSON.parse(lease.metadata!.annotations![LIVENESS_ANNOTATION]!)).toEqual({ mode: 'heartbeat' });
   });
+
+  it('the readiness probe stays 200 through a 30 s API server outage (suspended, then lost), so the member is never removed; 503 once the registry closes', async () => {
+    const uid = await pod('worker-probe', 'worker');
+    const reader = await open('reader-probe');
+    const seen = log(reader, 'worker');
+    const member = await open('worker-probe', uid);
+    const probe = await serveReadinessProbe(member, { port: 0, host: '127.0.0.1' });
+    const status = async () => (await fetch(`http://127.0.0.1:${probe.port}/readyz`)).status;
+    try {
+      await member.announce({ role: 'worker', id: 'w-probe' });
+      // It reads the role too, as most members do: its watch is what tells it the API server is away.
+      await member.members('worker');
+      await waitFor(() => seen.events.some((e) => e.member.id === 'w-probe'), 30_000, 'the reader to see the member');
+      const before = seen.events.length;
+      expect(await status()).toBe(200);
+      await stopServer('kube-apiserver');
+      const statuses: number[] = [];
+      const states = new Set<string>();
+      try {
+        // The outage itself: the probe asked once a second, as a kubelet with periodSeconds: 1 would.
+        const end = performance.now() + 30_000;
+        while (performance.now() < end) {
+          statuses.push(await status());
+          states.add(member.state);
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      } finally {
+        await startServer('kube-apiserver');
+      }
+      expect([...states]).toContain('lost'); // the grace mattered: the connection was lost, not merely suspended
+      expect(statuses.length).toBeGreaterThanOrEqual(25);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      await waitFor(() => member.state === 'connected', 60_000, 'the member registry to reconnect');
+      await waitFor(async () => (await reader.members('worker')).some((m) => m.id === 'w-probe'), 60_000, 'the reader to list the member');
+      expect(seen.events.slice(before).filter((e) => e.member.id === 'w-probe')).toEqual([]); // neither removed nor added again
+      const closing = member.close();
+      expect(await status()).toBe(503);
+      await closing;
+    } finally {
+      await probe.close();
+    }
+  }, 150_000);
 });
