@@ -1,4 +1,6 @@
+import { deleteRecord } from './delete-record.js';
 import { ConfigurationError } from './errors.js';
+import { parseTime } from './lease-record.js';
 import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
 import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
@@ -32,8 +34,11 @@ export class PodLiveness implements LivenessStrategy {
   private readonly source: PodReadinessSource;
   private readonly roles = new Map<string, RoleView>();
   private closed = false;
+  /** When this process's registry opened (wall clock): a pod member record acquired before it is an earlier container's. */
+  private readonly openedAt: number;
 
   constructor(private readonly context: LivenessContext) {
+    this.openedAt = context.clock.wallNow().getTime();
     const source = podReadinessOf(context.backend);
     if (!source) {
       throw new ConfigurationError(`registry.member.liveness=pod needs a backend that reports pod readiness (kubernetes); the ${context.backend.backend} backend does not`, { key: 'registry.member.liveness', backend: context.backend.backend });
@@ -44,7 +49,32 @@ export class PodLiveness implements LivenessStrategy {
   keeping(role: string): MemberKeeping {
     const podUid = this.source.podUid;
     if (podUid === undefined) return { heartbeatKey: undefined, heartbeats: true, liveness: { mode: 'heartbeat' } };
-    return { heartbeatKey: undefined, heartbeats: false, liveness: { mode: 'pod', podUid }, prepare: () => this.source.assertServed(role) };
+    return {
+      heartbeatKey: undefined,
+      heartbeats: false,
+      liveness: { mode: 'pod', podUid },
+      prepare: async () => {
+        await this.source.assertServed(role);
+        await this.sweep(role, podUid);
+      },
+    };
+  }
+
+  /**
+   * Deletes what an earlier container of this pod announced in `role`: its
+   * records say this pod and were acquired before this process opened its
+   * registry. They would otherwise come back with the pod's next Ready. One
+   * list of the role, at announce. Compare-and-set: a record written meanwhile stays.
+   */
+  private async sweep(role: string, podUid: string): Promise<void> {
+    const { records } = await this.context.store.list(`${MEMBER_PREFIX}${role}/`);
+    for (const stored of records) {
+      const liveness = stored.record.liveness;
+      const acquired = parseTime(stored.record.acquireTime)?.getTime();
+      if (liveness?.mode !== 'pod' || liveness.podUid !== podUid || acquired === undefined || acquired >= this.openedAt) continue;
+      this.context.logger.info({ key: stored.key }, '[rollcall] removing a member an earlier container of this pod announced');
+      await deleteRecord(this.context.store, stored.key, stored);
+    }
   }
 
   readersExpire(entry: CacheEntry): boolean {

@@ -107,6 +107,28 @@ describe('registry.member.liveness=pod', () => {
     expect(pods.opened.get('worker')).toBe(1); // one watch per role read, not per member
   });
 
+  it('a restarted container\'s announce deletes what the earlier container of its pod announced, so the pod\'s next Ready brings back no phantom', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    pods.set('worker', 'uid-a', true);
+    const first = await open('first', 'uid-a');
+    const r = await open('r', undefined);
+    const seen = log(r.registry, 'worker');
+    await first.registry.announce({ role: 'worker', id: 'w-first' });
+    await until(() => seen.events.length === 1);
+    first.store.partition(); // the container dies: no withdraw
+    pods.set('worker', 'uid-a', false);
+    await until(() => seen.events.length === 2);
+    await h.clock.advance(1000);
+    const second = await open('second', 'uid-a'); // the kubelet restarts it: a new process, a new member id
+    await second.registry.announce({ role: 'worker', id: 'w-second' });
+    expect(row('worker', 'w-first')).toBeUndefined();
+    pods.set('worker', 'uid-a', true);
+    await until(() => seen.events.length === 3);
+    await h.clock.advance(LEASE);
+    expect(seen.summary()).toEqual(['added w-first', 'removed w-first expired', 'added w-second']);
+  });
+
   it('a payload change is one write, and readers see it as updated', async () => {
     h = new Harness();
     pods = new FakePods();
