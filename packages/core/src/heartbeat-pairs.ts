@@ -63,6 +63,11 @@ export class HeartbeatPairs {
     for (const entry of [...cache.list(this.memberScope), ...cache.list(this.heartbeatScope)]) this.onChange({ type: 'added', entry });
   }
 
+  /** Resolves once both scopes are listed; rejects if a list failed before that (the cache keeps trying). */
+  async ready(): Promise<void> {
+    await Promise.all(this.claims.map((c) => c.ready()));
+  }
+
   get(id: string): HeartbeatPair | undefined {
     return this.pairs.get(id);
   }

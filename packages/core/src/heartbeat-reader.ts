@@ -54,6 +54,10 @@ export class HeartbeatReader implements LivenessStrategy {
     return !(key?.kind === 'member' && this.expired.get(key.role!)?.has(key.id!));
   }
 
+  async ready(role: string): Promise<void> {
+    await this.roles.get(role)?.ready();
+  }
+
   lastHeartbeat(role: string, id: string): Date | undefined {
     const heartbeat = this.roles.get(role)?.get(id)?.heartbeat?.stored?.record;
     return heartbeat ? parseTime(heartbeat.renewTime) : undefined;

@@ -62,6 +62,8 @@ export interface LivenessStrategy {
   vouches?(entry: CacheEntry): boolean;
   /** When the member `role`/`id` last showed it is alive, when that is not its member record's renewTime (the reaper mode's heartbeat record, when this process reads it). */
   lastHeartbeat?(role: string, id: string): Date | undefined;
+  /** Resolves once what the strategy itself reads of `role` (since `reading`) is listed, so a first `members()` shows it. */
+  ready?(role: string): Promise<void>;
   /** This process reads `role` and it has a member. Called for every member added; idempotent. */
   reading(role: string): void;
   close(): void;

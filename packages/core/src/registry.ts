@@ -283,6 +283,7 @@ export class Registry extends Emitter<RegistryEvents> {
     this.assertOpen();
     assertName('role', role);
     await this.directory.watch(role);
+    await this.liveness.ready?.(role);
     return this.directory.members(role);
   }
 

@@ -49,6 +49,9 @@ describe.each(['heartbeat', 'reaper'] as const)('registry.readOnly, %s mode', (l
     expect(await reader.registry.elections()).toMatchObject([{ name: 'master', holder: { identity: 'a' } }]);
     await h.clock.advance(2 * INTERVAL);
     const members = await reader.registry.members('worker');
+    // A registry opened now sees the same last heartbeat at its first call.
+    const late = await h.registry('late', { ...mode, readOnly: true });
+    expect((await late.registry.members('worker'))[0]!.renewTime).toEqual(members[0]!.renewTime);
     expect(members).toMatchObject([{ id: 'w1', leaseDurationMs: LEASE }]);
     // Its last heartbeat, not its announce: the heartbeats at 5 and 10 s.
     expect(h.clock.wallNow().getTime() - members[0]!.renewTime!.getTime()).toBeLessThanOrEqual(INTERVAL);
