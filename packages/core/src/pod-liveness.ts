@@ -90,8 +90,9 @@ export class PodLiveness implements LivenessStrategy {
     return this.view(role)?.ready?.has(podUid) ?? false;
   }
 
-  watching(role: string): Promise<void> {
-    return this.view(role)?.watch.listed ?? Promise.resolve();
+  /** The first `members()` of a role waits for its readiness, so a Ready pod's member is in the answer. */
+  async ready(role: string): Promise<void> {
+    await this.view(role)?.watch.listed;
   }
 
   reading(role: string): void {
