@@ -129,14 +129,21 @@ const component: Record<string, (kubeconfig: string, namespace: string, lock: st
  * standing in for it announces and reads with its own identity — the readiness
  * check at announce and the readers' watch both read EndpointSlices, and nothing else new.
  */
-async function podMember(kubeconfig: string, namespace: string, lock: string, id: string): Promise<void> {
+async function podMember(kubeconfig: string, namespace: string, lock: string, id: string, role: string): Promise<void> {
   const admin = new KubeAdmin();
   await admin.core.createNamespacedService({ namespace, body: { metadata: { name: 'rollcall-worker' }, spec: { clusterIP: 'None', selector: { app: 'worker' }, ports: [{ name: 'probe', port: 8086 }] } } });
   const pod = await admin.core.createNamespacedPod({ namespace, body: { metadata: { name: id, labels: { app: 'worker' } }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
-  const registry = await registryAs(kubeconfig, namespace, lock, id, pod.metadata!.uid!);
-  await registry.announce({ role: 'worker' });
-  expect((await registry.members('worker')).map((m) => m.id)).toEqual([id]);
-  await registry.close();
+  // A viewer announces nothing: the admin's member is what it reads, read-only.
+  const writer = await registryAs(role === 'viewer' ? kube.kubeconfig : kubeconfig, namespace, lock, id, pod.metadata!.uid!);
+  await writer.announce({ role: 'worker' });
+  const reader =
+    role === 'viewer'
+      ? await createRegistry({ type: 'kubernetes', cluster: 'manifests', identity: 'viewer-pod', readOnly: true, member: { liveness: 'pod' }, kubernetes: { kubeconfig, namespace, lock: lock as 'lease' | 'configmap' } })
+      : writer;
+  if (reader !== writer) opened.push(reader);
+  expect((await reader.members('worker')).map((m) => m.id)).toEqual([id]);
+  await reader.close();
+  await writer.close();
 }
 
 describe('every printed manifest, applied literally, is enough for its component under its own service account', () => {
@@ -151,7 +158,7 @@ describe('every printed manifest, applied literally, is enough for its component
     expect(bindings.length).toBe(docs.filter((d) => d.kind === 'Role').length);
     for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: `rollcall-${role}`, namespace }]);
     const kubeconfig = await serviceAccountKubeconfig(namespace, `rollcall-${role}`);
-    if (liveness === 'pod') return podMember(kubeconfig, namespace, lock, `${role}-1`);
+    if (liveness === 'pod') return podMember(kubeconfig, namespace, lock, `${role}-1`, role);
     await component[role]!(kubeconfig, namespace, lock);
   });
 

@@ -47,7 +47,7 @@ describe('rollcall manifests', () => {
     for (const d of printed.filter((d) => d.kind === 'RoleBinding')) expect(d.subjects!.map((s) => [s.name, s.namespace])).toEqual([[`rollcall-${role}`, 'prod']]);
   });
 
-  it.each(['coordinator', 'member'])('--role %s --liveness pod adds the EndpointSlice reader Role bound to that role\'s account, and no other binding', async (role) => {
+  it.each(['coordinator', 'member', 'viewer'])('--role %s --liveness pod adds the EndpointSlice reader Role bound to that role\'s account, and no other binding', async (role) => {
     const r = await run(['manifests', '--role', role, '--namespace', 'prod', '--liveness', 'pod']);
     expect(r.code, r.stderr).toBe(0);
     const file = (name: string) => readFileSync(new URL(`rollcall-${name}.yaml`, DEPLOY), 'utf8');
