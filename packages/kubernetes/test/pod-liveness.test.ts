@@ -1,3 +1,4 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
 import { KWOK_POD_ANNOTATIONS, startServer, stopServer } from '@rollcall/tools/testenv';
@@ -91,6 +92,23 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     expect(seen.events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w-del' } });
     const late = await open('reader-late');
     expect((await late.members('worker')).map((m) => m.id)).not.toContain('w-del');
+  });
+
+  it('a pod turned not Ready and Ready again (its probe failing, then passing): its member removed (expired), then added again — once each', async () => {
+    const uid = await pod('worker-flip', 'worker');
+    const reader = await open('reader-flip');
+    const seen = log(reader, 'worker');
+    const member = await open('worker-flip', uid);
+    await member.announce({ role: 'worker', id: 'w-flip', payload: { n: 7 } });
+    await seen.count(1);
+    const setReady = (value: 'true' | 'false') =>
+      admin.core.patchNamespacedPod({ name: 'worker-flip', namespace, body: { metadata: { annotations: { [KWOK_POD_ANNOTATIONS.ready]: value } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await setReady('false');
+    await seen.count(2);
+    await setReady('true');
+    await seen.count(3);
+    expect(seen.events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`)).toEqual(['added w-flip', 'removed w-flip expired', 'added w-flip']);
+    expect(seen.events[1]!.member.payload).toEqual({ n: 7 });
   });
 
   it('announce from a pod outside the role\'s Service fails INVALID_CONFIG naming the Service, and writes nothing', async () => {
