@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { MigrateStore } from '@rollcall/core/spi';
+import { MigrateStore } from '@rollcall/migrate';
 import { registryConformance, storeConformance, type ConformanceConfig } from '@rollcall/conformance';
 import { createEtcdStore } from '@rollcall/etcd';
 import { createZookeeperStore } from '@rollcall/zookeeper';

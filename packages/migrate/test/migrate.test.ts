@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry, type Leadership, type MemberEvent, type Registry } from '../src/index.js';
-import { MigrateStore } from '../src/spi.js';
-import { formatMicroTime } from '../src/lease-record.js';
-import { ManualClock, MemoryBackend } from '../src/testing.js';
+import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
+import { formatMicroTime } from '@rollcall/core/spi';
+import { ManualClock, MemoryBackend } from '@rollcall/core/testing';
+import { MigrateStore } from '../src/index.js';
 import { RefusingStore, until } from './harness.js';
 
 type Phase = 'from' | 'migrate' | 'to';
