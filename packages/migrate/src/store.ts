@@ -16,7 +16,7 @@ import {
   type WatchSubscription,
 } from '@rollcall/core/spi';
 import { mergeRecords, mergeValues, migrateVersion, parseMigrateVersion, type SideValue, type SideVersions } from './merge.js';
-import { MigrateWatch } from './migrate-watch.js';
+import { MigrateWatch } from './watch.js';
 import { ViewHistory, type ViewState } from './view-history.js';
 
 /** What {@link MigrateStore} takes besides its two sides. */
