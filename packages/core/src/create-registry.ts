@@ -54,6 +54,6 @@ export async function createRegistry(source: ConfigSource, runtime: RegistryRunt
   }
   const plugin = await loadConfiguredPlugin(type, configReader(source), [memoryPlugin, ...(runtime.plugins ?? [])]);
   const config = resolveConfig(source, plugin, Object.keys(PLUGIN_PACKAGES));
-  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity });
+  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity, readOnly: config.readOnly });
   return Registry.open(store, config, { clock, logger });
 }
