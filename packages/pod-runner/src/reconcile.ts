@@ -1,4 +1,4 @@
-import { FATAL_WAITING, readPod } from './pod-status.js';
+import { disruptionReason, FATAL_WAITING, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod } from './pod.js';
 import { isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 
@@ -12,7 +12,10 @@ export type FinishChange = Partial<TaskStatus> & { phase: TaskPhase };
  * - `release`: the task is recorded already: let its pod go;
  * - `finish`: record the terminal status, then let the pod go;
  * - `run`: the task runs: this status, the pending timer off, a run timer to `runDeadline` (if any);
- * - `wait`: the pod is pending: this status, the pending timer to `pendingDeadline` (none: no timer).
+ * - `wait`: the pod is pending: this status, the pending timer to `pendingDeadline` (none: no timer);
+ * - `unknown`: the pod's phase is Unknown (its node stopped reporting): this status, the pending
+ *   timer off (a long-running task is not "starting"), the run timer kept, and the unknown timer
+ *   to `unknownDeadline` (armed once: the pod carries no timestamp of the change).
  * Deadlines are wall-clock milliseconds from the pod's own timestamps (see pod-time.ts).
  */
 export type Decision =
@@ -21,7 +24,8 @@ export type Decision =
   | { action: 'release' }
   | { action: 'finish'; change: FinishChange }
   | { action: 'run'; change: Partial<TaskStatus>; runDeadline?: number }
-  | { action: 'wait'; change: Partial<TaskStatus>; pendingDeadline?: { cause: PendingCause; deadline: number } };
+  | { action: 'wait'; change: Partial<TaskStatus>; pendingDeadline?: { cause: PendingCause; deadline: number } }
+  | { action: 'unknown'; change: Partial<TaskStatus>; unknownDeadline?: number };
 
 /** The task as the reconciler sees it. */
 export interface ReconcileTask {
@@ -45,11 +49,26 @@ export function reconcile(task: ReconcileTask, pod: Pod, wallNow: Date): Decisio
   const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
   if (cancelled !== undefined) return { action: 'finish', change: { phase: 'cancelled', reason: 'Cancelled', message: cancelled } };
   const reading = readPod(pod, wallNow);
+  if (pod.metadata.deletionTimestamp) {
+    // Deleted behind the runner's back (it records a task before it deletes its pod). An exit
+    // after the delete was asked for is the kill's doing (a SIGTERM handler may exit 0): lost,
+    // never a success. Only an exit before it is the task's own.
+    const asked = Date.parse(pod.metadata.deletionTimestamp) - (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
+    const ended = reading.phase !== 'pending' && reading.phase !== 'running' && reading.phase !== 'unknown';
+    const endedBefore = ended && (reading.phase === 'timed-out' || reading.phase === 'lost' || (reading.finishedAt !== undefined && Date.parse(reading.finishedAt) < asked));
+    if (!endedBefore) {
+      const reason = disruptionReason(pod);
+      return { action: 'finish', change: { phase: 'lost', reason, message: `pod ${pod.metadata.name} was deleted before it finished${reason === 'Deleted' ? '' : ` (${reason})`}` } };
+    }
+  }
+  if (reading.phase === 'unknown') {
+    const change = { phase: 'unknown' as const, pendingCause: undefined, reason: reading.reason, message: reading.message };
+    return { action: 'unknown', change, unknownDeadline: timeouts.unknown === undefined ? undefined : wallNow.getTime() + timeouts.unknown };
+  }
   if (reading.phase !== 'pending' && reading.phase !== 'running') {
     const { phase, ...rest } = reading;
     return { action: 'finish', change: { phase, ...rest } };
   }
-  if (pod.metadata.deletionTimestamp) return { action: 'finish', change: { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` } };
   if (reading.phase === 'running') {
     const change = { phase: 'running' as const, pendingCause: undefined, reason: undefined, message: undefined, startedAt: reading.startedAt };
     return { action: 'run', change, runDeadline: timeouts.run === undefined ? undefined : Date.parse(reading.startedAt) + timeouts.run };
@@ -71,7 +90,18 @@ export function pendingTimedOut(status: TaskStatus, cause: PendingCause, podEven
   return { phase: 'timed-out', reason, message: `pending (${cause}) past its timeout${status.message ? `: ${status.message}` : ''}`, podEvents };
 }
 
-/** The status of a task whose run timer fired. */
+/** The status of a task whose run timer fired: `RunTimeout`, apart from the kubelet's `DeadlineExceeded`. */
 export function runTimedOut(timeouts: TaskTimeouts): FinishChange {
-  return { phase: 'timed-out', reason: 'DeadlineExceeded', message: `ran longer than its run timeout of ${timeouts.run} ms` };
+  return { phase: 'timed-out', reason: 'RunTimeout', message: `ran longer than its run timeout of ${timeouts.run} ms` };
+}
+
+/** The status of a task whose pod stayed in phase Unknown past its bound. */
+export function unknownTimedOut(status: TaskStatus, timeouts: TaskTimeouts): FinishChange {
+  return { phase: 'lost', reason: 'NodeLost', message: `the pod's node stopped reporting for ${timeouts.unknown} ms${status.message ? `: ${status.message}` : ''}` };
+}
+
+/** The status of a task that waited in the queue past its bound, never admitted. */
+export function queueTimedOut(status: TaskStatus, timeouts: TaskTimeouts): FinishChange {
+  const last = status.message?.startsWith('requeued: ') ? `; the last refusal: ${status.message.slice('requeued: '.length)}` : '';
+  return { phase: 'timed-out', reason: 'QueueTimeout', message: `waited in the queue ${timeouts.queue} ms and was never admitted (no capacity or quota)${last}` };
 }

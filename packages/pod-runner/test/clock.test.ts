@@ -55,6 +55,6 @@ describe('timeouts on an injected clock', () => {
     await clock.advance(59 * MINUTE);
     expect(runner.get('clock-runs-long')?.phase).toBe('running');
     await clock.advance(2 * MINUTE);
-    expect(await runner.result('clock-runs-long')).toMatchObject({ phase: 'timed-out', reason: 'DeadlineExceeded', message: 'ran longer than its run timeout of 3600000 ms' });
+    expect(await runner.result('clock-runs-long')).toMatchObject({ phase: 'timed-out', reason: 'RunTimeout', message: 'ran longer than its run timeout of 3600000 ms' });
   });
 });

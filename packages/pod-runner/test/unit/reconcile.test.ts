@@ -114,7 +114,7 @@ describe('the timeouts\' statuses', () => {
     expect(pendingTimedOut(status(), 'starting', [])).toMatchObject({ reason: 'PendingTimeout' });
   });
 
-  it('names the run timeout', () => {
-    expect(runTimedOut({ run: 1500 })).toEqual({ phase: 'timed-out', reason: 'DeadlineExceeded', message: 'ran longer than its run timeout of 1500 ms' });
+  it("names the runner's run timeout apart from the kubelet's DeadlineExceeded", () => {
+    expect(runTimedOut({ run: 1500 })).toEqual({ phase: 'timed-out', reason: 'RunTimeout', message: 'ran longer than its run timeout of 1500 ms' });
   });
 });
