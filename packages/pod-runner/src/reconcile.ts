@@ -8,7 +8,7 @@ export type FinishChange = Partial<TaskStatus> & { phase: TaskPhase };
 /**
  * What the leading runner does about one pod of one task:
  * - `ignore`: nothing (a pod of another attempt that still runs);
- * - `release-other`: let go a finished pod of another attempt still held by the finalizer;
+ * - `release-other`: let go a finished (or deleted) pod of another attempt still held by the finalizer;
  * - `release`: the task is recorded already: let its pod go;
  * - `finish`: record the terminal status, then let the pod go;
  * - `run`: the task runs: this status, the pending timer off, a run timer to `runDeadline` (if any);
@@ -42,8 +42,9 @@ export function reconcile(task: ReconcileTask, pod: Pod, wallNow: Date): Decisio
   const { status, timeouts } = task;
   if (status.podName !== pod.metadata.name) {
     const reading = readPod(pod, wallNow);
-    const finished = reading.phase !== 'pending' && reading.phase !== 'running';
-    return pod.metadata.finalizers?.includes(FINALIZER) && finished ? { action: 'release-other' } : { action: 'ignore' };
+    // finished, or being deleted (an attempt a retry replaced): nothing left to read from it
+    const done = (reading.phase !== 'pending' && reading.phase !== 'running' && reading.phase !== 'unknown') || pod.metadata.deletionTimestamp !== undefined;
+    return pod.metadata.finalizers?.includes(FINALIZER) && done ? { action: 'release-other' } : { action: 'ignore' };
   }
   if (isTerminal(status)) return { action: 'release' };
   const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];

@@ -1,7 +1,7 @@
 import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, silentLogger, StoreConflictError, systemClock } from '@rollcall/core';
 import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
 import { Capacity } from './capacity.js';
-import { BACKEND, notLeader } from './errors.js';
+import { BACKEND, isRequeueable, notLeader } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
@@ -597,7 +597,8 @@ export class PodRunner {
       try {
         await this.api.dryRunCreate(pod);
       } catch (err) {
-        if (hasCode(err, 'ALREADY_EXISTS')) continue;
+        // a quota refusal (or a 429) comes after the pod passed validation: the template is sound, the namespace full now
+        if (hasCode(err, 'ALREADY_EXISTS') || isRequeueable(err)) continue;
         if (hasCode(err, 'INVALID_ARGUMENT')) {
           throw new ConfigurationError(`templates[${resolved.index}] (${resolved.rule.name}): the API server rejects its pod: ${(err as Error).message}`, { key: `templates[${resolved.index}]`, backend: BACKEND, cause: err });
         }

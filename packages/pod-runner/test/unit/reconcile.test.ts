@@ -95,6 +95,11 @@ describe('reconcile: a pod of another attempt', () => {
     expect(reconcile(task(), other({ phase: 'Succeeded' }), now)).toEqual({ action: 'release-other' });
   });
 
+  it('lets one go that is being deleted though it still runs (an attempt a retry replaced)', () => {
+    const deleting = pod({ phase: 'Running' }, { name: 'rollcall-t1-2', deletionTimestamp: at(1000) });
+    expect(reconcile(task(), deleting, now)).toEqual({ action: 'release-other' });
+  });
+
   it('leaves one alone that still runs or is no longer held', () => {
     expect(reconcile(task(), other({ phase: 'Running' }), now)).toEqual({ action: 'ignore' });
     expect(reconcile(task(), other({ phase: 'Pending' }), now)).toEqual({ action: 'ignore' });
