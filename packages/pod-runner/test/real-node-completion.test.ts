@@ -33,6 +33,7 @@ beforeAll(async () => {
           }),
         },
       },
+      { name: 'init-fails', taskTypes: ['init-fails'], template: { spec: spec({ initContainers: [{ name: 'setup', command: ['node', '-e', "console.error('no config'); process.exit(2)"] }], containers: [{ name: 'main' }] }) } },
       { name: 'retried', taskTypes: ['retried'], retry: { maxAttempts: 3, backoffMs: 100, retryOn: { exitCodes: { operator: 'In', values: [75] } } }, template: { spec: spec({ containers: [{ name: 'main' }] }) } },
       { name: 'real', template: { spec: spec({ containers: [{ name: 'main' }] }) } },
     ],
@@ -63,6 +64,13 @@ describe('exit codes and the kubelet\'s reasons', () => {
   it('reads the kubelet\'s activeDeadlineSeconds as DeadlineExceeded, apart from the runner\'s RunTimeout', async () => {
     await runner.submit({ taskId: 'deadline', taskType: 'deadline', command: forever() });
     expect(await runner.result('deadline')).toMatchObject({ phase: 'timed-out', reason: 'DeadlineExceeded' });
+  });
+
+  it('names a failed init container apart from the task container\'s exit', async () => {
+    await runner.submit({ taskId: 'init-fails', taskType: 'init-fails', command: ['node', '-e', 'process.exit(0)'] });
+    const status = await runner.result('init-fails');
+    expect(status).toMatchObject({ phase: 'failed', reason: 'InitContainerFailed', message: expect.stringMatching(/^init container setup exited with 2 \(Error\)/) });
+    expect(status.exitCode).toBeUndefined();
   });
 });
 
