@@ -112,7 +112,8 @@ export function buildPod(input: BuildPodInput): { pod: Pod; specHash: string } {
     spec,
   };
   // submittedAt differs between two submits of the same task: not part of what "the same pod" means.
-  const specHash = shortHash(canonical({ labels: pod.metadata.labels, annotations: { ...pod.metadata.annotations, [TASK_ANNOTATION]: canonical({ ...record, submittedAt: undefined }) }, spec }), 16);
+  // the task container's name follows from the template: left out, so pods hash as they did before it was recorded
+  const specHash = shortHash(canonical({ labels: pod.metadata.labels, annotations: { ...pod.metadata.annotations, [TASK_ANNOTATION]: canonical({ ...record, submittedAt: undefined }), [TASK_CONTAINER_ANNOTATION]: undefined }, spec }), 16);
   pod.metadata.annotations![SPEC_HASH_ANNOTATION] = specHash;
   if (input.fencingToken !== undefined) pod.metadata.annotations![FENCING_TOKEN_ANNOTATION] = String(input.fencingToken);
   return { pod, specHash };

@@ -1,6 +1,6 @@
 import { disruptionReason, FATAL_WAITING, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod } from './pod.js';
-import { isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
+import { DEFAULT_UNKNOWN_TIMEOUT_MS, isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 
 /** A terminal status change. */
 export type FinishChange = Partial<TaskStatus> & { phase: TaskPhase };
@@ -25,7 +25,7 @@ export type Decision =
   | { action: 'finish'; change: FinishChange }
   | { action: 'run'; change: Partial<TaskStatus>; runDeadline?: number }
   | { action: 'wait'; change: Partial<TaskStatus>; pendingDeadline?: { cause: PendingCause; deadline: number } }
-  | { action: 'unknown'; change: Partial<TaskStatus>; unknownDeadline?: number };
+  | { action: 'unknown'; change: Partial<TaskStatus>; unknownDeadline: number };
 
 /** The task as the reconciler sees it. */
 export interface ReconcileTask {
@@ -64,7 +64,7 @@ export function reconcile(task: ReconcileTask, pod: Pod, wallNow: Date): Decisio
   }
   if (reading.phase === 'unknown') {
     const change = { phase: 'unknown' as const, pendingCause: undefined, reason: reading.reason, message: reading.message };
-    return { action: 'unknown', change, unknownDeadline: timeouts.unknown === undefined ? undefined : wallNow.getTime() + timeouts.unknown };
+    return { action: 'unknown', change, unknownDeadline: wallNow.getTime() + (timeouts.unknown ?? DEFAULT_UNKNOWN_TIMEOUT_MS) };
   }
   if (reading.phase !== 'pending' && reading.phase !== 'running') {
     const { phase, ...rest } = reading;
@@ -98,7 +98,7 @@ export function runTimedOut(timeouts: TaskTimeouts): FinishChange {
 
 /** The status of a task whose pod stayed in phase Unknown past its bound. */
 export function unknownTimedOut(status: TaskStatus, timeouts: TaskTimeouts): FinishChange {
-  return { phase: 'lost', reason: 'NodeLost', message: `the pod's node stopped reporting for ${timeouts.unknown} ms${status.message ? `: ${status.message}` : ''}` };
+  return { phase: 'lost', reason: 'NodeLost', message: `the pod's node stopped reporting for ${timeouts.unknown ?? DEFAULT_UNKNOWN_TIMEOUT_MS} ms${status.message ? `: ${status.message}` : ''}` };
 }
 
 /** The status of a task that waited in the queue past its bound, never admitted. */

@@ -392,7 +392,7 @@ export class PodRunner {
         // a pod whose node went silent is not "starting": no pending timer can delete a long-running task
         this.timers.clearPending(entry);
         this.setStatus(entry, decision.change);
-        if (decision.unknownDeadline !== undefined) this.timers.armUnknown(entry, decision.unknownDeadline, () => this.unknownTimedOut(entry));
+        this.timers.armUnknown(entry, decision.unknownDeadline, () => this.unknownTimedOut(entry));
         return;
       case 'wait':
         this.timers.clearUnknown(entry);

@@ -135,4 +135,12 @@ export function assertTask(task: Task): void {
 }
 
 /** Default timeouts, milliseconds. */
-export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run' | 'queue'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000, unknown: 300_000 };
+export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run' | 'queue' | 'unknown'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000 };
+
+/**
+ * The bound on phase Unknown when neither the task nor the runner sets one,
+ * milliseconds. Applied when read, not merged into the task's timeouts: the
+ * pod's task annotation (and so its spec hash) stays what a runner without
+ * this bound wrote, so a task resubmitted across an upgrade is the same task.
+ */
+export const DEFAULT_UNKNOWN_TIMEOUT_MS = 300_000;

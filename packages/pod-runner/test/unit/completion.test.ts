@@ -75,14 +75,15 @@ describe('reconcile: the task container decides, found by name', () => {
 });
 
 describe('reconcile: phase Unknown is its own state', () => {
-  it('is unknown, bounded by the unknown timeout from when it is seen, never pending', () => {
+  it('is unknown, bounded by the unknown timeout (default 300000 ms) from when it is seen, never pending', () => {
     const p = pod({ phase: 'Unknown', reason: 'NodeLost', message: 'node n1 not responding' });
     expect(reconcile(task({ phase: 'running' }), p, now)).toEqual({
       action: 'unknown',
       change: { phase: 'unknown', pendingCause: undefined, reason: 'NodeLost', message: 'node n1 not responding' },
       unknownDeadline: now.getTime() + 300_000,
     });
-    expect(reconcile(task({}, { unknown: undefined }), p, now)).toMatchObject({ action: 'unknown', unknownDeadline: undefined });
+    expect(reconcile(task({}, timeouts({ unknown: 5000 })), p, now)).toMatchObject({ action: 'unknown', unknownDeadline: now.getTime() + 5000 });
+    expect(reconcile(task({}, { start: 1 }), p, now)).toMatchObject({ action: 'unknown', unknownDeadline: now.getTime() + 300_000 });
   });
 
   it('ends as lost with reason NodeLost when the bound passes', () => {

@@ -9,7 +9,7 @@ export function status(change: Partial<TaskStatus> = {}): TaskStatus {
   return { taskId: 't1', taskType: 'report', tags: {}, attempt: 1, phase: 'pending', podName: 'rollcall-t1-1', template: 'default', submittedAt: at(0), ...change };
 }
 
-export const timeouts = (change: TaskTimeouts = {}): TaskTimeouts => ({ unschedulable: 300_000, imagePull: 300_000, start: 600_000, unknown: 300_000, ...change });
+export const timeouts = (change: TaskTimeouts = {}): TaskTimeouts => ({ unschedulable: 300_000, imagePull: 300_000, start: 600_000, ...change });
 
 /** A pod of task t1 attempt 1, created at T0, held by the runner's finalizer; `status` and metadata as given. */
 export function pod(podStatus: Pod['status'] = {}, metadata: Partial<Pod['metadata']> = {}): Pod {
