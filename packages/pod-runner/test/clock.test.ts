@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from '@rollcall/conformance';
 import { ManualClock } from '@rollcall/core/testing';
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { type PodRunner } from '../src/index.js';
 import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
@@ -57,6 +57,21 @@ describe('timeouts on an injected clock', () => {
     expect(runner.get('clock-runs-long')?.phase).toBe('running');
     await clock.advance(2 * MINUTE);
     expect(await runner.result('clock-runs-long')).toMatchObject({ phase: 'timed-out', reason: 'RunTimeout', message: 'ran longer than its run timeout of 3600000 ms' });
+  });
+});
+
+describe('a pod in phase Unknown', () => {
+  it('is unknown, not pending: no start timer ends it, and after the Unknown bound it is lost with NodeLost', async () => {
+    const status = await runner.submit({ taskId: 'clock-unknown', taskType: 'report', timeouts: { start: 2 * MINUTE, unknown: 10 * MINUTE } });
+    await waitFor(() => runner.get('clock-unknown')?.phase === 'running', 15_000, 'the task to run');
+    // what the node lifecycle controller of old wrote for a pod on a node that stopped reporting
+    await admin.core.patchNamespacedPodStatus({ name: status.podName, namespace: env.namespace, body: { status: { phase: 'Unknown', reason: 'NodeLost', message: 'node kwok-node-0 not responding' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await waitFor(() => runner.get('clock-unknown')?.phase === 'unknown', 15_000, 'the phase unknown');
+    expect(runner.get('clock-unknown')).toMatchObject({ reason: 'NodeLost', message: 'node kwok-node-0 not responding' });
+    await clock.advance(10 * MINUTE - 1000);
+    expect(runner.get('clock-unknown')?.phase).toBe('unknown');
+    await clock.advance(1000);
+    expect(await runner.result('clock-unknown')).toMatchObject({ phase: 'lost', reason: 'NodeLost' });
   });
 });
 
