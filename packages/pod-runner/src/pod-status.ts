@@ -142,3 +142,26 @@ export function readPod(pod: Pod, wallNow: Date = new Date()): PodReading {
   if (scheduled?.status === 'True' || pod.spec.nodeName) return { phase: 'pending', cause: 'starting', since: created };
   return { phase: 'pending', cause: 'scheduling', since: created };
 }
+
+/**
+ * A pod being deleted that the runner did not delete (it records a task before
+ * it deletes its pod): how its task ended. An exit after the delete was asked for
+ * (`deletionTimestamp` less the grace period) is the kill's doing — a SIGTERM
+ * handler may exit 0 — so the task is `lost`, never a success; only an end from
+ * before the delete (or the kubelet's own verdict) stands. Undefined when the pod
+ * is not being deleted.
+ */
+export function readDeleted(pod: Pod, reading: PodReading): EndedReading | undefined {
+  const deletion = pod.metadata.deletionTimestamp;
+  if (!deletion) return undefined;
+  const asked = Date.parse(deletion) - (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
+  if (reading.phase === 'timed-out' || reading.phase === 'lost') return reading;
+  if ((reading.phase === 'succeeded' || reading.phase === 'failed') && reading.finishedAt !== undefined && Date.parse(reading.finishedAt) < asked) return reading;
+  return lostByDeletion(pod);
+}
+
+/** A task whose pod was deleted before it ended: `lost`, with the disruption's reason when Kubernetes gave one. */
+export function lostByDeletion(pod: Pod): { phase: 'lost'; reason: string; message: string } {
+  const reason = disruptionReason(pod);
+  return { phase: 'lost', reason, message: `pod ${pod.metadata.name} was deleted before it finished${reason === 'Deleted' ? '' : ` (${reason})`}` };
+}

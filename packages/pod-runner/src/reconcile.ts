@@ -1,4 +1,4 @@
-import { disruptionReason, FATAL_WAITING, readPod } from './pod-status.js';
+import { FATAL_WAITING, readDeleted, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod } from './pod.js';
 import { DEFAULT_UNKNOWN_TIMEOUT_MS, isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 
@@ -50,17 +50,11 @@ export function reconcile(task: ReconcileTask, pod: Pod, wallNow: Date): Decisio
   const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
   if (cancelled !== undefined) return { action: 'finish', change: { phase: 'cancelled', reason: 'Cancelled', message: cancelled } };
   const reading = readPod(pod, wallNow);
-  if (pod.metadata.deletionTimestamp) {
-    // Deleted behind the runner's back (it records a task before it deletes its pod). An exit
-    // after the delete was asked for is the kill's doing (a SIGTERM handler may exit 0): lost,
-    // never a success. Only an exit before it is the task's own.
-    const asked = Date.parse(pod.metadata.deletionTimestamp) - (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
-    const ended = reading.phase !== 'pending' && reading.phase !== 'running' && reading.phase !== 'unknown';
-    const endedBefore = ended && (reading.phase === 'timed-out' || reading.phase === 'lost' || (reading.finishedAt !== undefined && Date.parse(reading.finishedAt) < asked));
-    if (!endedBefore) {
-      const reason = disruptionReason(pod);
-      return { action: 'finish', change: { phase: 'lost', reason, message: `pod ${pod.metadata.name} was deleted before it finished${reason === 'Deleted' ? '' : ` (${reason})`}` } };
-    }
+  // deleted behind the runner's back: lost, unless it ended before the delete (readDeleted)
+  const deleted = readDeleted(pod, reading);
+  if (deleted) {
+    const { phase, ...rest } = deleted;
+    return { action: 'finish', change: { phase, ...rest } };
   }
   if (reading.phase === 'unknown') {
     const change = { phase: 'unknown' as const, pendingCause: undefined, reason: reading.reason, message: reading.message };

@@ -7,7 +7,7 @@ import { LeaderGate } from './leader-gate.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { buildPod } from './pod-build.js';
-import { taskContainerName } from './pod-status.js';
+import { lostByDeletion, taskContainerName } from './pod-status.js';
 import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
 import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
@@ -430,7 +430,10 @@ export class PodRunner {
     if (!entry || entry.status.podName !== pod.metadata.name) return;
     entry.pod = undefined;
     entry.release.deleteTimer?.cancel();
-    if (!isTerminal(entry.status)) this.finish(entry, { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` });
+    if (!isTerminal(entry.status)) {
+      // gone without the runner seeing it end (its last state may say why: evicted, preempted, its node lost)
+      this.finish(entry, lostByDeletion(pod));
+    }
   }
 
   /** A pod this runner does not know (it restarted, or took over): the task, from the pod's annotation. */

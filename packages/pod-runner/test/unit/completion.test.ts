@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TASK_CONTAINER_ANNOTATION } from '../../src/pod.js';
+import { statusFromPod } from '../../src/pod-task.js';
+import { TASK_ANNOTATION } from '../../src/pod.js';
 import { reconcile, unknownTimedOut } from '../../src/reconcile.js';
 import { at, pod, status, T0, timeouts } from './fixtures.js';
 
@@ -99,6 +101,12 @@ describe('reconcile: a pod deleted behind the runner', () => {
     // asked at 10 s (deletionTimestamp 40 s less the 30 s grace)
     expect(reconcile(task({ phase: 'running' }), deleted(0, at(11_000)), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'Deleted' } });
     expect(reconcile(task({ phase: 'running' }), deleted(0, at(10_000)), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'Deleted' } });
+  });
+
+  it('reads the same for a viewer (rollcall tasks) of a pod no runner recorded', () => {
+    const p = deleted(0, at(11_000));
+    p.metadata.annotations = { [TASK_ANNOTATION]: JSON.stringify({ taskId: 't1', taskType: 'report', tags: {}, attempt: 1, template: 'default', timeouts: {}, submittedAt: at(0) }) };
+    expect(statusFromPod(p)).toMatchObject({ phase: 'lost', reason: 'Deleted' });
   });
 
   it('keeps an exit from before the delete', () => {
