@@ -289,12 +289,8 @@ export class PodRunner {
     this.capacity.take(entry.status.taskType);
   }
 
-  private freeSlot(entry: TaskState): void {
-    this.freeSlotOf(entry);
-  }
-
   /** Frees the task's slot; whether it held one. */
-  private freeSlotOf(entry: TaskState): boolean {
+  private freeSlot(entry: TaskState): boolean {
     if (!entry.holdsSlot) return false;
     entry.holdsSlot = false;
     this.capacity.free(entry.status.taskType);
@@ -532,7 +528,7 @@ export class PodRunner {
     entry.pod = undefined;
     entry.release = {};
     entry.createError = undefined;
-    if (this.freeSlotOf(entry)) this.queue.endPause();
+    if (this.freeSlot(entry)) this.queue.endPause();
     // the ended attempt's pod goes now; a later state of it is let go as another attempt's (reconcile's release-other)
     if (oldPod) void this.releaser.releasePod(oldPod, undefined);
     const spec = entry.spec!;
