@@ -7,6 +7,3 @@ export { collectWatch, describeEvent, type ChangeEvent, type CollectedWatch } fr
 export { uniqueCluster } from './names.js';
 export { parsePrometheusText, sampleValue, scrapeMetrics, scrapeUntil, type MetricSample } from './prometheus-text.js';
 export { leaseRecord } from './records.js';
-export { IpcRecordStore, serveStore, type IpcChannel, type IpcStoreDescription } from './ipc-store.js';
-export { CrashClient, crashChildEntry } from './crash-client.js';
-export type { ChildCommand, ChildEvent } from './child/protocol.js';
