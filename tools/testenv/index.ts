@@ -36,6 +36,7 @@ export { waitFor } from './wait-for.js';
 export { TcpProxy, TcpProxyGroup } from './tcp-proxy.js';
 export { kubeconfigVia, proxiedKubeconfig } from './proxied-kubeconfig.js';
 export { percentile, summarize, type Summary } from './stats.js';
+export { load, machine } from './machine.js';
 export { monotonicMs } from './monotonic.js';
 export { runProcess, type ProcessResult, type RunProcessOptions } from './run-process.js';
 export { ClientProxies } from './client-proxies.js';

@@ -10,8 +10,7 @@
 import { parseArgs } from 'node:util';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { createRegistry, type Member } from '@rollcall/core';
-import { KubeAdmin, REAL_NODE_INSTANCE, requireTestEnv, signalContainer, summarize, up, waitFor } from '@rollcall/tools/testenv';
-import { load, machine } from '../../../tools/bench/machine.js';
+import { KubeAdmin, load, machine, REAL_NODE_INSTANCE, requireTestEnv, signalContainer, summarize, up, waitFor } from '@rollcall/tools/testenv';
 import { registryPlugin } from '../src/index.js';
 import { workerDeployment } from '../test/real-node/worker-deployment.js';
 

@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { readTestEnv } from '@rollcall/tools/testenv';
+import { machine, readTestEnv } from '@rollcall/tools/testenv';
 import { createPostgresStore } from '../src/index.js';
 import type { NotifyListener } from '../src/watch.js';
 
@@ -105,6 +105,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         at: new Date().toISOString(),
+        machine: machine(),
         pauseSeconds: pauseMs / 1000,
         control,
         writers,
