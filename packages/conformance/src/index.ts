@@ -2,7 +2,7 @@ export { storeConformance, type StoreConformanceOptions } from './store-conforma
 export { registryConformance, type RegistryConformanceOptions } from './registry-conformance.js';
 export { skipReason, type ConformanceConfig, type CrashChildTarget, type RegistryCapabilities, type StoreCapabilities } from './capabilities.js';
 export { DEFAULT_CONFORMANCE_TIMINGS, resolveTimings, type ConformanceTimings } from './timings.js';
-export { nextEvent, observeFor, rejection, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable } from './wait-for.js';
+export { nextEvent, observeFor, rejection, StopWaiting, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable, type WaitForOptions } from './wait-for.js';
 export { collectWatch, describeEvent, type ChangeEvent, type CollectedWatch } from './collect-watch.js';
 export { uniqueCluster } from './names.js';
 export { parsePrometheusText, sampleValue, scrapeMetrics, scrapeUntil, type MetricSample } from './prometheus-text.js';
