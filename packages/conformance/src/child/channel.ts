@@ -17,13 +17,17 @@ export interface MessageChannel {
  * A channel of JSON lines over two pipes (the child's stdin and stdout). A
  * write to a pipe is synchronous on Linux, so a line written just before a
  * SIGKILL reaches the parent: what the e2e candidates need, whose last words
- * are evidence. Values must be JSON.
+ * are evidence. Values must be JSON; a line that is not is no message, and is skipped.
  */
 export function lineChannel(input: Readable, output: Writable): MessageChannel {
   const listeners = new Set<(message: unknown) => void>();
   createInterface({ input }).on('line', (line) => {
-    if (line.trim() === '') return;
-    const message = JSON.parse(line) as unknown;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return; // not a message: something else the other side printed
+    }
     for (const listener of [...listeners]) listener(message);
   });
   // Writing to a process that was just killed fails with EPIPE: that is the kill, not an error.
