@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { CoreV1Api, Log, type KubeConfig, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import { CoreV1Api, Log, Watch, type KubeConfig, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import { requireTestEnv, type RealNodeEnv } from './env-file.js';
 import { waitFor } from '@rollcall/conformance';
 import { serverWait } from './server-wait.js';
@@ -91,49 +91,62 @@ export interface FollowedLog {
  * Follows (`log?follow`) the log of one container of every pod matching `labelSelector`,
  * from each container start's first line: pods already running and pods created later,
  * each restart again. A pod's log is gone with the pod, so a test that judges what
- * processes reported must follow while they run. Polls the pod list every 200 ms.
+ * processes reported must follow while they run. Watches the pods (a watch the server
+ * ends is started again, and relists).
  */
 export function followPodLogs(kc: KubeConfig, namespace: string, labelSelector: string, container: string): { logs: FollowedLog[]; stop: () => void } {
-  const core = kc.makeApiClient(CoreV1Api);
   const logApi = new Log(kc);
+  const watcher = new Watch(kc);
   const logs: FollowedLog[] = [];
   const followed = new Set<string>();
   const aborts: AbortController[] = [];
   let stopped = false;
-  const poll = async () => {
-    const pods = (await core.listNamespacedPod({ namespace, labelSelector }).catch(() => ({ items: [] as V1Pod[] }))).items;
-    for (const pod of pods) {
-      const status = pod.status?.containerStatuses?.find((s) => s.name === container);
-      if (!status?.state?.running) continue;
-      const key = `${pod.metadata!.uid}/${status.restartCount}`;
-      if (followed.has(key)) continue;
-      followed.add(key);
-      const entry: FollowedLog = { pod: pod.metadata!.name!, start: status.restartCount, lines: [], ended: false };
-      logs.push(entry);
-      let partial = '';
-      const sink = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          const text = partial + chunk.toString('utf8');
-          const parts = text.split('\n');
-          partial = parts.pop()!;
-          entry.lines.push(...parts);
-          done();
-        },
-      });
-      sink.on('finish', () => (entry.ended = true));
-      logApi
-        .log(namespace, entry.pod, container, sink, { follow: true })
-        .then((abort) => (stopped ? abort.abort() : aborts.push(abort)))
-        .catch(() => (entry.ended = true));
-    }
+  let watch: AbortController | undefined;
+  // Each container start is one log: a pod's running container, seen once per restart count.
+  const seen = (pod: V1Pod) => {
+    const status = pod.status?.containerStatuses?.find((s) => s.name === container);
+    if (!status?.state?.running) return;
+    const key = `${pod.metadata!.uid}/${status.restartCount}`;
+    if (followed.has(key)) return;
+    followed.add(key);
+    const entry: FollowedLog = { pod: pod.metadata!.name!, start: status.restartCount, lines: [], ended: false };
+    logs.push(entry);
+    let partial = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        const text = partial + chunk.toString('utf8');
+        const parts = text.split('\n');
+        partial = parts.pop()!;
+        entry.lines.push(...parts);
+        done();
+      },
+    });
+    sink.on('finish', () => (entry.ended = true));
+    logApi
+      .log(namespace, entry.pod, container, sink, { follow: true })
+      .then((abort) => (stopped ? abort.abort() : aborts.push(abort)))
+      .catch(() => (entry.ended = true));
   };
-  const timer = setInterval(() => void poll(), 200);
-  void poll();
+  // A watch from now (its first events are every pod that exists), started again whenever the server ends it.
+  let restarting = false;
+  const again = () => {
+    if (restarting || stopped) return;
+    restarting = true;
+    setTimeout(() => ((restarting = false), start()), 100);
+  };
+  const start = () => {
+    if (stopped) return;
+    watcher
+      .watch(`/api/v1/namespaces/${namespace}/pods`, { labelSelector }, (type: string, pod: V1Pod) => type !== 'DELETED' && seen(pod), again)
+      .then((abort) => (stopped ? abort.abort() : (watch = abort)))
+      .catch(again);
+  };
+  start();
   return {
     logs,
     stop: () => {
       stopped = true;
-      clearInterval(timer);
+      watch?.abort();
       for (const abort of aborts) abort.abort();
     },
   };

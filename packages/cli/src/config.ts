@@ -96,15 +96,15 @@ export async function pluginFor(type: string): Promise<RegistryPlugin> {
 /** `read`: the command only looks (members, leader, locks, watch, doctor, migrate status); `write`: it may change records (release, demo). */
 export type Access = 'read' | 'write';
 
-/** Set by read commands on sqlite. */
-export const READ_ONLY_KEY = 'registry.sqlite.readOnly';
+/** Set by read commands: the registry writes nothing (and sqlite is opened read-only). */
+export const READ_ONLY_KEY = 'registry.readOnly';
 
 /**
  * Resolves the configuration of a command from its three forms, as the
  * library takes them: `--config` (JSON), `REGISTRY_*` variables, and `-o`
  * flags, later ones overriding earlier ones. `defaults` come first of all (the
  * demo's timings). Validated by core: unknown keys and broken rules are
- * INVALID_CONFIG naming the key. `access: 'read'` opens sqlite read-only.
+ * INVALID_CONFIG naming the key. `access: 'read'` sets `registry.readOnly`.
  */
 export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, defaults: Record<string, FlatValue> = {}, access: Access = 'write'): Promise<CliConfig> {
   const file = flags.config ? readConfigFile(flags.config) : new Map<string, FlatValue>();
@@ -141,8 +141,8 @@ export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEn
   layer(fromEnv, 'env');
   layer(cli, 'flag');
   flat['registry.type'] = type;
-  // A command that only reads opens sqlite read-only, so a wrong path is NOT_FOUND rather than a new, empty registry; a value given wins.
-  if (access === 'read' && type === 'sqlite' && !sources.has(READ_ONLY_KEY)) layer([[READ_ONLY_KEY, true]], 'command');
+  // A command that only reads writes nothing: no expiry delete, no reaper campaign, no schema; sqlite opens read-only, so a wrong path is NOT_FOUND rather than a new, empty registry.
+  if (access === 'read' && !sources.has(READ_ONLY_KEY)) layer([[READ_ONLY_KEY, true]], 'command');
   const resolved = resolveConfig(flat as never, plugin, Object.keys(PLUGIN_PACKAGES));
   return { flat, sources, plugin, resolved };
 }

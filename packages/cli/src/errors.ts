@@ -17,7 +17,7 @@ export const ExitCode = {
   NOT_FOUND: 6,
   /** The record changed while the command worked on it (CONFLICT): run it again. */
   CONFLICT: 7,
-  /** `doctor` found a problem. */
+  /** `doctor` found a problem, or `--check` found a STALE holder or member. */
   CHECK_FAILED: 8,
   /** `migrate status`: the next step of the migration is not safe now (the reasons are printed). */
   NOT_READY: 9,

@@ -34,7 +34,7 @@ Exit codes:
   5    UNAUTHENTICATED, PERMISSION_DENIED
   6    NOT_FOUND (no such election or lock; a sqlite file that does not exist)
   7    CONFLICT (the record changed meanwhile)
-  8    doctor found a problem
+  8    doctor found a problem; --check found a STALE holder or member
   9    migrate status: the next step is not safe now
   10   confirmation declined (release without --yes)
   130  interrupted (Ctrl-C); everything started was stopped
@@ -59,6 +59,11 @@ function withOutput(cmd: Command): Command {
   return cmd.addOption(new Option('--output <format>', 'output format').choices(['table', 'json']).default('table')).option('--json', 'same as --output json');
 }
 
+/** `--check`: a STALE entry makes the listing exit 8, for scripts and probes. */
+function withCheck(cmd: Command): Command {
+  return cmd.option('--check', 'exit 8 when a holder or member shown is STALE (its last renewal older than its lease, by this machine\'s clock)');
+}
+
 /** Examples after a command's help; `config: false` for commands that take no configuration flags (`tasks`). */
 function examples(cmd: Command, lines: string[], options: { config?: boolean } = {}): Command {
   return cmd.addHelpText('after', `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n${options.config === false ? '' : `${CONFIG_HELP}\n`}`);
@@ -77,17 +82,17 @@ export function program(setExit: (code: number) => void): Command {
     `\nExamples:\n  $ rollcall demo                                   # a live failover on a local sqlite file\n  $ rollcall members worker -t sqlite -o sqlite.path=rollcall.db\n  $ REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://10.0.0.5:2379 rollcall leader scheduler\n  $ rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member\n${CONFIG_HELP}\n${EXIT_HELP}\n`,
   );
 
-  const members = withOutput(withConfig(root.command('members').argument('[role]', 'only this role').description('list the members the registry sees: id, last heartbeat, uptime, payload')));
+  const members = withCheck(withOutput(withConfig(root.command('members').argument('[role]', 'only this role').description('list the members the registry sees: id, last heartbeat (STALE when older than its lease), uptime, payload'))));
   examples(members, ['rollcall members -t sqlite -o sqlite.path=/var/lib/app/rollcall.db', 'rollcall members worker --config rollcall.json --json | jq \'.[] | select(.payload.status == "BUSY")\'']);
-  members.action(async (role: string | undefined, opts) => membersCommand(role, opts));
+  members.action(async (role: string | undefined, opts) => setExit(await membersCommand(role, opts)));
 
-  const leader = withOutput(withConfig(root.command('leader').argument('[election]', 'one election; all of them when left out').description('show the leader of an election and its fencing token (every election without an argument)')));
-  examples(leader, ['rollcall leader scheduler -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'REGISTRY_TYPE=sqlite rollcall leader --json']);
-  leader.action(async (election: string | undefined, opts) => leaderCommand(election, opts));
+  const leader = withCheck(withOutput(withConfig(root.command('leader').argument('[election]', 'one election; all of them when left out').description('show the leader of an election and its fencing token (every election without an argument); STALE when its last renewal is older than its lease'))));
+  examples(leader, ['rollcall leader scheduler -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'REGISTRY_TYPE=sqlite rollcall leader --json', 'rollcall leader scheduler --config rollcall.json --check   # exit 8 when the leader is STALE']);
+  leader.action(async (election: string | undefined, opts) => setExit(await leaderCommand(election, opts)));
 
-  const locks = withOutput(withConfig(root.command('locks').description('list every lock: holder, fencing token, how long held, last renewal')));
+  const locks = withCheck(withOutput(withConfig(root.command('locks').description('list every lock: holder, fencing token, how long held, last renewal (STALE when older than its lease)'))));
   examples(locks, ['rollcall locks -t mysql -o mysql.host=db -o mysql.user=app -o mysql.database=app', 'rollcall locks --config rollcall.json --output json']);
-  locks.action(async (opts) => locksCommand(opts));
+  locks.action(async (opts) => setExit(await locksCommand(opts)));
 
   const watch = withMetrics(withOutput(withConfig(root.command('watch').description('print the current members, leaders and locks, then every change as it happens, until Ctrl-C'))));
   examples(watch, ['rollcall watch -t zookeeper -o zookeeper.connectString=zk1:2181', 'rollcall watch --config rollcall.json --json    # one JSON object per line', 'rollcall watch --config rollcall.json --metrics-port 9464 > /dev/null   # a Prometheus exporter of the cluster']);
@@ -102,7 +107,7 @@ export function program(setExit: (code: number) => void): Command {
       root
         .command('doctor')
         .description('check the configuration, the connection and, on Kubernetes, every RBAC permission the role needs (SelfSubjectAccessReview)')
-        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)').choices(['coordinator', 'member', 'pod-runner']).default('coordinator')),
+        .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods) or viewer (read commands, dashboards)').choices(['coordinator', 'member', 'pod-runner', 'viewer']).default('coordinator')),
     ),
   );
   examples(doctor, ['rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member', 'REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://127.0.0.1:2379 rollcall doctor --json']);
@@ -111,7 +116,7 @@ export function program(setExit: (code: number) => void): Command {
   const manifests = root
     .command('manifests')
     .description('print the ServiceAccount, Role and RoleBinding a component needs on Kubernetes, for kubectl apply -f -')
-    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods)').choices(manifestRoles()).makeOptionMandatory())
+    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods), viewer (read commands, dashboards)').choices(manifestRoles()).makeOptionMandatory())
     .requiredOption('--namespace <namespace>', 'the namespace of the records (registry.kubernetes.namespace)')
     .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'));
   manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n`);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, ErrorCode, type Registry } from '@rollcall/core';
 import { createPodRunner } from '@rollcall/pod-runner';
-import { KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { AuditLog, KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from './cli.js';
 
@@ -69,6 +69,38 @@ const component: Record<string, (kubeconfig: string, namespace: string, lock: st
     // The narrower identity: refused what only a coordinator may do.
     await expect(registry.campaign('scheduler').whenElected(AbortSignal.timeout(15_000))).rejects.toMatchObject({ code: ErrorCode.PERMISSION_DENIED });
     await registry.close();
+  },
+  async viewer(kubeconfig, namespace, lock) {
+    // What there is to see, written by the admin; then the read commands as the viewer, and a read-only registry.
+    const writer = await registryAs(kube.kubeconfig, namespace, lock, 'writer-1');
+    await writer.announce({ role: 'worker' });
+    expect(await writer.campaign('scheduler').whenElected(AbortSignal.timeout(15_000))).toBeGreaterThan(0);
+    await writer.lock('nightly', { timeoutMs: 15_000 });
+    const admin = new KubeAdmin();
+    const audit = new AuditLog(kube.auditLogPath, async (name) => void (await admin.coordination.readNamespacedLease({ name, namespace }).catch(() => undefined)));
+    const window = audit.open();
+    const args = ['-t', 'kubernetes', '-c', 'manifests', '-o', `registry.kubernetes.kubeconfig=${kubeconfig}`, '-o', `registry.kubernetes.namespace=${namespace}`, '-o', `registry.kubernetes.lock=${lock}`];
+    const members = await run(['members', 'worker', ...args]);
+    expect(members.code, members.stderr).toBe(0);
+    expect(members.stdout).toMatch(/^worker +writer-1 /m);
+    expect((await run(['leader', 'scheduler', ...args])).stdout).toMatch(/^scheduler +writer-1 /m);
+    expect((await run(['locks', ...args])).stdout).toMatch(/^nightly +writer-1/m);
+    const doctor = await run(['doctor', '--role', 'viewer', ...args]);
+    expect(doctor.code, doctor.stdout).toBe(0);
+    const viewer = await createRegistry({ type: 'kubernetes', cluster: 'manifests', identity: 'viewer-1', readOnly: true, kubernetes: { kubeconfig, namespace, lock: lock as 'lease' | 'configmap' } });
+    opened.push(viewer);
+    expect((await viewer.members('worker')).map((m) => m.id)).toEqual(['writer-1']);
+    await viewer.close();
+    // The server's count: not one write (create, update, patch, delete — dry runs included) from the viewer, whatever it read.
+    const user = `system:serviceaccount:${namespace}:rollcall-viewer`;
+    const reads = ['get', 'list', 'watch'];
+    const byViewer = await audit.closeWhere(window, (e) => e.user?.username === user && e.objectRef?.resource !== 'selfsubjectaccessreviews');
+    expect(byViewer.total).toBeGreaterThan(0);
+    expect(Object.keys(byViewer.byMethod).filter((verb) => !reads.includes(verb))).toEqual([]);
+    // The identity itself may not write: a registry that tried would be refused by the API server.
+    const writing: Registry | Error = await registryAs(kubeconfig, namespace, lock, 'viewer-2').catch((err: Error) => err);
+    if (!(writing instanceof Error)) await expect(writing.announce({ role: 'worker' })).rejects.toMatchObject({ code: ErrorCode.PERMISSION_DENIED });
+    await writer.close();
   },
   async 'pod-runner'(kubeconfig, namespace) {
     // HA: the runner campaigns for its election (a Lease update) before it creates any pod.

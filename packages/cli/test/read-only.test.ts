@@ -1,7 +1,9 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { electionKey, formatMicroTime, lockKey, memberKey, type LeaseRecord } from '@rollcall/core/spi';
+import { createSqliteStore } from '@rollcall/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run, sqliteFixture } from './cli.js';
+import { run, Running, sqliteFixture } from './cli.js';
 
 let fx: Awaited<ReturnType<typeof sqliteFixture>>;
 afterAll(async () => {
@@ -40,7 +42,7 @@ describe('read commands never create a sqlite database', () => {
     expect(report.ok).toBe(false);
     expect(report.checks.find((c) => c.name === 'connection')).toMatchObject({ status: 'fail', code: 'NOT_FOUND', detail: expect.stringContaining(path) });
     // Where the read-only setting came from, as for every other key.
-    expect(report.checks.find((c) => c.name === 'configuration')!.detail).toContain('registry.sqlite.readOnly=true (command)');
+    expect(report.checks.find((c) => c.name === 'configuration')!.detail).toContain('registry.readOnly=true (command)');
     expect(readdirSync(fx.dir).filter((f) => f.startsWith('doctor-missing'))).toEqual([]);
   });
 
@@ -68,5 +70,57 @@ describe('read commands never create a sqlite database', () => {
     const r = await run(['leader', 'scheduler', ...fx.args, '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ name: 'scheduler', holder: 'holder', fencingToken: token });
+  });
+});
+
+/** A record as a process that died 60 s ago left it: last renewed then, with a 3 s lease. */
+function leftBehind(holder: string, payload?: unknown): LeaseRecord {
+  const then = formatMicroTime(new Date(Date.now() - 60_000));
+  return { holderIdentity: holder, leaseDurationSeconds: 3, acquireTime: then, renewTime: then, leaseTransitions: 1, ...(payload === undefined ? {} : { payload: payload as never }) };
+}
+
+describe('read commands: STALE markers, --check, and nothing written', () => {
+  it('members, leader and locks mark what a dead process left as STALE, exit 8 under --check, and leave every record as it was', async () => {
+    const stale = await sqliteFixture('stale');
+    try {
+      const live = await stale.open('live');
+      await live.announce({ role: 'worker', id: 'live' });
+      const store = await createSqliteStore({ path: stale.path, cluster: 'stale' });
+      await store.create(memberKey('worker', 'ghost'), leftBehind('ghost', { n: 1 }));
+      await store.create(electionKey('scheduler'), leftBehind('ghost'));
+      await store.create(lockKey('nightly'), leftBehind('ghost'));
+      const versions = async () => (await Promise.all(['member/', 'election/', 'lock/'].map((p) => store.list(p)))).flatMap((l) => l.records.filter((r) => r.key !== memberKey('worker', 'live')).map((r) => `${r.key}@${r.version}`)).sort(); // the live member heartbeats
+      const before = await versions();
+
+      const members = await run(['members', ...stale.args]);
+      expect(members.code, members.stderr).toBe(0);
+      expect(members.stdout).toMatch(/^worker +ghost +1m0\ds STALE /m);
+      expect(members.stdout).toMatch(/^worker +live +\d+\.\ds +/m);
+      expect(members.stdout).not.toMatch(/^worker +live .*STALE/m);
+      expect(members.stdout).toContain("STALE: last renewal older than its lease by this machine's clock (advisory");
+      const json = JSON.parse((await run(['members', ...stale.args, '--json'])).stdout) as { id: string; stale: boolean; leaseDurationMs: number }[];
+      expect(json.map((m) => [m.id, m.stale, m.leaseDurationMs])).toEqual([['ghost', true, 3000], ['live', false, 3000]]);
+
+      for (const command of ['members', 'leader', 'locks']) {
+        const checked = await run([command, ...stale.args, '--check']);
+        expect(checked.code, `${command}: ${checked.stderr}`).toBe(8);
+        expect(checked.stderr).toBe(`rollcall: 1 STALE entry (--check)\n`);
+        expect(checked.stdout).toMatch(/ghost .*STALE/);
+      }
+      expect((await run(['members', 'nobody', ...stale.args, '--check'])).code).toBe(0);
+
+      // A watch longer than the lease judges the ghost itself: expired, whoever (nobody here) deletes it.
+      const w = Running.start(['watch', ...stale.args, '--json']);
+      try {
+        await w.until('the ghost to expire', (out) => out.split('\n').filter(Boolean).some((l) => /"type":"removed"/.test(l) && /"id":"ghost"/.test(l) && /"reason":"expired"/.test(l)), 15_000);
+      } finally {
+        w.child.kill('SIGINT');
+      }
+      expect((await w.exited).code).toBe(130);
+      expect(await versions()).toEqual(before);
+      await store.close();
+    } finally {
+      await stale.close();
+    }
   });
 });

@@ -10,6 +10,7 @@ import { lifecycleCases } from './registry/lifecycle-cases.js';
 import { listingCases } from './registry/listing-cases.js';
 import { lockCases } from './registry/lock-cases.js';
 import { membershipCases } from './registry/membership-cases.js';
+import { readOnlyCases } from './registry/read-only-cases.js';
 import { restartCases } from './registry/restart-cases.js';
 import { resolveTimings, type ConformanceTimings } from './timings.js';
 
@@ -38,7 +39,7 @@ export interface RegistryConformanceOptions {
  * Registers the Registry API cases against registries from the backend's
  * factory: membership, elections, locks, the cluster-wide views (roles(),
  * elections(), locks() and their watches), close(), bad input, disconnects, a
- * crashed client and a server restart. Call it at the top level of a vitest file.
+ * crashed client, a read-only registry and a server restart. Call it at the top level of a vitest file.
  */
 export function registryConformance(options: RegistryConformanceOptions): void {
   const timings = resolveTimings(options.timings);
@@ -53,6 +54,7 @@ export function registryConformance(options: RegistryConformanceOptions): void {
     badInputCases(harness);
     connectionCases(harness);
     crashCases(harness);
+    readOnlyCases(harness);
     restartCases(harness);
   });
 }

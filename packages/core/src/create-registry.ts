@@ -56,6 +56,6 @@ export async function createRegistry(source: ConfigSource, runtime: RegistryRunt
   const builtins = [memoryPlugin, ...(runtime.plugins ?? [])];
   const plugin = type === MIGRATE_TYPE ? await loadMigratePlugin(migrateTypes(source), builtins) : await loadPlugin(type, PLUGIN_PACKAGES, builtins);
   const config = resolveConfig(source, plugin, Object.keys(PLUGIN_PACKAGES));
-  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity });
+  const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity, readOnly: config.readOnly });
   return Registry.open(store, config, { clock, logger });
 }

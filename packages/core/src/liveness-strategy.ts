@@ -18,6 +18,8 @@ export interface LivenessContext {
   identity: string;
   /** `registry.member`: timings and the mode. */
   member: MemberConfig;
+  /** `registry.readOnly`: the mode judges liveness but writes nothing and campaigns for nothing. */
+  readOnly: boolean;
   cache: WatchCache;
   /** The store every algorithm writes through (timeouts, connection state). */
   store: MonitoredStore;
@@ -58,6 +60,10 @@ export interface LivenessStrategy {
   readonly readersExpire: boolean;
   /** Whether this strategy vouches for a member record as alive now (default: yes); the directory asks on every change and on `rejudge`. */
   vouches?(entry: CacheEntry): boolean;
+  /** When the member `role`/`id` last showed it is alive, when that is not its member record's renewTime (the reaper mode's heartbeat record, when this process reads it). */
+  lastHeartbeat?(role: string, id: string): Date | undefined;
+  /** Resolves once what the strategy itself reads of `role` (since `reading`) is listed, so a first `members()` shows it. */
+  ready?(role: string): Promise<void>;
   /** This process reads `role` and it has a member. Called for every member added; idempotent. */
   reading(role: string): void;
   close(): void;

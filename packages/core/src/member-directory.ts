@@ -54,8 +54,10 @@ export class MemberDirectory {
     private readonly logger: Logger,
     /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
     private readonly retryMs: number,
-    /** The registry's liveness strategy: whether readers judge expiry, and whether it vouches for a member. */
-    private readonly liveness: Pick<LivenessStrategy, 'readersExpire' | 'vouches'>,
+    /** The registry's liveness strategy: whether readers judge expiry, whether it vouches for a member, and its last heartbeat. */
+    private readonly liveness: Pick<LivenessStrategy, 'readersExpire' | 'vouches' | 'lastHeartbeat'>,
+    /** `registry.readOnly`: an expiry is confirmed by reading the record unchanged, never by marking or deleting it. */
+    private readonly readOnly = false,
   ) {
     this.claims = new ScopeClaims(cache);
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
@@ -119,7 +121,9 @@ export class MemberDirectory {
 
   private onChange(change: CacheChange): void {
     if (change.type === 'removed') {
-      this.drop(change.previous.key, this.expiring.delete(change.previous.key) ? 'expired' : 'deleted');
+      // Gone after its lease ran out is an expiry whoever deleted it (a mark this watch did not see: coalesced, or made before it listed).
+      const expired = this.expiring.delete(change.previous.key) || this.ranOut(change.previous.key);
+      this.drop(change.previous.key, expired ? 'expired' : 'deleted');
       this.forget(change.previous.key);
       return;
     }
@@ -137,11 +141,18 @@ export class MemberDirectory {
     if (isMarked(record) || this.liveness.vouches?.(entry) === false) {
       this.drop(entry.key, 'expired');
       // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
-      if (isMarked(record) && this.liveness.readersExpire) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
+      if (isMarked(record) && this.liveness.readersExpire && !this.readOnly) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
       else this.forget(entry.key);
       return;
     }
-    const member: Member = { role: parsed.role!, id: parsed.id!, payload: record.payload, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
+    const member: Member = {
+      role: parsed.role!,
+      id: parsed.id!,
+      payload: record.payload,
+      acquireTime: parseTime(record.acquireTime),
+      renewTime: this.liveness.lastHeartbeat?.(parsed.role!, parsed.id!) ?? parseTime(record.renewTime),
+      leaseDurationMs: leaseMs,
+    };
     const previous = this.judged.get(entry.key)?.member;
     this.track({ member, entry, leaseMs, expiryTimer: undefined });
     if (!previous) this.emit({ type: 'added', member });
@@ -167,6 +178,20 @@ export class MemberDirectory {
     const expiry = this.expiry(judged);
     if (!expiry.live) return;
     judged.expiryTimer = this.clock.setTimeout(() => this.expire(judged), Math.max(atLeastMs, expiry.dueInMs ?? 0));
+  }
+
+  /**
+   * Whether `key`'s member, judged by readers, had run out when its record went:
+   * unchanged for its lease as this process saw it, or by its own renew time
+   * against this machine's clock (a process that started reading after the last
+   * heartbeat, whose watch then missed the mark).
+   */
+  private ranOut(key: RecordKey): boolean {
+    const judged = this.judged.get(key);
+    if (judged?.member === undefined || !this.liveness.readersExpire) return false;
+    if (this.clock.now() - judged.entry.observedAt >= judged.leaseMs) return true;
+    const renewed = judged.member.renewTime?.getTime();
+    return renewed !== undefined && this.clock.wallNow().getTime() - renewed >= judged.leaseMs;
   }
 
   private expiry(judged: Judged) {
@@ -198,7 +223,7 @@ export class MemberDirectory {
     };
     // Our own mark and delete come back through the watch, maybe before the call returns: still an expiry.
     this.expiring.add(entry.key);
-    markAndDelete(this.store, entry.key, entry.version, entry.stored!.record, this.clock.wallNow())
+    (this.readOnly ? confirmByRead(this.store, entry.key, entry.version) : markAndDelete(this.store, entry.key, entry.version, entry.stored!.record, this.clock.wallNow()))
       .catch(async (err: unknown) => {
         // An identity that may not write still may read: the record unchanged is as good a proof.
         if (hasCode(err, ErrorCode.PERMISSION_DENIED)) return confirmByRead(this.store, entry.key, entry.version);

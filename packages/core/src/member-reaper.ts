@@ -1,11 +1,10 @@
-import type { Timer } from './clock.js';
 import { deleteRecord } from './delete-record.js';
-import { confirmByWrite, judgeExpiry, type Expiry } from './expiry.js';
+import { confirmByWrite } from './expiry.js';
+import { HeartbeatPairs, type HeartbeatPair } from './heartbeat-pairs.js';
 import type { LeaseHolder } from './lease-holder.js';
 import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
 import { isMarked, markAndDelete } from './member-mark.js';
-import { electionKey, HEARTBEAT_PREFIX, heartbeatKey, MEMBER_PREFIX, memberKey, reaperElection } from './record-key.js';
-import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
+import { electionKey, heartbeatKey, memberKey, reaperElection } from './record-key.js';
 
 /**
  * The `reaper` liveness mode: the member record `member/<role>/<id>` is
@@ -38,17 +37,6 @@ export class MemberReaper implements LivenessStrategy {
   }
 }
 
-/** What the reaper knows of one member id: its member record and its heartbeat record, as the cache has them. */
-interface Pair {
-  id: string;
-  member: CacheEntry | undefined;
-  heartbeat: CacheEntry | undefined;
-  /** When this process first saw the heartbeat without a member record (monotonic ms). */
-  orphanSince: number | undefined;
-  timer: Timer | undefined;
-  acting: boolean;
-}
-
 class RoleReaper {
   private readonly holder: LeaseHolder;
   private term: ReapTerm | undefined;
@@ -78,14 +66,12 @@ class RoleReaper {
 }
 
 /**
- * One term as a role's reaper. A member is expired when neither its member
- * record nor its heartbeat record has changed for its lease since this process
- * saw either change, counting from no earlier than the start of this term
- * and the last time the watch came back: time it could not see does not
- * count. Then it deletes the heartbeat record (compare-and-set: a heartbeat
- * meanwhile keeps the member), marks the member record expired
- * (compare-and-set on the version it saw: readers report `removed`, reason
- * `expired`, with the last data) and deletes it.
+ * One term as a role's reaper: over the role's pairs ({@link HeartbeatPairs},
+ * judged from the start of this term), it removes each expired member. It
+ * deletes the heartbeat record (compare-and-set: a heartbeat meanwhile keeps
+ * the member), marks the member record expired (compare-and-set on the version
+ * it saw: readers report `removed`, reason `expired`, with the last data) and
+ * deletes it.
  *
  * The two half-written states end consistent: a member record without a
  * heartbeat record (a crash between the two writes of an announce) expires a
@@ -95,117 +81,21 @@ class RoleReaper {
  * renewed, so a live member finds it gone and announces again.
  */
 class ReapTerm {
-  private readonly pairs = new Map<string, Pair>();
-  private readonly claims: Claim[];
-  private readonly offs: (() => void)[];
-  private readonly startedAt: number;
-  private readonly memberScope: string;
-  private readonly heartbeatScope: string;
-  private closed = false;
+  private readonly pairs: HeartbeatPairs;
 
   constructor(
     private readonly role: string,
     private readonly options: LivenessContext,
   ) {
-    const { cache, clock } = options;
-    this.startedAt = clock.now();
-    this.memberScope = `${MEMBER_PREFIX}${role}/`;
-    this.heartbeatScope = `${HEARTBEAT_PREFIX}${role}/`;
-    this.claims = [cache.claim(this.memberScope), cache.claim(this.heartbeatScope)];
-    this.offs = [
-      cache.subscribe(this.memberScope, (change) => this.onChange(change)),
-      cache.subscribe(this.heartbeatScope, (change) => this.onChange(change)),
-      cache.onLive(() => this.pairs.forEach((p) => this.arm(p))),
-    ];
-    for (const entry of [...cache.list(this.memberScope), ...cache.list(this.heartbeatScope)]) this.onChange({ type: 'added', entry });
+    this.pairs = new HeartbeatPairs(role, options, { due: (pair) => this.reap(pair) });
   }
 
   close(): void {
-    this.closed = true;
-    this.offs.forEach((off) => off());
-    this.claims.forEach((c) => c.release());
-    this.pairs.forEach((p) => p.timer?.cancel());
-    this.pairs.clear();
-  }
-
-  private onChange(change: CacheChange): void {
-    const key = change.type === 'removed' ? change.previous.key : change.entry.key;
-    const isMember = key.startsWith(this.memberScope);
-    const id = key.slice((isMember ? this.memberScope : this.heartbeatScope).length);
-    if (!id || id.includes('/')) return;
-    let pair = this.pairs.get(id);
-    if (!pair) this.pairs.set(id, (pair = { id, member: undefined, heartbeat: undefined, orphanSince: undefined, timer: undefined, acting: false }));
-    const entry = change.type === 'removed' ? undefined : change.entry;
-    if (isMember) pair.member = entry;
-    else pair.heartbeat = entry;
-    if (pair.member || !pair.heartbeat) pair.orphanSince = undefined;
-    else pair.orphanSince ??= this.options.clock.now();
-    if (!pair.member && !pair.heartbeat) {
-      pair.timer?.cancel();
-      this.pairs.delete(id);
-      return;
-    }
-    this.arm(pair);
-  }
-
-  /** Delay before trying again when the backend could not answer: a heartbeat interval. Milliseconds. */
-  private get retryMs(): number {
-    return this.options.member.heartbeatIntervalMs;
-  }
-
-  /** The lease a pair is judged by: its heartbeat's, else its member record's, else this process's configured one. Milliseconds. */
-  private leaseMs(pair: Pair): number {
-    const seconds = pair.heartbeat?.stored?.record.leaseDurationSeconds ?? pair.member?.stored?.record.leaseDurationSeconds;
-    return seconds !== undefined ? seconds * 1000 : this.options.member.leaseDurationMs;
-  }
-
-  /**
-   * When a pair is due, by the one rule ({@link judgeExpiry}) over both its
-   * records' sights: its member expires a lease after either record last
-   * changed, its orphan heartbeat goes a lease after it was first seen alone,
-   * never counting from before this term; a half-done reaping is due at once.
-   */
-  private expiry(pair: Pair): Expiry {
-    const { cache, clock } = this.options;
-    const sights = [cache.sight(memberKey(this.role, pair.id)), cache.sight(heartbeatKey(this.role, pair.id))];
-    if (pair.member?.stored && isMarked(pair.member.stored.record)) return judgeExpiry(0, [this.startedAt], sights, clock.now());
-    const seen = pair.member ? [pair.member.observedAt, pair.heartbeat?.observedAt ?? -Infinity] : [pair.orphanSince!];
-    return judgeExpiry(this.leaseMs(pair), [this.startedAt, ...seen], sights, clock.now());
-  }
-
-  /** Sets the pair's timer: when it is due, at least `atLeastMs` from now; none while a watch is blind (onLive re-arms). */
-  private arm(pair: Pair, atLeastMs = 0): void {
-    pair.timer?.cancel();
-    pair.timer = undefined;
-    if (this.closed || pair.acting) return;
-    const expiry = this.expiry(pair);
-    if (!expiry.live) return;
-    pair.timer = this.options.clock.setTimeout(() => this.act(pair), Math.max(atLeastMs, expiry.dueInMs ?? 0));
-  }
-
-  private act(pair: Pair): void {
-    if (this.closed || this.pairs.get(pair.id) !== pair) return;
-    const expiry = this.expiry(pair);
-    // While a watch is down, an unseen heartbeat is our blindness: decided once it is back (onLive re-arms).
-    if (!expiry.live) return;
-    if (!expiry.expired) return this.arm(pair);
-    pair.acting = true;
-    // The watch brings what the writes changed, and re-arms; the retry delay is the fallback.
-    this.reap(pair).then(
-      () => {
-        pair.acting = false;
-        if (this.pairs.get(pair.id) === pair) this.arm(pair, this.retryMs);
-      },
-      (err: unknown) => {
-        pair.acting = false;
-        this.options.logger.debug({ err, role: this.role, id: pair.id }, '[rollcall] could not reap a member; trying again');
-        if (this.pairs.get(pair.id) === pair) this.arm(pair, this.retryMs);
-      },
-    );
+    this.pairs.close();
   }
 
   /** Removes an expired member, or what a half-done announce, withdraw or reaping left. */
-  private async reap(pair: Pair): Promise<void> {
+  private async reap(pair: HeartbeatPair): Promise<void> {
     const { store, clock } = this.options;
     const mKey = memberKey(this.role, pair.id);
     const hKey = heartbeatKey(this.role, pair.id);

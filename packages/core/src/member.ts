@@ -12,6 +12,8 @@ export interface Member {
   acquireTime: Date | undefined;
   /** When it last heartbeat (its wall clock). */
   renewTime: Date | undefined;
+  /** Its lease: how long after `renewTime` (by its own clock) peers count it gone without a heartbeat. Milliseconds. */
+  leaseDurationMs: number;
 }
 
 /** A change in a role's membership. */

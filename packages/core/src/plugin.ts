@@ -20,6 +20,11 @@ export interface PluginContext<Options = Readonly<Record<string, unknown>>> {
    * opened directly by its factory.
    */
   identity?: string;
+  /**
+   * The registry writes nothing (`registry.readOnly`): the store must not create
+   * a schema, purge, label or otherwise write on its own either. Default false.
+   */
+  readOnly?: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { RegistryConfig } from './config/registry-config.js';
 import { ConnectionMonitor, type ConnectionEvents, type ConnectionState } from './connection-monitor.js';
 import { LockHandle } from './distributed-lock.js';
 import { Emitter } from './emitter.js';
-import { AbortedError, ClosedError, InvalidArgumentError, LockTimeoutError } from './errors.js';
+import { AbortedError, ClosedError, InvalidArgumentError, LockTimeoutError, PermissionError } from './errors.js';
 import { LeaderObserver } from './leader-observer.js';
 import { LeaseDirectory, leasesNow } from './lease-directory.js';
 import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
@@ -172,6 +172,7 @@ export class Registry extends Emitter<RegistryEvents> {
     const liveness = (runtime.liveness ?? openLiveness)({
       identity: resolved.identity,
       member: resolved.member,
+      readOnly: resolved.readOnly,
       cache,
       store: monitored,
       backend: store,
@@ -180,7 +181,7 @@ export class Registry extends Emitter<RegistryEvents> {
       holder: (key) => registry!.holder(key, resolved.identity, 'election'),
       rejudge: (key) => directory?.rejudge(key),
     });
-    directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, liveness);
+    directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, liveness, resolved.readOnly);
     registry = new Registry(resolved, store, monitored, cache, directory, liveness, monitor, clock, logger);
     stores.set(registry, store);
     bindBackendActivity(registry, monitored.activity);
@@ -231,6 +232,11 @@ export class Registry extends Emitter<RegistryEvents> {
     if (this.closed) throw new ClosedError('the registry is closed', { backend: this.backend });
   }
 
+  /** A registry opened `readOnly` writes nothing: what would write is refused before it starts. */
+  private assertWritable(what: string): void {
+    if (this.config.readOnly) throw new PermissionError('PERMISSION_DENIED', `${what}: this registry was opened read-only (registry.readOnly), so it writes nothing`, { backend: this.backend });
+  }
+
   private maxPayload(): number {
     return Math.min(this.config.maxPayloadBytes, this.rawStore.maxPayloadBytes);
   }
@@ -242,6 +248,7 @@ export class Registry extends Emitter<RegistryEvents> {
    */
   async announce(options: AnnounceOptions): Promise<MemberHandle> {
     this.assertOpen();
+    this.assertWritable('announce()');
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('announce() takes { role, id?, payload? }');
     const id = options.id ?? this.identity;
     assertName('role', options.role);
@@ -276,6 +283,7 @@ export class Registry extends Emitter<RegistryEvents> {
     this.assertOpen();
     assertName('role', role);
     await this.directory.watch(role);
+    await this.liveness.ready?.(role);
     return this.directory.members(role);
   }
 
@@ -378,6 +386,7 @@ export class Registry extends Emitter<RegistryEvents> {
    */
   campaign(election: string, identity: string = this.identity): Leadership {
     this.assertOpen();
+    this.assertWritable('campaign()');
     assertName('election', election);
     assertIdentity('identity', identity);
     if (election.startsWith(REAPER_ELECTION_PREFIX)) throw new InvalidArgumentError(`election ${JSON.stringify(election)} is reserved: names starting ${REAPER_ELECTION_PREFIX} elect the member reapers of registry.member.liveness=reaper`);
@@ -405,6 +414,7 @@ export class Registry extends Emitter<RegistryEvents> {
   /** Waits for the lock, then holds and renews it until `release()`. Rejects with LOCK_TIMEOUT, ABORTED or CLOSED (also when the registry closes while waiting). */
   async lock(name: string, options: LockOptions = {}): Promise<LockHandle> {
     this.assertOpen();
+    this.assertWritable('lock()');
     assertName('lock', name);
     const { timeoutMs, signal } = options;
     if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) throw new InvalidArgumentError(`timeoutMs must be a non-negative number of milliseconds, got ${timeoutMs}`);
@@ -449,6 +459,7 @@ export class Registry extends Emitter<RegistryEvents> {
   /** One attempt: the lock if it is free now (by this process's view), otherwise undefined. */
   async tryLock(name: string): Promise<LockHandle | undefined> {
     this.assertOpen();
+    this.assertWritable('tryLock()');
     assertName('lock', name);
     const holder = this.holder(lockKey(name), this.lockIdentity(), 'lock');
     let acquired: boolean;

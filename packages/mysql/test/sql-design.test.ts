@@ -1,6 +1,6 @@
 import { sqlDesignConformance } from '@rollcall/conformance/sql';
 import { createMysqlStore } from '../src/index.js';
-import { testDatabase, testOptions } from './support/mariadb.js';
+import { mariadb, testDatabase, testOptions } from './support/mariadb.js';
 
 const db = testDatabase('design');
 
@@ -12,4 +12,9 @@ sqlDesignConformance({
     return { type: 'mysql', cluster, mysql: rest };
   },
   exec: (sql, params) => db.exec(sql, params),
+  readOnlyUserConfig: (cluster, options) => {
+    const { tls: _tls, ...rest } = testOptions(db.name, options);
+    const { readOnly } = mariadb();
+    return { type: 'mysql', cluster, mysql: { ...rest, user: readOnly.user, password: readOnly.password } };
+  },
 });

@@ -1,6 +1,6 @@
 import { sqlDesignConformance } from '@rollcall/conformance/sql';
 import { createPostgresStore } from '../src/index.js';
-import { testOptions, testSchema } from './support/postgres.js';
+import { postgres, testOptions, testSchema } from './support/postgres.js';
 
 const schema = testSchema('design');
 
@@ -12,4 +12,9 @@ sqlDesignConformance({
     return { type: 'postgres', cluster, postgres: rest };
   },
   exec: (sql, params) => schema.exec(sql, params),
+  readOnlyUserConfig: (cluster, options) => {
+    const { tls: _tls, ...rest } = testOptions(schema.name, options);
+    const { readOnly } = postgres();
+    return { type: 'postgres', cluster, postgres: { ...rest, user: readOnly.user, password: readOnly.password } };
+  },
 });

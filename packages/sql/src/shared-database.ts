@@ -14,7 +14,8 @@ export interface DatabaseSource {
   createdBy: string;
   /**
    * The dialect opens the database read-only: the schema is checked, never
-   * created (missing, it is NOT_FOUND), and nothing is purged. Default false.
+   * created (missing, it is NOT_FOUND), and nothing is purged. Default: the
+   * context's `readOnly` (`registry.readOnly`), else false.
    */
   readOnly?: boolean;
   /** Opens the dialect's connections; called once per identity. */
@@ -37,12 +38,14 @@ export async function acquireDatabase(
   context: Omit<PluginContext<SqlOptions>, 'cluster'>,
   source: DatabaseSource,
 ): Promise<{ database: SqlDatabase; release: () => Promise<void> }> {
-  const { identity } = source;
+  // A registry that writes nothing (registry.readOnly) opens the database as the dialect's read-only does, and apart from writers.
+  const readOnly = source.readOnly ?? context.readOnly ?? false;
+  const identity = readOnly ? `${source.identity} (read-only)` : source.identity;
   let entry = open.get(identity);
   if (!entry) {
     const opening = (async () => {
       const { options, requestTimeoutMs, clock, logger } = context;
-      const database = new SqlDatabase({ ...options, dialect: source.dialect(), createdBy: source.createdBy, readOnly: source.readOnly ?? false, requestTimeoutMs, clock, logger });
+      const database = new SqlDatabase({ ...options, dialect: source.dialect(), createdBy: source.createdBy, readOnly, requestTimeoutMs, clock, logger });
       try {
         await database.open();
       } catch (err) {

@@ -14,8 +14,10 @@ export const CREATED_BY = '@rollcall/sqlite 0.1.0';
 
 /** Opens (creating when missing, unless `readOnly`) the database file and returns a store for the context's cluster. */
 async function connectSqliteStore(context: PluginContext<SqliteOptions>): Promise<SqliteStore> {
-  const { options } = context;
-  if (options.readOnly && options.path === ':memory:') throw new ConfigurationError('registry.sqlite.readOnly: a :memory: database is empty and private to its connection; there is nothing to read', { backend: BACKEND, key: 'registry.sqlite.readOnly' });
+  // registry.readOnly opens the file read-only too: then the OS refuses what the registry would not do.
+  const options = context.readOnly ? { ...context.options, readOnly: true } : context.options;
+  const key = context.options.readOnly ? 'registry.sqlite.readOnly' : 'registry.readOnly';
+  if (options.readOnly && options.path === ':memory:') throw new ConfigurationError(`${key}: a :memory: database is empty and private to its connection; there is nothing to read`, { backend: BACKEND, key });
   // Read-only: a path that names nothing is the most common sqlite mistake; say so rather than show an empty registry.
   if (options.readOnly && !existsSync(resolve(options.path))) {
     throw new RegistryError(ErrorCode.NOT_FOUND, `registry.sqlite.path: ${resolve(options.path)} does not exist, so there is no registry to read (opened read-only, nothing was created); check the path, or start a process that announces, campaigns or locks on it first`, { backend: BACKEND });

@@ -1,6 +1,6 @@
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event, Stat } from 'node-zookeeper-client';
-import { ConfigurationError, InvalidArgumentError, type Logger, RegistryError, RevisionTooOldError, SchemaMismatchError, StoreConflictError } from '@rollcall/core';
+import { ConfigurationError, ErrorCode, InvalidArgumentError, type Logger, RegistryError, RevisionTooOldError, SchemaMismatchError, StoreConflictError } from '@rollcall/core';
 import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type StoreSessionState, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { decodeKey, decodeRecord, encodeKey, encodeRecord } from './codec.js';
 import { ancestorAcls, recordAcls } from './acls.js';
@@ -19,7 +19,7 @@ export const ZOOKEEPER_MAX_PAYLOAD_BYTES = 1_000_000;
  * `connectTimeoutMs`, INVALID_CONFIG for a chroot that does not exist,
  * PERMISSION_DENIED when the ACLs refuse this identity.
  */
-export async function connectZookeeperStore({ cluster, options, logger, clock, requestTimeoutMs }: PluginContext<ZookeeperOptions>): Promise<ZookeeperStore> {
+export async function connectZookeeperStore({ cluster, options, logger, clock, requestTimeoutMs, readOnly }: PluginContext<ZookeeperOptions>): Promise<ZookeeperStore> {
   const parsed = parseConnectString(options.connectString);
   if ('problem' in parsed) throw new ConfigurationError(`registry.zookeeper.connectString: ${parsed.problem}`, { key: 'registry.zookeeper.connectString', backend: BACKEND });
   const session = new ZkSession({
@@ -35,7 +35,7 @@ export async function connectZookeeperStore({ cluster, options, logger, clock, r
   await session.start();
   const store = new ZookeeperStore(session, cluster, options.root, options, logger);
   try {
-    await store.prepare(parsed.chroot);
+    await store.prepare(parsed.chroot, readOnly ?? false);
   } catch (err) {
     await session.close();
     throw err;
@@ -90,8 +90,8 @@ export class ZookeeperStore implements RecordStore, WatchHost {
     });
   }
 
-  /** @internal Checks the chroot, creates `<root>/<cluster>` if missing, and checks its layout. */
-  async prepare(chroot: string | undefined): Promise<void> {
+  /** @internal Checks the chroot, creates `<root>/<cluster>` if missing (missing under `readOnly`: NOT_FOUND), and checks its layout. */
+  async prepare(chroot: string | undefined, readOnly = false): Promise<void> {
     if (chroot !== undefined) {
       const stat = await this.exists('/', 'check the chroot');
       if (!stat) {
@@ -101,7 +101,19 @@ export class ZookeeperStore implements RecordStore, WatchHost {
         });
       }
     }
+    if (readOnly && !(await this.exists(this.clusterPath, 'check the cluster znode'))) {
+      throw new RegistryError(ErrorCode.NOT_FOUND, `${this.clusterPath} does not exist, so there is no registry to read (opened read-only, nothing was created); check registry.zookeeper.root and registry.cluster`, { backend: BACKEND });
+    }
     // The root's ancestors let other identities add their own clusters; the cluster znode and its records carry this identity's ACL.
+    if (!readOnly) await this.createPath();
+    const data = await this.session.call<Buffer>('read the cluster znode', this.clusterPath, (c, done) => c.getData(this.clusterPath, (e, d) => done(e, d)), true);
+    const layout = parseLayout(data);
+    if (layout !== undefined && layout !== LAYOUT.rollcallLayout) {
+      throw new SchemaMismatchError(`${this.clusterPath} holds records in layout ${JSON.stringify(layout)}, this version of @rollcall/zookeeper reads layout ${LAYOUT.rollcallLayout}`, { backend: BACKEND });
+    }
+  }
+
+  private async createPath(): Promise<void> {
     const segments = this.root.slice(1).split('/');
     let path = '';
     for (const segment of segments) {
@@ -109,11 +121,6 @@ export class ZookeeperStore implements RecordStore, WatchHost {
       await this.createIfMissing(path, Buffer.alloc(0), ancestorAcls(this.options));
     }
     await this.createIfMissing(this.clusterPath, Buffer.from(JSON.stringify(LAYOUT)), this.acls);
-    const data = await this.session.call<Buffer>('read the cluster znode', this.clusterPath, (c, done) => c.getData(this.clusterPath, (e, d) => done(e, d)), true);
-    const layout = parseLayout(data);
-    if (layout !== undefined && layout !== LAYOUT.rollcallLayout) {
-      throw new SchemaMismatchError(`${this.clusterPath} holds records in layout ${JSON.stringify(layout)}, this version of @rollcall/zookeeper reads layout ${LAYOUT.rollcallLayout}`, { backend: BACKEND });
-    }
   }
 
   private async createIfMissing(path: string, data: Buffer, acls: ACL[]): Promise<void> {

@@ -31,12 +31,19 @@ const errors: string[] = [];
 let failed = 0;
 const openMs: number[] = [];
 
-/** Each backend's plugin, as `registry.type` loads it: the worker connects its stores through `plugin.connect`. */
-const PLUGINS: Record<ScaleBackend, () => Promise<{ registryPlugin: RegistryPlugin<never> }>> = {
-  kubernetes: () => import('@rollcall/kubernetes'),
-  etcd: () => import('@rollcall/etcd'),
-  zookeeper: () => import('@rollcall/zookeeper'),
-};
+/**
+ * Each backend's package: it exports its plugin as `registryPlugin`, as core
+ * loads it for `registry.type`, and the worker connects its stores through
+ * `plugin.connect`. Imported by name at run time (not `import('@rollcall/etcd')`):
+ * the backends' benchmarks and tests depend on tools, so tools may not depend on them.
+ */
+const PLUGIN_PACKAGES: Record<ScaleBackend, string> = { kubernetes: '@rollcall/kubernetes', etcd: '@rollcall/etcd', zookeeper: '@rollcall/zookeeper' };
+
+async function loadPlugin(backend: ScaleBackend): Promise<RegistryPlugin> {
+  const { registryPlugin } = (await import(PLUGIN_PACKAGES[backend])) as { registryPlugin?: RegistryPlugin };
+  if (!registryPlugin) throw new Error(`${PLUGIN_PACKAGES[backend]} exports no registryPlugin`);
+  return registryPlugin;
+}
 
 /** Connects a store of `plugin` for `cluster` with the backend's section of the configuration, validated as the keys are. */
 function connector(plugin: RegistryPlugin): (section: Record<string, unknown>, cluster: string, identity: string) => Promise<RecordStore> {
@@ -147,6 +154,6 @@ function collectGarbage(): void {
 
 // loaded before ready, so the process's RSS when empty includes the backend's code
 const backendType = process.argv[2] as ScaleBackend;
-const connect = connector((await PLUGINS[backendType]()).registryPlugin as unknown as RegistryPlugin);
+const connect = connector(await loadPlugin(backendType));
 collectGarbage();
 parent.ready();

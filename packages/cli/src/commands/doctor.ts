@@ -38,8 +38,8 @@ interface PermissionProbe {
   isAllowed(permission: Permission): Promise<boolean>;
 }
 
-export type DoctorRole = 'coordinator' | 'member' | 'pod-runner';
-const ROLES: readonly DoctorRole[] = ['coordinator', 'member', 'pod-runner'];
+export type DoctorRole = 'coordinator' | 'member' | 'pod-runner' | 'viewer';
+const ROLES: readonly DoctorRole[] = ['coordinator', 'member', 'pod-runner', 'viewer'];
 
 /** What @rollcall/pod-runner needs, as `rollcall manifests --role pod-runner` grants it: no exec, no wildcard. */
 const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
@@ -50,8 +50,8 @@ const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
   { verb: 'get', group: '', resource: 'podtemplates' },
 ];
 
-const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
-const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'] };
+const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'], viewer: ['get', 'list', 'watch'] };
+const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'], viewer: ['get', 'list', 'watch'] };
 
 /** What the shipped manifests (`rollcall manifests`) grant each role: the least privilege Rollcall needs. */
 export function requiredPermissions(role: DoctorRole, lock: string): Permission[] {
@@ -86,7 +86,7 @@ const resourceName = (p: Permission) => `${p.group ? `${p.resource}.${p.group}` 
 export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   const format = outputFormat(flags);
   const role = (flags.role ?? 'coordinator') as DoctorRole;
-  if (!ROLES.includes(role)) throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks), member (announces and discovers) or pod-runner (runs tasks as pods)`);
+  if (!ROLES.includes(role)) throw usageError(`--role ${JSON.stringify(role)}: expected coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods) or viewer (read commands, dashboards)`);
   const checks: Check[] = [];
   const fail = (name: string, err: unknown) => {
     const e = toCliError(err, 'doctor');
@@ -107,7 +107,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   if (config) {
     const started = performance.now();
     try {
-      store = await config.plugin.connect({ cluster: config.resolved.cluster, options: config.resolved.options, logger: silentLogger, clock: systemClock, requestTimeoutMs: config.resolved.requestTimeoutMs });
+      store = await config.plugin.connect({ cluster: config.resolved.cluster, options: config.resolved.options, logger: silentLogger, clock: systemClock, requestTimeoutMs: config.resolved.requestTimeoutMs, readOnly: config.resolved.readOnly });
       const connectedMs = performance.now() - started;
       const listStarted = performance.now();
       const list = await store.list('');

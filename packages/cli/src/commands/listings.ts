@@ -2,20 +2,52 @@ import { type LeaseInfo, StoreConflictError } from '@rollcall/core';
 import { assertName } from '@rollcall/core/spi';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
+import { ExitCode } from '../errors.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
 
 export interface ListingFlags extends ConfigFlags {
   output?: string;
   json?: boolean;
+  /** Exit CHECK_FAILED (8) when a holder or member shown is STALE. */
+  check?: boolean;
+}
+
+/**
+ * STALE: the last renewal is older than the lease, by the writer's renew time
+ * against this machine's clock — advisory, since the two clocks may differ; the
+ * registry itself judges expiry by its own clock from when it saw each change,
+ * which a one-shot command has not watched long enough to do.
+ */
+function isStale(renewTime: Date | string | null | undefined, leaseMs: number): boolean {
+  const ago = since(renewTime);
+  return ago !== undefined && ago > leaseMs;
+}
+
+/** The age of a renewal, marked when it is STALE. */
+function renewal(renewTime: Date | string | null | undefined, leaseMs: number): string {
+  return `${age(since(renewTime))}${isStale(renewTime, leaseMs) ? ' STALE' : ''}`;
+}
+
+const STALE_NOTE = 'STALE: last renewal older than its lease by this machine\'s clock (advisory: the writer\'s clock may differ)\n';
+
+/** What a listing returns: STALE entries fail `--check`. */
+function outcome(stale: number, flags: ListingFlags, format: string): number {
+  if (stale > 0 && format === 'table') process.stdout.write(STALE_NOTE);
+  if (stale > 0 && flags.check) {
+    process.stderr.write(`rollcall: ${stale} STALE ${stale === 1 ? 'entry' : 'entries'} (--check)\n`);
+    return ExitCode.CHECK_FAILED;
+  }
+  return ExitCode.OK;
 }
 
 /** `rollcall members [role]`: the members the registry sees, through `members(role)`. */
-export async function membersCommand(role: string | undefined, flags: ListingFlags): Promise<void> {
+export async function membersCommand(role: string | undefined, flags: ListingFlags): Promise<number> {
   const format = outputFormat(flags);
   if (role !== undefined) assertName('role', role);
-  await withRegistry(flags, 'read', async (registry, config) => {
+  return withRegistry(flags, 'read', async (registry, config) => {
     const names = role !== undefined ? [role] : await registry.roles();
     const members = (await Promise.all(names.map((r) => registry.members(r)))).flat();
+    const stale = members.filter((m) => isStale(m.renewTime, m.leaseDurationMs)).length;
     if (format === 'json') {
       printJson(
         members.map((m) => ({
@@ -25,15 +57,18 @@ export async function membersCommand(role: string | undefined, flags: ListingFla
           acquireTime: m.acquireTime?.toISOString() ?? null,
           renewTime: m.renewTime?.toISOString() ?? null,
           heartbeatAgeMs: since(m.renewTime) ?? null,
+          leaseDurationMs: m.leaseDurationMs,
+          stale: isStale(m.renewTime, m.leaseDurationMs),
         })),
       );
-      return;
+      return outcome(stale, flags, format);
     }
     if (members.length === 0) {
       process.stdout.write(`no members${role ? ` of role ${role}` : ''} in cluster ${config.resolved.cluster} (${registry.backend})\n`);
-      return;
+      return ExitCode.OK;
     }
-    process.stdout.write(table(['role', 'id', 'heartbeat', 'up', 'payload'], members.map((m) => [m.role, m.id, age(since(m.renewTime)), age(since(m.acquireTime)), compactJson(m.payload)])) + '\n');
+    process.stdout.write(table(['role', 'id', 'heartbeat', 'up', 'payload'], members.map((m) => [m.role, m.id, renewal(m.renewTime, m.leaseDurationMs), age(since(m.acquireTime)), compactJson(m.payload)])) + '\n');
+    return outcome(stale, flags, format);
   });
 }
 
@@ -44,6 +79,8 @@ interface LeaseRow {
   acquireTime: string | null;
   renewTime: string | null;
   leaseDurationSeconds: number;
+  /** Held, and its last renewal older than its lease (see {@link isStale}). */
+  stale: boolean;
 }
 
 function leaseRow(lease: LeaseInfo): LeaseRow {
@@ -54,45 +91,50 @@ function leaseRow(lease: LeaseInfo): LeaseRow {
     acquireTime: lease.holder?.acquireTime?.toISOString() ?? null,
     renewTime: lease.renewTime?.toISOString() ?? null,
     leaseDurationSeconds: lease.leaseDurationMs / 1000,
+    stale: lease.holder !== undefined && isStale(lease.renewTime, lease.leaseDurationMs),
   };
 }
 
 function leaseTable(kind: string, rows: LeaseRow[], holderTitle: string): string {
-  return table([kind, holderTitle, 'token', 'held for', 'renewed', 'lease'], rows.map((r) => [r.name, r.holder ?? '(none)', r.fencingToken, r.holder ? age(since(r.acquireTime)) : '-', age(since(r.renewTime)), `${r.leaseDurationSeconds}s`]));
+  return table([kind, holderTitle, 'token', 'held for', 'renewed', 'lease'], rows.map((r) => [r.name, r.holder ?? '(none)', r.fencingToken, r.holder ? age(since(r.acquireTime)) : '-', `${age(since(r.renewTime))}${r.stale ? ' STALE' : ''}`, `${r.leaseDurationSeconds}s`]));
 }
 
 /** `rollcall leader [election]`: the leader of one election, or of every election, through `elections()`. */
-export async function leaderCommand(election: string | undefined, flags: ListingFlags): Promise<void> {
+export async function leaderCommand(election: string | undefined, flags: ListingFlags): Promise<number> {
   const format = outputFormat(flags);
   if (election !== undefined) assertName('election', election);
-  await withRegistry(flags, 'read', async (registry, config) => {
+  return withRegistry(flags, 'read', async (registry, config) => {
     const rows = (await registry.elections()).filter((e) => election === undefined || e.name === election).map(leaseRow);
     if (election !== undefined && rows.length === 0) throw new StoreConflictError('NOT_FOUND', `no election ${election} in cluster ${config.resolved.cluster}`, { backend: registry.backend });
+    const stale = rows.filter((r) => r.stale).length;
     if (format === 'json') {
       printJson(election !== undefined ? rows[0] : rows);
-      return;
+      return outcome(stale, flags, format);
     }
     if (rows.length === 0) {
       process.stdout.write(`no elections in cluster ${config.resolved.cluster} (${registry.backend})\n`);
-      return;
+      return ExitCode.OK;
     }
     process.stdout.write(leaseTable('election', rows, 'leader') + '\n');
+    return outcome(stale, flags, format);
   });
 }
 
 /** `rollcall locks`: every lock of the cluster and who holds it, through `locks()`. */
-export async function locksCommand(flags: ListingFlags): Promise<void> {
+export async function locksCommand(flags: ListingFlags): Promise<number> {
   const format = outputFormat(flags);
-  await withRegistry(flags, 'read', async (registry, config) => {
+  return withRegistry(flags, 'read', async (registry, config) => {
     const rows = (await registry.locks()).map(leaseRow);
+    const stale = rows.filter((r) => r.stale).length;
     if (format === 'json') {
       printJson(rows);
-      return;
+      return outcome(stale, flags, format);
     }
     if (rows.length === 0) {
       process.stdout.write(`no locks in cluster ${config.resolved.cluster} (${registry.backend})\n`);
-      return;
+      return ExitCode.OK;
     }
     process.stdout.write(leaseTable('lock', rows, 'holder') + '\n');
+    return outcome(stale, flags, format);
   });
 }

@@ -25,6 +25,14 @@ export type CoreConfigInput = {
   requestTimeoutMs?: number;
   /** Largest member payload, bytes of UTF-8 JSON; the store's own limit applies when smaller. Default 65536. */
   maxPayloadBytes?: number;
+  /**
+   * Only look: the registry writes nothing to the backend — no member, election
+   * or lock (those calls reject with PERMISSION_DENIED), no delete of an
+   * expired record, no reaper campaign, no schema, purge or label — and still
+   * judges liveness as its mode does. For dashboards, `rollcall` read commands
+   * and identities that may only read. Default false.
+   */
+  readOnly?: boolean;
 };
 
 /**
@@ -79,6 +87,8 @@ export interface RegistryConfig {
   readonly member: Readonly<MemberConfig>;
   readonly requestTimeoutMs: number;
   readonly maxPayloadBytes: number;
+  /** Writes nothing to the backend (see {@link CoreConfigInput.readOnly}). */
+  readonly readOnly: boolean;
   /** The backend's section, validated by its plugin. */
   readonly options: Readonly<Record<string, unknown>>;
 }
@@ -109,6 +119,7 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   },
   requestTimeoutMs: STORE_RUNTIME_OPTIONS.requestTimeoutMs,
   maxPayloadBytes: { type: 'integer', default: 65536, min: 1, doc: 'Largest member payload, bytes.' },
+  readOnly: { type: 'boolean', default: false, doc: 'Write nothing to the backend: read and judge liveness only (announce, campaign and lock are refused).' },
 });
 
 function isEnvSource(source: ConfigSource): source is EnvRegistryConfig {
@@ -211,6 +222,7 @@ export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, othe
     member: base.member,
     requestTimeoutMs: base.requestTimeoutMs,
     maxPayloadBytes: base.maxPayloadBytes,
+    readOnly: base.readOnly,
     options,
   } as RegistryConfig;
   for (const kind of ['election', 'lock'] as const) {

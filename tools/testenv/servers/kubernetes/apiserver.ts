@@ -63,7 +63,8 @@ export function apiserverUnit(): Unit {
           '--allow-privileged=true',
           // fake nodes (kwok) only have an InternalIP on loopback; never resolve node names
           '--kubelet-preferred-address-types=InternalIP',
-          '--profiling=false',
+          // /debug/pprof for bench:apiserver-profile; only system:masters may read it
+          '--profiling=true',
           `--cert-dir=${join(dir, 'apiserver-certs')}`,
           // a real kubelet authenticates and authorizes its callers, and is verified in turn
           ...(realNodeEnabled()

@@ -1,0 +1,2 @@
+export { sqlDesignConformance, type SqlDesignConformanceOptions } from './sql-design-conformance.js';
+export { sqlServerConformance, type SqlServerConformanceOptions } from './sql-server-conformance.js';

@@ -1,0 +1,81 @@
+import { confirmByRead } from './expiry.js';
+import { HeartbeatPairs, type HeartbeatPair } from './heartbeat-pairs.js';
+import { parseTime } from './lease-record.js';
+import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
+import { isMarked } from './member-mark.js';
+import { heartbeatKey, memberKey, parseKey } from './record-key.js';
+import type { CacheEntry } from './watch-cache.js';
+
+/**
+ * The `reaper` mode for a registry that writes nothing (`registry.readOnly`):
+ * it campaigns for no reaper election and deletes nothing, but judges each
+ * role it reads as a reaper would ({@link HeartbeatPairs}): a member whose
+ * heartbeat has run out — confirmed by reading the heartbeat record unchanged
+ * or gone — is no longer vouched for, so readers see it `removed` (`expired`)
+ * before (or without) a reaper's delete; a heartbeat after that brings it back.
+ * Its members' `renewTime` is their last heartbeat's.
+ * @internal
+ */
+export class HeartbeatReader implements LivenessStrategy {
+  readonly mode = 'reaper' as const;
+  readonly readersExpire = false;
+  private readonly roles = new Map<string, HeartbeatPairs>();
+  /** Members judged expired and confirmed, by role and id: the record versions that were confirmed. */
+  private readonly expired = new Map<string, Map<string, { member: string; heartbeat: string | undefined }>>();
+
+  constructor(private readonly context: LivenessContext) {}
+
+  keeping(role: string, id: string): MemberKeeping {
+    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true };
+  }
+
+  reading(role: string): void {
+    if (this.roles.has(role)) return;
+    const expired = new Map<string, { member: string; heartbeat: string | undefined }>();
+    this.expired.set(role, expired);
+    this.roles.set(
+      role,
+      new HeartbeatPairs(role, this.context, {
+        due: (pair) => this.confirm(role, pair),
+        changed: (id, pair) => {
+          const confirmed = expired.get(id);
+          // Only a write of the member's own (a heartbeat, a new announce) brings it back: a reaper's deletes and mark do not.
+          if (!pair) expired.delete(id);
+          else if (confirmed && ((pair.heartbeat && pair.heartbeat.version !== confirmed.heartbeat) || (pair.member && pair.member.version !== confirmed.member && pair.member.stored !== undefined && !isMarked(pair.member.stored.record)))) expired.delete(id);
+          // Judged again on every change: its renewTime is its heartbeat's.
+          this.context.rejudge(memberKey(role, id));
+        },
+      }),
+    );
+  }
+
+  vouches(entry: CacheEntry): boolean {
+    const key = parseKey(entry.key);
+    return !(key?.kind === 'member' && this.expired.get(key.role!)?.has(key.id!));
+  }
+
+  async ready(role: string): Promise<void> {
+    await this.roles.get(role)?.ready();
+  }
+
+  lastHeartbeat(role: string, id: string): Date | undefined {
+    const heartbeat = this.roles.get(role)?.get(id)?.heartbeat?.stored?.record;
+    return heartbeat ? parseTime(heartbeat.renewTime) : undefined;
+  }
+
+  close(): void {
+    this.roles.forEach((pairs) => pairs.close());
+    this.roles.clear();
+    this.expired.clear();
+  }
+
+  /** A pair ran out: confirmed by a read of its heartbeat record, its member is no longer vouched for. Not armed again until a record changes. */
+  private async confirm(role: string, pair: HeartbeatPair): Promise<boolean> {
+    if (!pair.member) return false; // a heartbeat alone: no member to report
+    const confirmation = pair.heartbeat ? await confirmByRead(this.context.store, heartbeatKey(role, pair.id), pair.heartbeat.version) : (await this.context.store.get(heartbeatKey(role, pair.id))) ? 'changed' : 'gone';
+    if (confirmation === 'changed') return true; // the watch brings the heartbeat
+    this.expired.get(role)?.set(pair.id, { member: pair.member.version, heartbeat: pair.heartbeat?.version });
+    this.context.rejudge(memberKey(role, pair.id));
+    return false;
+  }
+}
