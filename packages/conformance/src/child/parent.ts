@@ -4,6 +4,9 @@ import { lineChannel, type MessageChannel } from './channel.js';
 import { fromWireFailure, isControl, type ChildMessage, type ParentMessage } from './protocol.js';
 import { WaitTimeoutError } from '../wait-for.js';
 
+/** How much of a child's stderr {@link ChildHandle.stderr} keeps, characters: its last words, not a log. */
+const STDERR_KEPT = 64 * 1024;
+
 /** How to start a child process and talk to it. */
 export interface ChildOptions {
   /** The script the child runs (compiled JavaScript, or TypeScript with `execArgv: ['--import', 'tsx']`). */
@@ -25,7 +28,7 @@ export interface ChildOptions {
   serialization?: 'json' | 'advanced';
   /** The child's stdout when the transport leaves it free. Default `inherit`. */
   stdout?: 'inherit' | 'ignore';
-  /** The child's stderr: the parent's, kept in {@link ChildHandle.stderr} (`pipe`), or appended to a file. Default `inherit`. */
+  /** The child's stderr: the parent's, kept in {@link ChildHandle.stderr} (`pipe`, its last 64 KiB), or appended to a file. Default `inherit`. */
   stderr?: 'inherit' | 'ignore' | 'pipe' | { file: string };
   /** Names the child in errors: `the crash child`, `worker 2`. Default `the child process`. */
   label?: string;
@@ -50,7 +53,7 @@ export class ChildHandle<Command = unknown, Event = unknown> {
   readonly events: { event: Event; at: number }[] = [];
   /** How the process ended, once it has. */
   exit: ChildExit | undefined;
-  /** Its stderr so far, with `stderr: 'pipe'`. */
+  /** Its stderr so far (the last 64 KiB), with `stderr: 'pipe'`. */
   stderr = '';
   /** Resolves once the process has exited. */
   readonly exited: Promise<ChildExit>;
@@ -78,7 +81,7 @@ export class ChildHandle<Command = unknown, Event = unknown> {
     // After a SIGKILL, sends in flight fail with EPIPE; that is the kill, not a failure of the parent.
     this.process.on('error', () => {});
     if (typeof stderr === 'object') this.process.stderr!.pipe(createWriteStream(stderr.file, { flags: 'a' }));
-    else if (stderr === 'pipe') this.process.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    else if (stderr === 'pipe') this.process.stderr!.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-STDERR_KEPT)));
     this.channel = transport === 'lines' ? lineChannel(this.process.stdout!, this.process.stdin!) : (this.process as unknown as MessageChannel);
     this.channel.on('message', (raw) => this.receive(raw));
     this.exited = new Promise((resolve) =>
