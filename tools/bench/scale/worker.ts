@@ -8,6 +8,7 @@
  */
 import { serveParent } from '@rollcall/conformance/child';
 import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
+import { loadPlugin } from '@rollcall/core/admin';
 import { pluginContext, type RecordStore, type RegistryPlugin } from '@rollcall/core/spi';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import type { BackendConfig } from '../target.js';
@@ -30,20 +31,6 @@ const watch = { [MASTER_ROLE]: emptyWatchCounts(), [WORKER_ROLE]: emptyWatchCoun
 const errors: string[] = [];
 let failed = 0;
 const openMs: number[] = [];
-
-/**
- * Each backend's package: it exports its plugin as `registryPlugin`, as core
- * loads it for `registry.type`, and the worker connects its stores through
- * `plugin.connect`. Imported by name at run time (not `import('@rollcall/etcd')`):
- * the backends' benchmarks and tests depend on tools, so tools may not depend on them.
- */
-const PLUGIN_PACKAGES: Record<ScaleBackend, string> = { kubernetes: '@rollcall/kubernetes', etcd: '@rollcall/etcd', zookeeper: '@rollcall/zookeeper' };
-
-async function loadPlugin(backend: ScaleBackend): Promise<RegistryPlugin> {
-  const { registryPlugin } = (await import(PLUGIN_PACKAGES[backend])) as { registryPlugin?: RegistryPlugin };
-  if (!registryPlugin) throw new Error(`${PLUGIN_PACKAGES[backend]} exports no registryPlugin`);
-  return registryPlugin;
-}
 
 /** Connects a store of `plugin` for `cluster` with the backend's section of the configuration, validated as the keys are. */
 function connector(plugin: RegistryPlugin): (section: Record<string, unknown>, cluster: string, identity: string) => Promise<RecordStore> {
@@ -154,6 +141,7 @@ function collectGarbage(): void {
 
 // loaded before ready, so the process's RSS when empty includes the backend's code
 const backendType = process.argv[2] as ScaleBackend;
+// The backend's plugin as `registry.type` loads it (the package by name at run time: the backends' tests and benchmarks depend on tools, not the other way).
 const connect = connector(await loadPlugin(backendType));
 collectGarbage();
 parent.ready();
