@@ -12,7 +12,9 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireTestEnv } from '../testenv/index.js';
-import { load, machine } from './machine.js';
+import { load, machine } from '../testenv/machine.js';
+import { parseFlags, UsageError, whole } from './args.js';
+import { benchMain } from './main.js';
 
 /** Frames whose cumulative share answers "what does a heartbeat cost the API server" (each pattern names one frame; indented: a part of the one above). */
 const CATEGORIES: readonly [string, RegExp][] = [
@@ -34,19 +36,20 @@ interface Frame {
   flatPercent: number;
 }
 
-function parseArgs(argv: string[]): { seconds: number; top: number; file: string | undefined } {
-  let seconds = 40;
-  let top = 15;
-  let file: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const value = Number(argv[i + 1]);
-    if (argv[i] === '--file' && argv[i + 1]) file = argv[i + 1];
-    else if (argv[i] === '--seconds' && Number.isInteger(value) && value > 0 && value <= 600) seconds = value;
-    else if (argv[i] === '--top' && Number.isInteger(value) && value > 0) top = value;
-    else throw new Error(`usage: bench:apiserver-profile [--seconds 1..600 (default 40)] [--top n (default 15)] [--file saved.pb.gz (summarise it again)]; got ${argv[i]}`);
-    i++;
-  }
-  return { seconds, top, file };
+const USAGE = `Usage: npm run bench:apiserver-profile -- [--seconds 1..600] [--top <n>] [--file <saved.pb.gz>]
+
+  --seconds <s>   how long the API server's CPU is sampled (default 40, at most 600)
+  --top <n>       frames listed by flat share (default 15)
+  --file <path>   summarise a profile saved by an earlier run instead of taking one
+  --help`;
+
+/** The options of a command line, or 'help'. */
+function parseProfileArgs(argv: readonly string[]): { seconds: number; top: number; file: string | undefined } | 'help' {
+  const parsed = parseFlags(argv, ['seconds', 'top', 'file']) as Record<string, string | undefined> & { help: boolean };
+  if (parsed.help) return 'help';
+  const seconds = whole('seconds', parsed.seconds, 40);
+  if (seconds > 600) throw new UsageError(`--seconds must be at most 600, not ${seconds}`);
+  return { seconds, top: whole('top', parsed.top, 15), file: parsed.file };
 }
 
 /** GET /debug/pprof/profile as the instance's admin (the apiserver runs with --profiling; /debug is the masters' only). */
@@ -78,17 +81,15 @@ function frames(file: string): { frames: Frame[]; header: string } {
   return { frames: parsed, header };
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+benchMain('bench:apiserver-profile', USAGE, parseProfileArgs, async (args, { progress }) => {
   const { seconds, top } = args;
   const loadBefore = load();
   const started = new Date();
   let file = args.file;
   if (!file) {
-    console.error(`[bench:apiserver-profile] sampling the API server's CPU for ${seconds} s`);
-    const profile = await fetchProfile(seconds);
+    progress(`sampling the API server's CPU for ${seconds} s`);
     file = join(tmpdir(), `rollcall-apiserver-${started.toISOString().replace(/[:.]/g, '-')}.pb.gz`);
-    writeFileSync(file, profile);
+    writeFileSync(file, await fetchProfile(seconds));
   }
   const { frames: all, header } = frames(file);
   console.log(args.file ? `API server CPU profile ${file}` : `API server CPU profile, ${started.toISOString()}, ${seconds} s; ${machine()}; load ${loadBefore} before, ${load()} after`);
@@ -101,9 +102,4 @@ async function main(): Promise<void> {
   console.log(`\ntop ${top} frames by flat share:`);
   for (const f of [...all].sort((a, b) => b.flatPercent - a.flatPercent).slice(0, top)) console.log(`  ${f.flatPercent.toFixed(1).padStart(5)} %  ${f.name}`);
   console.log(`\nraw profile: ${file} (go tool pprof -http=: ${file})`);
-}
-
-main().catch((err: unknown) => {
-  console.error(`[bench:apiserver-profile] ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
 });

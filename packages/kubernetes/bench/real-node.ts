@@ -12,8 +12,8 @@
 import { parseArgs } from 'node:util';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { createRegistry, type Member } from '@rollcall/core';
-import { KubeAdmin, REAL_NODE_INSTANCE, requireTestEnv, signalContainer, summarize, up, waitFor } from '@rollcall/tools/testenv';
-import { load, machine } from '../../../tools/bench/machine.js';
+import { waitFor } from '@rollcall/conformance';
+import { KubeAdmin, load, machine, REAL_NODE_INSTANCE, requireTestEnv, serverWait, signalContainer, summarize, up } from '@rollcall/tools/testenv';
 import { registryPlugin } from '../src/index.js';
 import { workerDeployment } from '../test/real-node/worker-deployment.js';
 
@@ -56,7 +56,7 @@ await admin.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
   body: workerDeployment({ name: 'masters', role: 'master', serviceAccount: 'rollcall-coordinator', replicas: 3, cluster, env: liveness === 'pod' ? [{ name: 'REGISTRY_MEMBER_LIVENESS', value: 'pod' }] : [] }),
 });
 
-const steady = () => waitFor(() => masters.size === 3 && leaders.at(-1)?.identity !== undefined && masters.has(leaders.at(-1)!.identity!), { what: 'three masters and a leader', timeoutMs: 120_000 });
+const steady = () => waitFor(() => masters.size === 3 && leaders.at(-1)?.identity !== undefined && masters.has(leaders.at(-1)!.identity!), 120_000, serverWait({ what: 'three masters and a leader' }));
 const samples = { kill: { failover: [] as number[], removal: [] as number[] }, delete: { failover: [] as number[], removal: [] as number[] } };
 const reasons = { kill: new Set<string>(), delete: new Set<string>() };
 
@@ -69,10 +69,7 @@ for (let run = 0; run < runs; run += 1) {
     const at = performance.now();
     if (way === 'kill') signalContainer(pod, 'main', 'SIGKILL');
     else await admin.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace });
-    await waitFor(() => leaders.some((l) => l.at > at && l.identity !== undefined && l.identity !== before.identity) && removed.some((r) => r.at > at && r.id === victim.id), {
-      what: `run ${run + 1} (${way}): a new leader and ${victim.id} removed`,
-      timeoutMs: 90_000,
-    });
+    await waitFor(() => leaders.some((l) => l.at > at && l.identity !== undefined && l.identity !== before.identity) && removed.some((r) => r.at > at && r.id === victim.id), 90_000, serverWait({ what: `run ${run + 1} (${way}): a new leader and ${victim.id} removed` }));
     samples[way].failover.push(leaders.find((l) => l.at > at && l.identity !== undefined && l.identity !== before.identity)!.at - at);
     const removal = removed.find((r) => r.at > at && r.id === victim.id)!;
     samples[way].removal.push(removal.at - at);

@@ -1,6 +1,7 @@
 import { AppsV1Api } from '@kubernetes/client-node';
 import { createRegistry, type Member, type MemberEvent, type Registry } from '@rollcall/core';
-import { KubeAdmin, signalContainer, waitFor } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { KubeAdmin, serverWait, signalContainer } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryPlugin } from '../../src/index.js';
 import { kubeEnv } from '../kube-env.js';
@@ -38,7 +39,7 @@ beforeAll(async () => {
     namespace,
     body: workerDeployment({ name: 'pl-workers', role: 'worker', serviceAccount: 'rollcall-member', replicas: 2, cluster, env: [{ name: 'REGISTRY_MEMBER_LIVENESS', value: 'pod' }] }),
   });
-  await waitFor(() => present.size === 2, { what: 'two workers from real pods, in pod mode', timeoutMs: 120_000 });
+  await waitFor(() => present.size === 2, 120_000, serverWait({ what: 'two workers from real pods, in pod mode' }));
 }, 180_000);
 
 afterAll(async () => {
@@ -67,13 +68,13 @@ describe('registry.member.liveness=pod on a real kubelet', () => {
     const from = events.length;
     const killedAt = performance.now();
     signalContainer(pod, 'main', 'SIGKILL');
-    await waitFor(() => events.slice(from).some((e) => e.event.type === 'removed' && e.event.member.id === victim.id), { what: 'the killed worker removed', timeoutMs: 30_000 });
+    await waitFor(() => events.slice(from).some((e) => e.event.type === 'removed' && e.event.member.id === victim.id), 30_000, serverWait({ what: 'the killed worker removed' }));
     const removed = events.slice(from).find((e) => e.event.type === 'removed')!;
     expect(removed.event).toMatchObject({ type: 'removed', reason: 'expired', member: { id: victim.id, payload: { pod: podName(victim) } } });
     console.log(`[pod liveness] container SIGKILLed → member removed in ${((removed.at - killedAt) / 1000).toFixed(2)} s`);
     // The kubelet restarts the container: a new process, a new identity, in the same pod.
-    await waitFor(() => [...present.values()].some((m) => podName(m) === podName(victim) && m.id !== victim.id), { what: 'the restarted container announced', timeoutMs: 90_000 });
-    await waitFor(() => present.size === 2, { what: 'two workers again', timeoutMs: 30_000 });
+    await waitFor(() => [...present.values()].some((m) => podName(m) === podName(victim) && m.id !== victim.id), 90_000, serverWait({ what: 'the restarted container announced' }));
+    await waitFor(() => present.size === 2, 30_000, serverWait({ what: 'two workers again' }));
     expect(summary(victim.id)).toEqual(['added', 'removed expired']);
     const leases = await admin.leases(namespace, `rollcall.dev/cluster=${cluster},rollcall.dev/kind=member`);
     expect(leases).toHaveLength(2); // the earlier container's Lease was removed by its successor's announce
@@ -82,8 +83,8 @@ describe('registry.member.liveness=pod on a real kubelet', () => {
   it('a pod deleted → its member removed once, never back; its replacement added', async () => {
     const victim = [...present.values()][0]!;
     await admin.core.deleteNamespacedPod({ name: podName(victim), namespace });
-    await waitFor(() => !present.has(victim.id), { what: 'the deleted pod\'s worker removed', timeoutMs: 30_000 });
-    await waitFor(() => present.size === 2, { what: 'the replacement pod\'s worker', timeoutMs: 90_000 });
+    await waitFor(() => !present.has(victim.id), 30_000, serverWait({ what: 'the deleted pod\'s worker removed' }));
+    await waitFor(() => present.size === 2, 90_000, serverWait({ what: 'the replacement pod\'s worker' }));
     // SIGTERM: the process withdraws (deleted), unless the slice said not Ready first (expired); either way once.
     const seen = summary(victim.id);
     expect(seen.length).toBe(2);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppsV1Api, loadAllYaml, type V1Deployment, type V1Service } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { KubeAdmin, onRealNode, realNode, waitFor } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { KubeAdmin, onRealNode, realNode, serverWait } from '@rollcall/tools/testenv';
 import { registryPlugin } from '../../src/index.js';
 import { kubeEnv } from '../kube-env.js';
 
@@ -49,13 +50,14 @@ describe("the kubernetes README's Deployment", () => {
     let leader: string | undefined;
     observer.observe('scheduler').on('changed', (e) => (leader = e.leader?.identity));
     await admin.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body: deployment });
-    await waitFor(() => masters.size === 3 && leader !== undefined && masters.has(leader), { what: 'three masters and a leader among them', timeoutMs: 120_000 });
+    await waitFor(() => masters.size === 3 && leader !== undefined && masters.has(leader), 120_000, serverWait({ what: 'three masters and a leader among them' }));
     await waitFor(
       async () => {
         const pods = (await admin.core.listNamespacedPod({ namespace, labelSelector: 'app=orders-master' })).items;
         return pods.length === 3 && pods.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
       },
-      { what: 'three Ready pods (the readiness probe answered)', timeoutMs: 60_000 },
+      60_000,
+      serverWait({ what: 'three Ready pods (the readiness probe answered)' }),
     );
     // Pod mode: each master's Lease says its pod, and is not renewed.
     const leases = await admin.leases(namespace, 'rollcall.dev/cluster=orders,rollcall.dev/kind=member');
