@@ -1,4 +1,7 @@
-import { DEFAULT_MEMBER_TIMING, MEMBER_LIVENESS_MODES, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
+import { DEFAULT_MEMBER_TIMING, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
+
+/** The liveness modes the simulation can run: `pod` needs a pod per member (kwok's) and readiness Stages, which it does not drive yet. */
+const SIMULATED_LIVENESS: readonly MemberLiveness[] = ['heartbeat', 'reaper'];
 import { backendList, parseFlags, positive, UsageError, whole } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
@@ -79,7 +82,7 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
   --handovers <n>          timed graceful handovers (default ${SCALE_DEFAULTS.handovers})
   --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
   --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
-  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${MEMBER_LIVENESS_MODES.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
+  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${SIMULATED_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
   --member-timing <list>   heartbeat/lease ms pairs of every simulated member, each measured in turn (default ${timingLabel(DEFAULT_MEMBER_TIMING)})
   --json <file>            also write the results as JSON
   --render <file>          print the table of a JSON file written by --json, run nothing
@@ -111,7 +114,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
   const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => whole('members', n.trim(), 0));
   const liveness = parsed.liveness === undefined ? d.liveness : parsed.liveness.split(',').map((m) => m.trim()).filter(Boolean);
   for (const mode of liveness) {
-    if (!(MEMBER_LIVENESS_MODES as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${MEMBER_LIVENESS_MODES.join(', ')}, not ${JSON.stringify(mode)}`);
+    if (!(SIMULATED_LIVENESS as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${SIMULATED_LIVENESS.join(', ')}, not ${JSON.stringify(mode)}`);
   }
   if (liveness.length === 0) throw new UsageError('--liveness names no mode');
   const timings = parsed['member-timing'] === undefined ? d.memberTimings : parsed['member-timing'].split(',').map((t) => t.trim()).filter(Boolean).map(memberTiming);
