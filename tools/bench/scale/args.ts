@@ -131,7 +131,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     handovers: whole('handovers', parsed.handovers, d.handovers, 0),
     crashes: whole('crashes', parsed.crashes, d.crashes, 0),
     crashMembers: whole('crash-members', parsed['crash-members'], d.crashMembers),
-    liveness: MEMBER_LIVENESS_MODES.filter((m) => liveness.includes(m)),
+    liveness: SIMULATED_LIVENESS.filter((m) => liveness.includes(m)),
     memberTimings: [...new Map(timings.map((t) => [timingLabel(t), t])).values()],
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
