@@ -18,6 +18,8 @@ export interface PodReleaserOptions {
   latest: (name: string) => Pod | undefined;
   /** The runner is closed: start nothing. */
   closed: () => boolean;
+  /** Resolves once the task's log is stored as far as it must be before its pod goes (see LogCapture.untilLogged). */
+  untilLogged?: (state: TaskState) => Promise<void>;
 }
 
 /**
@@ -37,7 +39,9 @@ export class PodReleaser {
       release.again = true;
       return release.inFlight;
     }
-    release.inFlight = this.releasePod(pod, state).finally(() => {
+    const logged = this.options.untilLogged?.(state) ?? Promise.resolve();
+    // the pod's latest state once its log is stored: it may have changed meanwhile
+    release.inFlight = logged.then(() => (state.pod ? this.releasePod(state.pod, state) : undefined)).finally(() => {
       release.inFlight = undefined;
       if (release.again && state.pod && state.pod !== pod) {
         release.again = false;

@@ -4,6 +4,7 @@ import { Capacity } from './capacity.js';
 import { BACKEND, notLeader } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
+import { createLogCapture, type LogCapture } from './log-capture.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { buildPod } from './pod-build.js';
@@ -56,6 +57,7 @@ export class PodRunner {
   private readonly gate: LeaderGate;
   private readonly releaser: PodReleaser;
   private readonly timers: TaskTimers;
+  private readonly logCapture: LogCapture | undefined;
   private closed = false;
   private informer: ResourceInformer<Pod> | undefined;
 
@@ -75,6 +77,7 @@ export class PodRunner {
     this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
+    this.logCapture = createLogCapture(options.logs, { client, logger: this.logger, namespace, runner: name }, options.registry !== undefined);
     this.releaser = new PodReleaser({
       api: this.api,
       clock: this.clock,
@@ -82,6 +85,7 @@ export class PodRunner {
       keepFailedPodsMs: options.keepFailedPodsMs ?? 0,
       latest: (podName) => this.informer?.get(podName),
       closed: () => this.closed,
+      untilLogged: (state) => this.logCapture?.untilLogged(state.status, state.pod) ?? Promise.resolve(),
     });
   }
 
@@ -129,6 +133,7 @@ export class PodRunner {
       lost: (reason) => {
         this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
         for (const state of this.tasks.values()) this.timers.clear(state);
+        void this.logCapture?.stopAll();
       },
     });
   }
@@ -214,19 +219,22 @@ export class PodRunner {
     const entry = this.requireEntry(taskId);
     // a container that has not started has no log yet: a follower waits for it (the API server would refuse)
     const notStarted = entry.status.phase === 'queued' || entry.status.phase === 'pending';
+    const started = options.follow && notStarted ? this.untilStarted(taskId, entry.status) : undefined;
+    const container = this.taskContainer(entry);
+    const fromPod = () =>
+      logStream({ client: this.client, logger: this.logger, namespace: this.namespace, podName: () => entry.status.podName, container: options.container ?? container, options, started, ended: () => isTerminal(entry.status) });
+    // the captured copy, once the container started: it outlives the pod (issue 25)
+    const captured = this.logCapture && (options.container === undefined || options.container === container);
+    if (captured && !(notStarted && !options.follow)) return this.logCapture!.read(entry.status, options, started, entry.pod ? fromPod : undefined);
     if (!entry.pod && !(options.follow && notStarted)) {
       throw new StoreConflictError('NOT_FOUND', `task ${taskId} has no pod${isTerminal(entry.status) ? ' any more' : ' yet'}: no log to read`, { backend: BACKEND });
     }
-    return logStream({
-      client: this.client,
-      logger: this.logger,
-      namespace: this.namespace,
-      podName: () => entry.status.podName,
-      container: options.container ?? entry.pod?.spec.containers[0]!.name ?? entry.spec!.template.template.spec!.containers[0]!.name,
-      options,
-      started: options.follow && notStarted ? this.untilStarted(taskId, entry.status) : undefined,
-      ended: () => isTerminal(entry.status),
-    });
+    return fromPod();
+  }
+
+  /** The container whose log is the task's (and is captured). */
+  private taskContainer(entry: TaskState): string {
+    return entry.pod?.spec.containers[0]!.name ?? entry.spec?.template.template.spec!.containers[0]!.name ?? '';
   }
 
   /** Resolves once the task's status leaves queued and pending (its container started, or it ended). */
@@ -270,6 +278,7 @@ export class PodRunner {
     }
     this.hub.close();
     await Promise.allSettled([...this.tasks.values()].map((e) => e.release.inFlight));
+    await this.logCapture?.stopAll();
     this.client.close();
   }
 
@@ -357,6 +366,7 @@ export class PodRunner {
     if (decision.action === 'release-other') return void this.releaser.releasePod(pod, undefined);
     entry.pod = pod;
     if (decision.action === 'release') return void this.releaser.release(entry);
+    if (decision.action === 'run' || decision.action === 'finish') this.logCapture?.start(entry.status, pod, this.taskContainer(entry), () => isTerminal(entry.status));
     // queued here, but its pod exists (made by the runner that led before): follow it, never create it again
     this.queue.remove(entry);
     if (!entry.holdsSlot) this.takeSlot(entry);
