@@ -13,7 +13,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'pod-runner',
-          exclude: [...configDefaults.exclude, 'test/real-node.test.ts', 'test/unit/**'],
+          exclude: [...configDefaults.exclude, 'test/real-node*.test.ts', 'test/unit/**'],
           globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
           // One API server for every file, and one file restarts it: files run one at a time.
           fileParallelism: false,
@@ -24,7 +24,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'real-node',
-          include: ['test/real-node.test.ts'],
+          include: ['test/real-node*.test.ts'],
           globalSetup: ['@rollcall/tools/testenv/setup-real-node'],
           testTimeout: 120_000,
           hookTimeout: 600_000,
