@@ -32,6 +32,16 @@ interface Capture extends LiveLog {
   /** Resolves once the capture is over (its last line stored, or it failed or was stopped). */
   done: Promise<void>;
   stop(): void;
+  /** The container has terminated: stop following and read what is left of its log once (not every server ends a follow at the exit). */
+  settle(): void;
+}
+
+/** Resolves once the capture is over, at most {@link CAPTURE_DRAIN_MS} from now. */
+async function drained(capture: Capture): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, CAPTURE_DRAIN_MS)));
+  await Promise.race([capture.done, bound]);
+  clearTimeout(timer);
 }
 
 /** Whether the container ran (it runs, or it terminated): only then has it a log to read. */
@@ -69,13 +79,19 @@ export class LogCapture {
     const key = this.key(status);
     let stream: AsyncIterableIterator<LogLine> | undefined;
     let stopped = false;
+    let settling = false;
     let over = false;
     let writer: LogWriter | undefined;
+    const copy = async (follow: boolean) => {
+      stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last });
+      for await (const line of stream) if (!writer!.write(line)) return false;
+      return true;
+    };
     const run = async () => {
       writer = await LogWriter.open(sink, key, maxBytes);
       if (writer.cut || stopped) return;
-      stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow: true }, ended, after: writer.tail });
-      for await (const line of stream) if (!writer.write(line)) break;
+      // the kubelet ends a follow as the container exits; after `settle`, one read from the last line gets the rest
+      if ((await copy(!settling)) && settling && !stopped) await copy(false);
       await writer.flush();
       if (writer.failure) throw writer.failure;
     };
@@ -94,6 +110,11 @@ export class LogCapture {
         stopped = true;
         void stream?.return?.();
       },
+      settle: () => {
+        if (settling) return;
+        settling = true;
+        void stream?.return?.();
+      },
     };
     this.captures.set(id, capture);
   }
@@ -107,10 +128,8 @@ export class LogCapture {
   async untilLogged(status: TaskStatus, pod: Pod | undefined): Promise<void> {
     const capture = this.captures.get(`${status.taskId}/${status.attempt}`);
     if (!capture || !containerTerminated(pod, capture.container)) return;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, CAPTURE_DRAIN_MS)));
-    await Promise.race([capture.done, bound]);
-    clearTimeout(timer);
+    capture.settle();
+    await drained(capture);
   }
 
   /**
@@ -119,12 +138,14 @@ export class LogCapture {
    * `fallback` reads from the pod instead: for a task this runner does not
    * capture (it does not lead) whose pod is there.
    */
-  read(status: TaskStatus, options: LogOptions, started: Promise<void> | undefined, fallback: (() => AsyncIterableIterator<LogLine>) | undefined): AsyncIterableIterator<LogLine> {
+  read(status: TaskStatus, options: LogOptions, started: Promise<void> | undefined, ended: () => boolean, fallback: (() => AsyncIterableIterator<LogLine>) | undefined): AsyncIterableIterator<LogLine> {
     const { sink } = this.options;
     const self = this;
     return (async function* () {
       if (started) await started;
       const capture = self.captures.get(`${status.taskId}/${status.attempt}`);
+      // a read of an ended task is its whole log: the last lines are being stored
+      if (capture && !options.follow && ended()) await drained(capture);
       if (capture) return yield* readStoredLog(sink, capture.key, options, capture);
       const fromPod = fallback?.();
       if (fromPod) return yield* fromPod;

@@ -56,7 +56,11 @@ export class LogWriter {
   ) {
     this.size = size;
     this.cut = cut;
+    this.last = tail && { ...tail };
   }
+
+  /** The last line written (stored or on its way): its time and how many lines in a row had it; where a read resumes. */
+  last: StoredTail | undefined;
 
   /** A writer that continues what the sink holds for `key`. */
   static async open(sink: LogSink, key: LogKey, maxBytes: number): Promise<LogWriter> {
@@ -83,6 +87,8 @@ export class LogWriter {
     }
     this.size += Buffer.byteLength(text);
     this.pending.push(text);
+    if (this.last?.time === line.time) this.last.count += 1;
+    else this.last = { time: line.time, count: 1 };
     if (!this.scheduled) {
       this.scheduled = true;
       this.chain = this.chain.then(() => this.appendPending());

@@ -223,9 +223,12 @@ export class PodRunner {
     const container = this.taskContainer(entry);
     const fromPod = () =>
       logStream({ client: this.client, logger: this.logger, namespace: this.namespace, podName: () => entry.status.podName, container: options.container ?? container, options, started, ended: () => isTerminal(entry.status) });
-    // the captured copy, once the container started: it outlives the pod (issue 25)
+    // the captured copy, which outlives the pod: followed, or read once the task ended or its pod is gone;
+    // a read of a running task is the kubelet's (what it has now, not what the capture stored so far)
     const captured = this.logCapture && (options.container === undefined || options.container === container);
-    if (captured && !(notStarted && !options.follow)) return this.logCapture!.read(entry.status, options, started, entry.pod ? fromPod : undefined);
+    if (captured && (options.follow || !entry.pod || isTerminal(entry.status))) {
+      return this.logCapture!.read(entry.status, options, started, () => isTerminal(entry.status), entry.pod ? fromPod : undefined);
+    }
     if (!entry.pod && !(options.follow && notStarted)) {
       throw new StoreConflictError('NOT_FOUND', `task ${taskId} has no pod${isTerminal(entry.status) ? ' any more' : ' yet'}: no log to read`, { backend: BACKEND });
     }

@@ -115,7 +115,7 @@ describe('LogWriter', () => {
 describe('createLogCapture', () => {
   const base = () => {
     const warnings: string[] = [];
-    const logger = { debug() {}, info() {}, error() {}, warn: (_: unknown, message: string) => void warnings.push(message) };
+    const logger = { debug() {}, info() {}, error() {}, warn: (_: unknown, message?: string) => void warnings.push(message ?? '') };
     return { warnings, base: { client: undefined as never, logger, namespace: 'batch', runner: 'rollcall' } };
   };
 
