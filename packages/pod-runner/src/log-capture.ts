@@ -1,4 +1,4 @@
-import { ConfigurationError, type Logger, StoreConflictError } from '@rollcall/core';
+import { ConfigurationError, hasCode, type Logger, StoreConflictError } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
 import { type LiveLog, readStoredLog } from './log-read.js';
@@ -71,10 +71,27 @@ export class LogCapture {
     return { namespace: this.options.namespace, runner: this.options.runner, taskId: status.taskId, attempt: status.attempt };
   }
 
-  /** Starts capturing the task's container unless it is captured already or has not started. */
-  start(status: TaskStatus, pod: Pod, container: string, ended: () => boolean): void {
+  /**
+   * The task's pod as the watch shows it: starts capturing its container once
+   * it started (with `start`, unless captured already), and once it terminated
+   * has the capture read what is left and end.
+   */
+  observe(status: TaskStatus, pod: Pod, container: string, start: boolean, ended: () => boolean): void {
     const id = `${status.taskId}/${status.attempt}`;
-    if (this.captures.has(id) || !containerStarted(pod, container)) return;
+    const capture = this.captures.get(id);
+    if (capture) {
+      if (containerTerminated(pod, capture.container)) capture.settle();
+      return;
+    }
+    if (start && containerStarted(pod, container)) this.start(id, status, container, ended);
+  }
+
+  /** The task's pod is gone: nothing more to follow; the capture ends after one last read. */
+  gone(status: TaskStatus): void {
+    this.captures.get(`${status.taskId}/${status.attempt}`)?.settle();
+  }
+
+  private start(id: string, status: TaskStatus, container: string, ended: () => boolean): void {
     const { client, logger, namespace, sink, maxBytes } = this.options;
     const key = this.key(status);
     let stream: AsyncIterableIterator<LogLine> | undefined;
@@ -91,7 +108,12 @@ export class LogCapture {
       writer = await LogWriter.open(sink, key, maxBytes);
       if (writer.cut || stopped) return;
       // the kubelet ends a follow as the container exits; after `settle`, one read from the last line gets the rest
-      if ((await copy(!settling)) && settling && !stopped) await copy(false);
+      if ((await copy(!settling)) && settling && !stopped) {
+        // a pod already gone has nothing left to read: what was stored is the log
+        await copy(false).catch((err: unknown) => {
+          if (!hasCode(err, 'NOT_FOUND')) throw err;
+        });
+      }
       await writer.flush();
       if (writer.failure) throw writer.failure;
     };

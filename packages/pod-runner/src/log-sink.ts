@@ -96,3 +96,13 @@ export function directoryLogSink(dir: string = DEFAULT_LOG_DIR): LogSink {
     },
   };
 }
+
+/**
+ * The latest attempt of a task whose log the sink holds, or undefined: counts
+ * attempts from 1 until one has no log (retries are numbered in turn).
+ */
+export async function latestStoredAttempt(sink: LogSink, key: Omit<LogKey, 'attempt'>): Promise<number | undefined> {
+  let latest: number | undefined;
+  for (let attempt = 1; attempt <= 9999 && (await sink.stat({ ...key, attempt })); attempt += 1) latest = attempt;
+  return latest;
+}

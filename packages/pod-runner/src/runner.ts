@@ -368,8 +368,8 @@ export class PodRunner {
     // A pod of another attempt: an earlier one still held by our finalizer is let go.
     if (decision.action === 'release-other') return void this.releaser.releasePod(pod, undefined);
     entry.pod = pod;
+    this.logCapture?.observe(entry.status, pod, this.taskContainer(entry), decision.action !== 'release', () => isTerminal(entry.status));
     if (decision.action === 'release') return void this.releaser.release(entry);
-    if (decision.action === 'run' || decision.action === 'finish') this.logCapture?.start(entry.status, pod, this.taskContainer(entry), () => isTerminal(entry.status));
     // queued here, but its pod exists (made by the runner that led before): follow it, never create it again
     this.queue.remove(entry);
     if (!entry.holdsSlot) this.takeSlot(entry);
@@ -418,6 +418,7 @@ export class PodRunner {
     if (!entry || entry.status.podName !== pod.metadata.name) return;
     entry.pod = undefined;
     entry.release.deleteTimer?.cancel();
+    this.logCapture?.gone(entry.status);
     if (!isTerminal(entry.status)) this.finish(entry, { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` });
   }
 
