@@ -8,6 +8,7 @@ import { exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js
 
 let runner: PodRunner;
 let namespace: string;
+let start: () => Promise<PodRunner>;
 let proxy: TcpProxy;
 let written = 0;
 
@@ -28,7 +29,8 @@ beforeAll(async () => {
   namespace = env.namespace;
   const proxied = await proxiedKubeconfig(env.kubeconfig);
   proxy = proxied.proxy;
-  runner = await startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
+  start = () => startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
+  runner = await start();
   appendFileSync(kwokContainerLogPath(), ''); // the file is shared by every such container: only lines from now on count
 });
 
@@ -91,5 +93,22 @@ describe('logs', () => {
     const tail: string[] = [];
     for await (const line of runner.logs('outlive-me', { tailLines: 2 })) tail.push(line.text);
     expect(tail).toEqual(kept.slice(2));
+  });
+
+  it('a runner started again continues the capture after what was stored: no line twice, none lost', async () => {
+    const prefix = `carried-${process.pid}-${Date.now()}`;
+    await runner.submit({ taskId: 'carry-on', taskType: 'report', ...exits(0, { runMs: 10_000 }) });
+    await waitFor(() => runner.get('carry-on')?.phase === 'running', 15_000, 'the task to run');
+    const before = writeLines(3, prefix);
+    let seen = 0;
+    for await (const line of runner.logs('carry-on', { follow: true })) if (line.text.startsWith(prefix) && ++seen === 3) break;
+    await runner.close();
+    const meanwhile = writeLines(2, prefix); // no runner up: the kubelet's copy only
+    runner = await start();
+    const after = writeLines(2, prefix);
+    expect((await runner.result('carry-on')).phase).toBe('succeeded');
+    const served: string[] = [];
+    for await (const line of runner.logs('carry-on')) if (line.text.startsWith(prefix)) served.push(line.text);
+    expect(served).toEqual([...before, ...meanwhile, ...after]);
   });
 });
