@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { MigrateStore } from '@rollcall/core/spi';
+import { MigrateStore } from '@rollcall/migrate';
 import { registryConformance, storeConformance, type ConformanceConfig } from '@rollcall/conformance';
 import { createEtcdStore } from '@rollcall/etcd';
 import { createZookeeperStore } from '@rollcall/zookeeper';
@@ -8,7 +8,7 @@ import { ClientProxies, compactServer, restartServer } from '@rollcall/tools/tes
 import { migrationsUnderTest, soakBackend } from '../src/backends.js';
 
 // The conformance suite on a real pair: migrate(zookeeper→etcd), each side through a proxy of its own per client,
-// so one client can be cut off from both. (migrate(memory→memory) runs in @rollcall/conformance; the rolling
+// so one client can be cut off from both. (migrate(memory→memory) runs in @rollcall/migrate; the rolling
 // restarts to kubernetes in rolling-restart.test.ts.)
 const ZK_SESSION_TIMEOUT_MS = 4000;
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigurationError, CORE_OPTIONS, envName, memoryPlugin, type RegistryConfig, resolveConfig } from '@rollcall/core';
-import { loadMigratePlugin, loadPlugin, MIGRATE_TYPE, type OptionSchema, PLUGIN_PACKAGES, type RegistryPlugin } from '@rollcall/core/spi';
+import { loadConfiguredPlugin, PLUGIN_PACKAGES } from '@rollcall/core/admin';
+import type { OptionSchema, RegistryPlugin } from '@rollcall/core/spi';
 import { usageError } from './errors.js';
 
 /** The configuration flags every command takes. */
@@ -88,11 +89,6 @@ export function flatSchema(plugin: RegistryPlugin): Map<string, OptionSchema[str
   return schema;
 }
 
-/** Loads the plugin for `type` the way core does (memory is built in). */
-export async function pluginFor(type: string): Promise<RegistryPlugin> {
-  return type === 'memory' ? (memoryPlugin as unknown as RegistryPlugin) : loadPlugin(type);
-}
-
 /** `read`: the command only looks (members, leader, locks, watch, doctor, migrate status); `write`: it may change records (release, demo). */
 export type Access = 'read' | 'write';
 
@@ -116,9 +112,9 @@ export async function resolveCliConfig(flags: ConfigFlags, env: NodeJS.ProcessEn
     throw new ConfigurationError('registry.type: is required; give --type <type>, -o registry.type=<type>, REGISTRY_TYPE or a --config file (types: ' + Object.keys(PLUGIN_PACKAGES).join(', ') + ')', { key: 'registry.type' });
   }
   if (typeof type !== 'string') throw new ConfigurationError(`registry.type: expected a string, got ${JSON.stringify(type)}`, { key: 'registry.type' });
-  // A migration's schema is its two sides': their types come first, from whichever form gives them.
+  // Loaded the way core loads it (memory built in); a plugin made of others (migrate) reads the types it names from whichever form gives them.
   const given = (key: string) => cli.get(key) ?? env[envName(key)] ?? file.get(key) ?? defaults[key];
-  const plugin = type === MIGRATE_TYPE ? await loadMigratePlugin({ from: given(`registry.${MIGRATE_TYPE}.from.type`), to: given(`registry.${MIGRATE_TYPE}.to.type`) }, [memoryPlugin as never]) : await pluginFor(type);
+  const plugin = await loadConfiguredPlugin(type, given, [memoryPlugin]);
   const byEnvName = new Map<string, string>();
   for (const key of flatSchema(plugin).keys()) byEnvName.set(envName(key), key);
   const fromEnv = new Map<string, string>();

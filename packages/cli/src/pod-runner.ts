@@ -1,4 +1,4 @@
-import { missingPackage } from '@rollcall/core/spi';
+import { missingPackage } from '@rollcall/core/admin';
 import { CliError, ExitCode } from './errors.js';
 
 type PodRunnerModule = typeof import('@rollcall/pod-runner');

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import type { Registry } from '@rollcall/core';
-import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/conformance';
+import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/tools/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, Running, sqliteFixture } from './cli.js';
 

@@ -1,3 +1,10 @@
+/**
+ * `@rollcall/conformance`: the suites a backend runs (`storeConformance`,
+ * `registryConformance`), their options and capabilities, and the helpers a
+ * backend's own tests use beside them. The crash client and the IPC store that
+ * run a registry in a child process are the suite's own, not on this entry (the
+ * benchmark reaches the client at `@rollcall/conformance/crash-client`).
+ */
 export { storeConformance, type StoreConformanceOptions } from './store-conformance.js';
 export { registryConformance, type RegistryConformanceOptions } from './registry-conformance.js';
 export { skipReason, type ConformanceConfig, type CrashChildTarget, type RegistryCapabilities, type StoreCapabilities } from './capabilities.js';
@@ -5,8 +12,4 @@ export { DEFAULT_CONFORMANCE_TIMINGS, resolveTimings, type ConformanceTimings } 
 export { nextEvent, observeFor, rejection, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable } from './wait-for.js';
 export { collectWatch, describeEvent, type ChangeEvent, type CollectedWatch } from './collect-watch.js';
 export { uniqueCluster } from './names.js';
-export { parsePrometheusText, sampleValue, scrapeMetrics, scrapeUntil, type MetricSample } from './prometheus-text.js';
 export { leaseRecord } from './records.js';
-export { IpcRecordStore, serveStore, type IpcChannel, type IpcStoreDescription } from './ipc-store.js';
-export { CrashClient, crashChildEntry } from './crash-client.js';
-export type { ChildCommand, ChildEvent } from './child/protocol.js';

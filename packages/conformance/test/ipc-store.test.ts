@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { RecordStore } from '@rollcall/core/spi';
 import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
-import { IpcRecordStore, serveStore, storeConformance, type IpcChannel } from '../src/index.js';
+import { storeConformance } from '../src/index.js';
+import { IpcRecordStore, serveStore, type IpcChannel } from '../src/ipc-store.js';
 
 /**
  * The IPC proxy the crash child uses must itself be a conforming store: run the

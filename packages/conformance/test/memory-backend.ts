@@ -1,5 +1,5 @@
 import { createRegistry, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
 import type { RegistryConformanceOptions } from '../src/index.js';
 

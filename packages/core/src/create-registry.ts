@@ -1,10 +1,9 @@
 import { systemClock, type Clock } from './clock.js';
-import { configType, migrateTypes, resolveConfig, type ConfigSource } from './config/registry-config.js';
+import { configReader, configType, resolveConfig, type ConfigSource } from './config/registry-config.js';
 import { ConfigurationError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { memoryPlugin } from './memory/memory-plugin.js';
-import { loadMigratePlugin, MIGRATE_TYPE } from './migrate/migrate-plugin.js';
-import { loadPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from './plugin.js';
+import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from './plugin.js';
 import { Registry } from './registry.js';
 import type { RecordStore } from './store.js';
 
@@ -35,7 +34,7 @@ export interface RegistryRuntime {
  * @example
  * const registry = await createRegistry({ type: 'kubernetes', cluster: 'orders', kubernetes: { namespace: 'prod' } });
  * @example
- * // Phase 2 of a migration: held on both, ZooKeeper first (see docs/migrating.md).
+ * // Phase 2 of a migration (with @rollcall/migrate installed): held on both, ZooKeeper first (see docs/migrating.md).
  * const registry = await createRegistry({ type: 'migrate', cluster: 'orders', migrate: {
  *   from: { type: 'zookeeper', zookeeper: { connectString: 'zk1:2181' } },
  *   to: { type: 'kubernetes', kubernetes: { namespace: 'prod' } } } });
@@ -53,8 +52,7 @@ export async function createRegistry(source: ConfigSource, runtime: RegistryRunt
     const config = resolveConfig(source, { type, options: {}, connect: async () => given }, Object.keys(PLUGIN_PACKAGES));
     return Registry.open(given, config, { clock, logger });
   }
-  const builtins = [memoryPlugin, ...(runtime.plugins ?? [])];
-  const plugin = type === MIGRATE_TYPE ? await loadMigratePlugin(migrateTypes(source), builtins) : await loadPlugin(type, PLUGIN_PACKAGES, builtins);
+  const plugin = await loadConfiguredPlugin(type, configReader(source), [memoryPlugin, ...(runtime.plugins ?? [])]);
   const config = resolveConfig(source, plugin, Object.keys(PLUGIN_PACKAGES));
   const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity, readOnly: config.readOnly });
   return Registry.open(store, config, { clock, logger });

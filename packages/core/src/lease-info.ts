@@ -1,7 +1,6 @@
 import { judgeExpiry } from './expiry.js';
-import { parseTime } from './lease-record.js';
+import { parseTime, UNKNOWN_HOLDER } from './lease-record.js';
 import type { CacheEntry, Sight } from './watch-cache.js';
-import { UNKNOWN_HOLDER } from './migrate/merge.js';
 
 /** The holder of an election (its leader) or of a lock, as this process sees it. */
 export interface HolderInfo {
@@ -68,7 +67,7 @@ export function judgeLease(
   const record = entry.stored?.record;
   if (!record) return undefined;
   const leaseDurationMs = record.leaseDurationSeconds * 1000;
-  // A migration whose two sides name different holders is between terms: it names no holder (nor is it free).
+  // A store that cannot name the holder (a migration whose two sides disagree) is between terms: no holder named, nor free.
   const named = record.holderIdentity === '' || record.holderIdentity === UNKNOWN_HOLDER ? undefined : { identity: record.holderIdentity, fencingToken: record.leaseTransitions, acquireTime: parseTime(record.acquireTime), renewTime: parseTime(record.renewTime) };
   const expiry = judgeExpiry(leaseDurationMs, [entry.observedAt, aliveSince], [sight], now);
   const held = named !== undefined && !expiry.expired;

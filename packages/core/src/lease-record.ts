@@ -20,6 +20,15 @@ export interface LeaseRecord {
   payload?: JsonValue;
 }
 
+/**
+ * The holder a store shows when a record is held but it cannot say by whom: a
+ * store made of two (`@rollcall/migrate`) whose sides name different holders.
+ * Never free, never this process, so the lease algorithm waits until the record
+ * has not changed for a lease (client-go's MultiLock `UnknownLeader`); observers
+ * see no leader. The slash makes it no valid identity.
+ */
+export const UNKNOWN_HOLDER = 'rollcall.migrate/unknown';
+
 /** Formats `date` as a Kubernetes MicroTime: `2026-01-02T03:04:05.678000Z`. */
 export function formatMicroTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');

@@ -40,6 +40,31 @@ export interface RegistryPlugin<Options = Readonly<Record<string, unknown>>> {
   validate?(options: Options): { key: string; rule: string } | undefined;
   /** Connects a store; rejects with UNAVAILABLE, UNAUTHENTICATED, PERMISSION_DENIED or INVALID_CONFIG. */
   connect(context: PluginContext<Options>): Promise<RecordStore>;
+  /**
+   * Whether two validated sections of this plugin name the same place, where
+   * one cluster's records are the same records (two etcd sections with the
+   * same endpoints and prefix). A store made of two (`@rollcall/migrate`) asks
+   * it to refuse a backend named twice. Default: the sections are equal.
+   */
+  sameLocation?(a: Options, b: Options): boolean;
+  /**
+   * For a plugin made of other plugins (`@rollcall/migrate`), whose keys are
+   * theirs: called with its section as given, before anything is validated;
+   * it loads the plugins its section names and returns the plugin to validate
+   * and connect with. Default: the plugin is used as it is.
+   */
+  compose?(context: PluginComposeContext): Promise<RegistryPlugin>;
+}
+
+/** Loads the plugin of a `registry.type` value; `key` is where the type was given, for errors. */
+export type PluginLoader = (type: string, key: string) => Promise<RegistryPlugin>;
+
+/** What {@link RegistryPlugin.compose} is given. */
+export interface PluginComposeContext {
+  /** A key of the plugin's section as given, relative to `registry.<type>.`, from any form (`read('from.type')`); undefined when not given. Not validated. */
+  read(key: string): unknown;
+  /** Loads a plugin as `registry.type` does: the built-in and given plugins first, then its package, lazily. */
+  loadPlugin: PluginLoader;
 }
 
 /**
@@ -54,9 +79,10 @@ export const BUILTIN_BACKENDS = Object.freeze({
   mysql: '@rollcall/mysql',
   postgres: '@rollcall/postgres',
   sqlite: '@rollcall/sqlite',
+  migrate: '@rollcall/migrate',
 } as const);
 
-/** The package behind each built-in type. `memory` ships with core. */
+/** The package behind each built-in type. `memory` ships with core; `migrate` is a store made of two others. */
 export const PLUGIN_PACKAGES: Readonly<Record<string, string>> = BUILTIN_BACKENDS;
 
 /**
@@ -83,7 +109,7 @@ export async function loadPlugin(
   type: string,
   packages: Readonly<Record<string, string>> = PLUGIN_PACKAGES,
   builtins: readonly RegistryPlugin<never>[] = [],
-  /** The key that named the type, for errors: `registry.type`, or `registry.migrate.from.type`. */
+  /** The key that named the type, for errors: `registry.type`, or a key of a composing plugin's section (`registry.migrate.from.type`). */
   key = 'registry.type',
 ): Promise<RegistryPlugin> {
   const builtin = builtins.find((p) => p.type === type);
@@ -112,4 +138,15 @@ export async function loadPlugin(
   const plugin = mod.registryPlugin as RegistryPlugin | undefined;
   if (plugin?.type !== type) throw new ConfigurationError(`${key}=${type}: ${pkg} does not export a registry plugin for ${type}`, { key });
   return plugin;
+}
+
+/**
+ * The plugin a configuration's `registry.type` names, loaded lazily, and
+ * composed over the plugins its section names when it is made of others.
+ * `read` gives a key of the configuration as given (`registry.migrate.from.type`).
+ */
+export async function loadConfiguredPlugin(type: string, read: (key: string) => unknown, builtins: readonly RegistryPlugin<never>[] = []): Promise<RegistryPlugin> {
+  const load: PluginLoader = (t, key) => loadPlugin(t, PLUGIN_PACKAGES, builtins, key);
+  const plugin = await load(type, 'registry.type');
+  return plugin.compose ? plugin.compose({ read: (key) => read(`registry.${type}.${key}`), loadPlugin: load }) : plugin;
 }

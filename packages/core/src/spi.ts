@@ -1,19 +1,36 @@
 /**
- * `@rollcall/core/spi`: what a backend author needs — the record-store SPI, the
- * record codec, keys, option schemas and the plugin contract — and what backend
- * tests and tools use to reach a registry's store. Applications use
- * `@rollcall/core`; so do backends, for errors, Clock and Logger.
+ * `@rollcall/core/spi`: what a backend author implements and needs — the
+ * record-store SPI, the record and its codec, keys, and the plugin with its
+ * option schema — and, so that one import is enough, what backends take from
+ * `@rollcall/core`: the errors they map native failures onto, Clock and Logger.
+ * Loading plugins and reaching a registry's store are `@rollcall/core/admin`.
  */
+// The record store a backend implements.
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
-export { formatMicroTime, parseTime, payloadBytes, recordShapeProblem, type LeaseRecord } from './lease-record.js';
+// The record, its codec and its limits.
+export { formatMicroTime, parseTime, recordShapeProblem, UNKNOWN_HOLDER, type LeaseRecord } from './lease-record.js';
 export { recordFromJson, recordToJson } from './record-json.js';
-export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, reaperElection, type RecordKind } from './record-key.js';
-export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
-export type { OptionSchema, OptionSpec } from './config/option-schema.js';
-export { loadPlugin, missingPackage, PLUGIN_PACKAGES, type PluginContext, type RegistryPlugin } from './plugin.js';
-export { registryStore } from './registry.js';
-export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
 export { assertPayloadSize } from './payload.js';
-export { MigrateStore, type MigrateStoreOptions } from './migrate/migrate-store.js';
-export { loadMigratePlugin, migratePlugin, MIGRATE_TYPE, type BackendSection, type MigrateOptions } from './migrate/migrate-plugin.js';
-export { mergeRecords, UNKNOWN_HOLDER } from './migrate/merge.js';
+// Where each record lives.
+export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
+// The plugin `registry.type` loads, and its section.
+export type { PluginContext, RegistryPlugin } from './plugin.js';
+export type { OptionSchema, OptionSpec } from './config/option-schema.js';
+export { pluginContext, resolvePluginOptions, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
+// Also in `@rollcall/core`.
+export {
+  ConfigurationError,
+  CorruptRecordError,
+  ErrorCode,
+  hasCode,
+  InvalidArgumentError,
+  PermissionError,
+  RegistryError,
+  RevisionTooOldError,
+  SchemaMismatchError,
+  StoreConflictError,
+  UnavailableError,
+} from './errors.js';
+export { systemClock, type Clock, type Timer } from './clock.js';
+export { silentLogger, type Logger } from './logger.js';
+export type { JsonValue } from './lease-record.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { observeBackend, type BackendActivity, type Registry } from '../src/index.js';
-import { registryStore } from '../src/spi.js';
+import { registryStore } from '../src/admin.js';
 import { GatedStore, Harness } from './harness.js';
 
 let h: Harness;

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
-import { loadPlugin, missingPackage, pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
+import { loadPlugin, missingPackage } from '../src/admin.js';
+import { pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
 
 // A third-party backend's section, declared as its package would: `probe` becomes a valid `type`.
 declare module '../src/index.js' {
@@ -251,5 +252,48 @@ describe('the environment form with keys spread beside it', () => {
     }
     expect(configError(() => resolve({ ...configFromEnv({ REGISTRY_TYPE: 'memory' }), type: 'sqlite' } as ConfigSource))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
     expect(configError(() => resolve({ ...configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMORY_NAME: 'a' }), memory: { name: 'b' } }))).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.memory.name' });
+  });
+});
+
+describe('a plugin made of others (compose)', () => {
+  // Core knows no such plugin by name: it hands `compose` the section as written and a loader, and validates what comes back.
+  const loaded: string[] = [];
+  const wrapper: RegistryPlugin = {
+    type: 'wrap',
+    options: {},
+    async compose({ read, loadPlugin }) {
+      const innerType = read('inner.type');
+      const inner = await loadPlugin(String(innerType), 'registry.wrap.inner.type');
+      loaded.push(inner.type);
+      const options: Record<string, RegistryPlugin['options'][string]> = { 'inner.type': { type: 'enum', values: [inner.type], required: true, doc: 'The wrapped backend.' } };
+      for (const [key, spec] of Object.entries(inner.options)) options[`inner.${inner.type}.${key}`] = spec;
+      return {
+        type: 'wrap',
+        options,
+        connect: (context) => {
+          const section = (context.options.inner as Record<string, unknown>)[inner.type] as Readonly<Record<string, unknown>>;
+          return inner.connect({ ...context, options: section });
+        },
+      };
+    },
+    connect: () => Promise.reject(new Error('composed before it connects')),
+  };
+
+  it('is composed before validation, so the environment form names the keys of the plugins it loads', async () => {
+    const registry = await createRegistry(configFromEnv({ REGISTRY_TYPE: 'wrap', REGISTRY_WRAP_INNER_TYPE: 'memory', REGISTRY_WRAP_INNER_MEMORY_NAME: 'wrapped' }), { plugins: [wrapper] });
+    try {
+      expect(loaded).toEqual(['memory']);
+      expect(registry.config.options).toEqual({ inner: { type: 'memory', memory: { name: 'wrapped' } } });
+      expect(registry.backend).toBe('memory');
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('a type it cannot load, and a key of the loaded plugin misspelt, are INVALID_CONFIG naming the key', async () => {
+    const unknown = await createRegistry({ 'registry.type': 'wrap', 'registry.wrap.inner.type': 'consul' }, { plugins: [wrapper] }).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.wrap.inner.type' });
+    const misspelt = await createRegistry({ 'registry.type': 'wrap', 'registry.wrap.inner.type': 'memory', 'registry.wrap.inner.memory.nmae': 'x' }, { plugins: [wrapper] }).catch((e: unknown) => e);
+    expect(misspelt).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.wrap.inner.memory.nmae' });
   });
 });

@@ -1,5 +1,4 @@
 import { createRegistry, type Clock, type Registry, type CoreConfigInput } from '../src/index.js';
-import { UnavailableError } from '../src/errors.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { ManualClock, MemoryBackend, MemoryStore, settle } from '../src/testing.js';
 
@@ -61,43 +60,12 @@ export class GatedStore extends MemoryStore {
 }
 
 /**
- * A memory store whose calls fail UNAVAILABLE while `refusing`, its watch still
- * open and delivering: a connection whose requests time out while its stream stays up.
- */
-export class RefusingStore extends MemoryStore {
-  refusing = false;
-  override async get(...args: Parameters<MemoryStore['get']>): ReturnType<MemoryStore['get']> {
-    this.failWhileRefusing();
-    return super.get(...args);
-  }
-  override async create(...args: Parameters<MemoryStore['create']>): ReturnType<MemoryStore['create']> {
-    this.failWhileRefusing();
-    return super.create(...args);
-  }
-  override async update(...args: Parameters<MemoryStore['update']>): ReturnType<MemoryStore['update']> {
-    this.failWhileRefusing();
-    return super.update(...args);
-  }
-  override async delete(...args: Parameters<MemoryStore['delete']>): ReturnType<MemoryStore['delete']> {
-    this.failWhileRefusing();
-    return super.delete(...args);
-  }
-  override async list(...args: Parameters<MemoryStore['list']>): ReturnType<MemoryStore['list']> {
-    this.failWhileRefusing();
-    return super.list(...args);
-  }
-  private failWhileRefusing(): void {
-    if (this.refusing) throw new UnavailableError('requests time out', { backend: 'memory' });
-  }
-}
-
-/**
  * A memory store whose outage its watch hides, as a client that resumes its watch
  * by itself does (the Kubernetes store across an API server restart): during
  * `outage()` calls fail UNAVAILABLE and the watch neither ends nor delivers; at
  * `restore()` it delivers what it missed.
  */
-export class SilentOutageStore extends RefusingStore {
+export class SilentOutageStore extends MemoryStore {
   private readonly held: (() => void)[] = [];
   outage(): void {
     this.refusing = true;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseEvent } from '../src/index.js';
-import { electionKey, registryStore } from '../src/spi.js';
+import { registryStore } from '../src/admin.js';
+import { electionKey } from '../src/spi.js';
 import { MemoryStore } from '../src/testing.js';
 import { Harness } from './harness.js';
 

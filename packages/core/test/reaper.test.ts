@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '../src/index.js';
 import { formatMicroTime, type LeaseRecord } from '../src/lease-record.js';
-import { heartbeatKey, memberKey, reaperElection } from '../src/spi.js';
+import { heartbeatKey, memberKey } from '../src/spi.js';
+import { reaperElection } from '../src/record-key.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { MemoryStore } from '../src/testing.js';
 import { Harness, until } from './harness.js';

@@ -7,6 +7,8 @@ export const registryPlugin: RegistryPlugin<EtcdOptions> = {
   type: 'etcd',
   options: etcdOptions,
   validate: validateEtcdOptions,
+  // Where the records live; the other keys only say how to get there.
+  sameLocation: (a, b) => JSON.stringify(a.endpoints) === JSON.stringify(b.endpoints) && a.prefix === b.prefix,
   connect: connectEtcdStore,
 };
 

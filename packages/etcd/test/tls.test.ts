@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { rejection, uniqueCluster } from '@rollcall/conformance';
 import { createEtcdStore } from '../src/index.js';
 import { makeTestPki, type TestPki } from './support/certs.js';

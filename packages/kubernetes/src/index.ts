@@ -7,6 +7,8 @@ import { connectKubernetesStore, type KubernetesStore } from './store.js';
 export const registryPlugin: RegistryPlugin<KubernetesOptions> = {
   type: 'kubernetes',
   options: kubernetesOptions,
+  // Where the records live; the other keys only say how to get there.
+  sameLocation: (a, b) => a.kubeconfig === b.kubeconfig && a.context === b.context && a.namespace === b.namespace,
   connect: (context) => connectKubernetesStore(context),
 };
 

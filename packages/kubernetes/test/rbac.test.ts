@@ -1,5 +1,6 @@
 import { createRegistry, ErrorCode, type Logger, type MemberEvent, type Registry } from '@rollcall/core';
-import { formatMicroTime, heartbeatKey, memberKey, registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
+import { formatMicroTime, heartbeatKey, memberKey } from '@rollcall/core/spi';
 import { serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 import { createRegistry, type Registry, type RegistryConfigInput } from '@rollcall/core';
 import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing';
-import { parsePrometheusText, sampleValue, type MetricSample } from '@rollcall/conformance';
+import { parsePrometheusText, sampleValue, type MetricSample } from '@rollcall/tools/test-kit';
 import { Registry as PromRegistry } from 'prom-client';
 import { registerRollcallMetrics, type RollcallMetrics, type RollcallMetricsOptions } from '../src/index.js';
 

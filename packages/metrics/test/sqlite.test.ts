@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/conformance';
+import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/tools/test-kit';
 import { Registry as PromRegistry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerRollcallMetrics, serveMetrics, type MetricsServer } from '../src/index.js';

@@ -29,6 +29,8 @@ export const registryPlugin: RegistryPlugin<MysqlOptions> = {
   type: 'mysql',
   options: mysqlOptions,
   validate: validateMysqlOptions,
+  // Where the records live; the other keys only say how to get there.
+  sameLocation: (a, b) => a.host === b.host && a.port === b.port && a.socketPath === b.socketPath && a.database === b.database && a.tablePrefix === b.tablePrefix,
   connect: connectMysqlStore,
 };
 

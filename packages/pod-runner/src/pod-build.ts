@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Container, Pod, PodTemplateSpec } from './pod.js';
-import { FENCING_TOKEN_ANNOTATION, FINALIZER, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_ID_LABEL, TASK_TYPE_LABEL } from './pod.js';
+import { FENCING_TOKEN_ANNOTATION, FINALIZER, RUNNER_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_CONTAINER_ANNOTATION, TASK_ID_LABEL, TASK_TYPE_LABEL } from './pod.js';
 import type { Task, TaskTimeouts } from './task.js';
 
 const MAX_NAME = 63;
@@ -54,6 +54,8 @@ export interface BuildPodInput {
   task: Task;
   template: PodTemplateSpec;
   templateName: string;
+  /** The template's container that runs the task; default its first. */
+  container?: string;
   submittedAt: string;
   /** The runner term's fencing token, when it runs with a registry. */
   fencingToken?: number;
@@ -82,9 +84,10 @@ function mainContainer(template: Container, task: Task): Container {
 export function buildPod(input: BuildPodInput): { pod: Pod; specHash: string } {
   const { task, template } = input;
   const attempt = task.attempt ?? 1;
-  const [first, ...rest] = template.spec.containers;
+  const index = Math.max(0, template.spec.containers.findIndex((c) => c.name === input.container));
   const spec = structuredClone(template.spec);
-  spec.containers = [mainContainer(first!, task), ...structuredClone(rest)];
+  spec.containers[index] = mainContainer(template.spec.containers[index]!, task);
+  const containerName = spec.containers[index]!.name;
   spec.restartPolicy = 'Never';
   if (task.timeouts?.run !== undefined) spec.activeDeadlineSeconds = Math.ceil(task.timeouts.run / 1000);
   const record: TaskAnnotation = {
@@ -103,13 +106,14 @@ export function buildPod(input: BuildPodInput): { pod: Pod; specHash: string } {
       name: podName(input.runner, task.taskId, attempt),
       namespace: input.namespace,
       labels: { ...template.metadata?.labels, ...task.labels, [RUNNER_LABEL]: input.runner, [TASK_ID_LABEL]: task.taskId, [TASK_TYPE_LABEL]: task.taskType },
-      annotations: { ...template.metadata?.annotations, ...task.annotations, [TASK_ANNOTATION]: JSON.stringify(record) },
+      annotations: { ...template.metadata?.annotations, ...task.annotations, [TASK_ANNOTATION]: JSON.stringify(record), [TASK_CONTAINER_ANNOTATION]: containerName },
       finalizers: [FINALIZER],
     },
     spec,
   };
   // submittedAt differs between two submits of the same task: not part of what "the same pod" means.
-  const specHash = shortHash(canonical({ labels: pod.metadata.labels, annotations: { ...pod.metadata.annotations, [TASK_ANNOTATION]: canonical({ ...record, submittedAt: undefined }) }, spec }), 16);
+  // the task container's name follows from the template: left out, so pods hash as they did before it was recorded
+  const specHash = shortHash(canonical({ labels: pod.metadata.labels, annotations: { ...pod.metadata.annotations, [TASK_ANNOTATION]: canonical({ ...record, submittedAt: undefined }), [TASK_CONTAINER_ANNOTATION]: undefined }, spec }), 16);
   pod.metadata.annotations![SPEC_HASH_ANNOTATION] = specHash;
   if (input.fencingToken !== undefined) pod.metadata.annotations![FENCING_TOKEN_ANNOTATION] = String(input.fencingToken);
   return { pod, specHash };

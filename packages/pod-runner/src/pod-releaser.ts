@@ -51,6 +51,24 @@ export class PodReleaser {
     return release.inFlight;
   }
 
+  /**
+   * The delayed delete of a kept failed pod: gone already is done; any other
+   * refusal (an outage, a 403, a 429) is logged and tried again after a pause,
+   * never left as an unhandled rejection.
+   */
+  private async deleteKept(name: string, state: TaskState): Promise<void> {
+    state.release.deleteTimer = undefined;
+    if (this.options.closed()) return;
+    try {
+      await this.options.api.delete(name, undefined);
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return;
+      this.options.logger.warn({ err, pod: name }, '[rollcall] [pod-runner] could not delete a kept failed pod; trying again');
+      if (this.options.closed()) return;
+      state.release.deleteTimer = this.options.clock.setTimeout(() => void this.deleteKept(name, state), RELEASE_RETRY_MS);
+    }
+  }
+
   /** Releases `pod`; `state` undefined for a finished pod of an earlier attempt (nothing to record, no retry). */
   async releasePod(pod: Pod, state: TaskState | undefined): Promise<void> {
     const { api, clock, logger } = this.options;
@@ -68,7 +86,7 @@ export class PodReleaser {
       if (state && keepMs > 0 && state.status.phase !== 'succeeded' && state.status.phase !== 'cancelled') {
         state.release.deleteRequested = true;
         const finished = Date.parse(state.status.finishedAt ?? clock.wallNow().toISOString());
-        state.release.deleteTimer = clock.setTimeout(() => void api.delete(name, undefined), delayUntilWall(clock, finished + keepMs));
+        state.release.deleteTimer = clock.setTimeout(() => void this.deleteKept(name, state), delayUntilWall(clock, finished + keepMs));
         return;
       }
       if (state) state.release.deleteRequested = true;

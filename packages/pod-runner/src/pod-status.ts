@@ -1,5 +1,5 @@
 import type { JsonValue } from '@rollcall/core';
-import type { ContainerStatus, Pod } from './pod.js';
+import { type ContainerStatus, type Pod, TASK_CONTAINER_ANNOTATION } from './pod.js';
 import type { PendingCause } from './task.js';
 
 /** What a pod says about its task. */
@@ -14,6 +14,12 @@ export type PodReading =
     }
   | { phase: 'running'; startedAt: string }
   | {
+      /** The pod's phase is Unknown: its node stopped reporting. */
+      phase: 'unknown';
+      reason: string;
+      message?: string;
+    }
+  | {
       phase: 'succeeded' | 'failed' | 'timed-out' | 'lost';
       reason: string;
       message?: string;
@@ -23,6 +29,8 @@ export type PodReading =
       startedAt?: string;
       finishedAt?: string;
     };
+
+export type EndedReading = Extract<PodReading, { phase: 'succeeded' | 'failed' | 'timed-out' | 'lost' }>;
 
 const IMAGE_PULL = new Set(['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeverPull', 'RegistryUnavailable', 'SignatureValidationFailed']);
 const CONTAINER_CONFIG = new Set(['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'PreStartHookError', 'PostStartHookError']);
@@ -41,45 +49,119 @@ export function parseResult(message: string | undefined): JsonValue | undefined 
   }
 }
 
-function main(pod: Pod): ContainerStatus | undefined {
-  const name = pod.spec.containers[0]?.name;
-  return pod.status?.containerStatuses?.find((s) => s.name === name);
+/** The name of the container that runs the task: recorded on the pod when it was built (a sidecar may be listed before it, or injected), else the first. */
+export function taskContainerName(pod: Pod): string | undefined {
+  return pod.metadata.annotations?.[TASK_CONTAINER_ANNOTATION] ?? pod.spec.containers[0]?.name;
+}
+
+/** An init container that ran to completion and failed: with restartPolicy Never, the pod fails with it. Native sidecars (restartPolicy Always) are not init steps. */
+function failedInit(pod: Pod): ContainerStatus | undefined {
+  const sidecars = new Set((pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
+  return pod.status?.initContainerStatuses?.find((s) => !sidecars.has(s.name) && s.state?.terminated && s.state.terminated.exitCode !== 0);
 }
 
 /**
- * Reads a pod: running, one of the pending causes, or how it ended. Deletion is
- * judged by the runner, which knows whether it asked for it. `wallNow` stands in
- * for a timestamp the pod lacks (a pure function of its arguments).
+ * The reason a pod being deleted (or marked for disruption) gives: the
+ * DisruptionTarget condition's cause when Kubernetes set one, else `Deleted`.
+ */
+export function disruptionReason(pod: Pod): 'Deleted' | 'Evicted' | 'Preempted' | 'NodeLost' {
+  const target = pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+  switch (target?.reason) {
+    case 'EvictionByEvictionAPI':
+    case 'TerminationByKubelet':
+      return 'Evicted';
+    case 'PreemptionByScheduler':
+      return 'Preempted';
+    case 'DeletionByTaintManager':
+    case 'DeletionByPodGC':
+      return 'NodeLost';
+    default:
+      return 'Deleted';
+  }
+}
+
+/**
+ * Reads a pod: running, one of the pending causes, Unknown, or how it ended.
+ * The task container (found by name) decides: once it terminated, the task
+ * ended with its exit code, whatever sidecars still run. The kubelet's own
+ * verdicts on the pod (Evicted, DeadlineExceeded) come first: it writes them
+ * before it kills the containers. Deletion is judged by the reconciler, which
+ * knows whether the runner asked for it. `wallNow` stands in for a timestamp
+ * the pod lacks (a pure function of its arguments).
  */
 export function readPod(pod: Pod, wallNow: Date = new Date()): PodReading {
   const status = pod.status ?? {};
-  const container = main(pod);
+  const name = taskContainerName(pod);
+  const container = status.containerStatuses?.find((s) => s.name === name);
   const created = pod.metadata.creationTimestamp ?? wallNow.toISOString();
-  if (status.phase === 'Succeeded' || status.phase === 'Failed') {
-    const terminated = container?.state?.terminated;
-    const terminationMessage = terminated?.message;
-    const common = {
-      exitCode: terminated?.exitCode,
-      terminationMessage,
-      result: parseResult(terminationMessage),
-      startedAt: terminated?.startedAt ?? status.startTime,
-      finishedAt: terminated?.finishedAt ?? wallNow.toISOString(),
-    };
-    if (status.reason === 'Evicted') return { phase: 'lost', reason: 'Evicted', message: status.message, ...common };
-    if (status.reason === 'DeadlineExceeded') return { phase: 'timed-out', reason: 'DeadlineExceeded', message: status.message ?? 'the run timeout passed', ...common };
-    if (status.phase === 'Succeeded') return { phase: 'succeeded', reason: terminated?.reason ?? 'Completed', ...common };
-    return { phase: 'failed', reason: terminated?.reason ?? status.reason ?? 'Error', message: status.message, ...common };
+  const terminated = container?.state?.terminated;
+  const ended = (phase: EndedReading['phase'], reason: string, message?: string): EndedReading => ({
+    phase,
+    reason,
+    message,
+    exitCode: terminated?.exitCode,
+    terminationMessage: terminated?.message,
+    result: parseResult(terminated?.message),
+    startedAt: terminated?.startedAt ?? status.startTime,
+    finishedAt: terminated?.finishedAt ?? wallNow.toISOString(),
+  });
+  if (status.phase === 'Failed' && status.reason === 'Evicted') return ended('lost', 'Evicted', status.message);
+  if (status.phase === 'Failed' && status.reason === 'DeadlineExceeded') return ended('timed-out', 'DeadlineExceeded', status.message ?? 'the pod passed its activeDeadlineSeconds');
+  if (terminated) {
+    if (terminated.exitCode === 0) return ended('succeeded', terminated.reason ?? 'Completed');
+    // OOMKilled, Error, ContainerCannotRun, …: the kubelet's reason for the task container
+    return ended('failed', terminated.reason ?? 'Error', terminated.reason === 'OOMKilled' ? 'the task container was killed for passing its memory limit' : status.message);
   }
-  if (status.phase === 'Running') return { phase: 'running', startedAt: container?.state?.running?.startedAt ?? status.startTime ?? created };
+  if (status.phase === 'Failed') {
+    const init = failedInit(pod);
+    if (init) {
+      const t = init.state!.terminated!;
+      return ended('failed', 'InitContainerFailed', `init container ${init.name} exited with ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}${t.message ? `: ${t.message}` : ''}`);
+    }
+    return ended('failed', status.reason ?? 'Error', status.message);
+  }
+  if (status.phase === 'Succeeded') return ended('succeeded', 'Completed');
+  if (status.phase === 'Unknown') return { phase: 'unknown', reason: status.reason ?? 'NodeLost', message: status.message ?? 'the pod\'s node stopped reporting its state' };
+  const running = container?.state?.running;
+  if (running) return { phase: 'running', startedAt: running.startedAt ?? status.startTime ?? created };
+  // a pod Running without the task container's status yet (sidecars may run while it waits: judged below)
+  if (status.phase === 'Running' && !container?.state?.waiting) return { phase: 'running', startedAt: status.startTime ?? created };
   const scheduled = status.conditions?.find((c) => c.type === 'PodScheduled');
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
     return { phase: 'pending', cause: 'unschedulable', since: scheduled.lastTransitionTime ?? created, reason: 'Unschedulable', message: scheduled.message };
   }
-  const waiting = container?.state?.waiting;
   // Waiting states carry no timestamp: the kubelet's start of the pod is when the wait began.
   const since = status.startTime ?? (scheduled?.status === 'True' ? scheduled.lastTransitionTime : undefined) ?? created;
-  if (waiting?.reason && (IMAGE_PULL.has(waiting.reason) || FATAL_WAITING.has(waiting.reason))) return { phase: 'pending', cause: 'image-pull', since, reason: waiting.reason, message: waiting.message };
-  if (waiting?.reason && CONTAINER_CONFIG.has(waiting.reason)) return { phase: 'pending', cause: 'container-config', since, reason: waiting.reason, message: waiting.message };
+  // an init container (or a native sidecar) that cannot start holds the task container back the same way
+  for (const waiting of [container?.state?.waiting, ...(status.initContainerStatuses ?? []).map((s) => s.state?.waiting)]) {
+    if (waiting?.reason && (IMAGE_PULL.has(waiting.reason) || FATAL_WAITING.has(waiting.reason))) return { phase: 'pending', cause: 'image-pull', since, reason: waiting.reason, message: waiting.message };
+    if (waiting?.reason && CONTAINER_CONFIG.has(waiting.reason)) return { phase: 'pending', cause: 'container-config', since, reason: waiting.reason, message: waiting.message };
+  }
+  const initialized = status.conditions?.find((c) => c.type === 'Initialized');
+  if (initialized?.status === 'False' && (status.initContainerStatuses ?? []).some((s) => s.state?.running)) return { phase: 'pending', cause: 'initializing', since: created };
   if (scheduled?.status === 'True' || pod.spec.nodeName) return { phase: 'pending', cause: 'starting', since: created };
   return { phase: 'pending', cause: 'scheduling', since: created };
+}
+
+/**
+ * A pod being deleted that the runner did not delete (it records a task before
+ * it deletes its pod): how its task ended. An exit after the delete was asked for
+ * (`deletionTimestamp` less the grace period) is the kill's doing — a SIGTERM
+ * handler may exit 0 — so the task is `lost`, never a success; only an end from
+ * before the delete (or the kubelet's own verdict) stands. Undefined when the pod
+ * is not being deleted.
+ */
+export function readDeleted(pod: Pod, reading: PodReading): EndedReading | undefined {
+  const deletion = pod.metadata.deletionTimestamp;
+  if (!deletion) return undefined;
+  const asked = Date.parse(deletion) - (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
+  if (reading.phase === 'timed-out' || reading.phase === 'lost') return reading;
+  if ((reading.phase === 'succeeded' || reading.phase === 'failed') && reading.finishedAt !== undefined && Date.parse(reading.finishedAt) < asked) return reading;
+  return lostByDeletion(pod);
+}
+
+/** A task whose pod was deleted before it ended: `lost`, with the disruption's reason when Kubernetes gave one. */
+export function lostByDeletion(pod: Pod): { phase: 'lost'; reason: string; message: string } {
+  const reason = disruptionReason(pod);
+  return { phase: 'lost', reason, message: `pod ${pod.metadata.name} was deleted before it finished${reason === 'Deleted' ? '' : ` (${reason})`}` };
 }

@@ -1,5 +1,5 @@
 import type { TaskAnnotation } from './pod-build.js';
-import { readPod } from './pod-status.js';
+import { readDeleted, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, type Pod, RECORDED_ANNOTATION, TASK_ANNOTATION } from './pod.js';
 import type { TaskStatus } from './task.js';
 
@@ -39,7 +39,8 @@ export function statusFromPod(pod: Pod): TaskStatus | undefined {
   if (recorded) return { ...base, ...recorded };
   const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
   if (cancelled !== undefined) return { ...base, phase: 'cancelled', reason: 'Cancelled', message: cancelled };
-  const reading = readPod(pod);
+  const current = readPod(pod);
+  const reading = readDeleted(pod, current) ?? current;
   if (reading.phase === 'pending') return { ...base, pendingCause: reading.cause, ...(reading.reason ? { reason: reading.reason } : {}), ...(reading.message ? { message: reading.message } : {}) };
   if (reading.phase === 'running') return { ...base, phase: 'running', startedAt: reading.startedAt };
   const { phase, ...rest } = reading;

@@ -14,6 +14,8 @@ export interface Container {
 
 export interface PodSpec {
   containers: Container[];
+  /** Run before the containers; one with `restartPolicy: Always` is a native sidecar that runs beside them. */
+  initContainers?: Container[];
   restartPolicy?: string;
   activeDeadlineSeconds?: number;
   [field: string]: unknown;
@@ -44,10 +46,12 @@ export interface ContainerStatus {
   state?: ContainerState;
 }
 
+/** The slice of core/v1 Pod metadata the runner reads. */
+
 export interface Pod {
   apiVersion?: 'v1';
   kind?: 'Pod';
-  metadata: ObjectMeta & { creationTimestamp?: string; deletionTimestamp?: string; finalizers?: string[] };
+  metadata: ObjectMeta & { creationTimestamp?: string; deletionTimestamp?: string; deletionGracePeriodSeconds?: number; finalizers?: string[] };
   spec: PodSpec;
   status?: {
     phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
@@ -56,6 +60,7 @@ export interface Pod {
     startTime?: string;
     conditions?: PodCondition[];
     containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
   };
 }
 
@@ -63,6 +68,8 @@ export interface Pod {
 export const RUNNER_LABEL = 'rollcall.dev/runner';
 export const TASK_ID_LABEL = 'rollcall.dev/task-id';
 export const TASK_TYPE_LABEL = 'rollcall.dev/task-type';
+/** The name of the container that runs the task (the template rule's `container`, else its first): its termination decides the task, whatever sidecars do. */
+export const TASK_CONTAINER_ANNOTATION = 'rollcall.dev/task-container';
 /** sha256 of the pod as built, before the fencing token: a 409 adopts only an equal pod. */
 export const SPEC_HASH_ANNOTATION = 'rollcall.dev/spec-hash';
 /** JSON: the task's id, type, tags, attempt, timeouts, template and submit time, so a runner that restarts knows the task from its pod. */

@@ -1,6 +1,6 @@
-import { FATAL_WAITING, readPod } from './pod-status.js';
+import { FATAL_WAITING, readDeleted, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod } from './pod.js';
-import { isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
+import { DEFAULT_UNKNOWN_TIMEOUT_MS, isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 
 /** A terminal status change. */
 export type FinishChange = Partial<TaskStatus> & { phase: TaskPhase };
@@ -8,11 +8,14 @@ export type FinishChange = Partial<TaskStatus> & { phase: TaskPhase };
 /**
  * What the leading runner does about one pod of one task:
  * - `ignore`: nothing (a pod of another attempt that still runs);
- * - `release-other`: let go a finished pod of another attempt still held by the finalizer;
+ * - `release-other`: let go a finished (or deleted) pod of another attempt still held by the finalizer;
  * - `release`: the task is recorded already: let its pod go;
  * - `finish`: record the terminal status, then let the pod go;
  * - `run`: the task runs: this status, the pending timer off, a run timer to `runDeadline` (if any);
- * - `wait`: the pod is pending: this status, the pending timer to `pendingDeadline` (none: no timer).
+ * - `wait`: the pod is pending: this status, the pending timer to `pendingDeadline` (none: no timer);
+ * - `unknown`: the pod's phase is Unknown (its node stopped reporting): this status, the pending
+ *   timer off (a long-running task is not "starting"), the run timer kept, and the unknown timer
+ *   to `unknownDeadline` (armed once: the pod carries no timestamp of the change).
  * Deadlines are wall-clock milliseconds from the pod's own timestamps (see pod-time.ts).
  */
 export type Decision =
@@ -21,7 +24,8 @@ export type Decision =
   | { action: 'release' }
   | { action: 'finish'; change: FinishChange }
   | { action: 'run'; change: Partial<TaskStatus>; runDeadline?: number }
-  | { action: 'wait'; change: Partial<TaskStatus>; pendingDeadline?: { cause: PendingCause; deadline: number } };
+  | { action: 'wait'; change: Partial<TaskStatus>; pendingDeadline?: { cause: PendingCause; deadline: number } }
+  | { action: 'unknown'; change: Partial<TaskStatus>; unknownDeadline: number };
 
 /** The task as the reconciler sees it. */
 export interface ReconcileTask {
@@ -38,18 +42,28 @@ export function reconcile(task: ReconcileTask, pod: Pod, wallNow: Date): Decisio
   const { status, timeouts } = task;
   if (status.podName !== pod.metadata.name) {
     const reading = readPod(pod, wallNow);
-    const finished = reading.phase !== 'pending' && reading.phase !== 'running';
-    return pod.metadata.finalizers?.includes(FINALIZER) && finished ? { action: 'release-other' } : { action: 'ignore' };
+    // finished, or being deleted (an attempt a retry replaced): nothing left to read from it
+    const done = (reading.phase !== 'pending' && reading.phase !== 'running' && reading.phase !== 'unknown') || pod.metadata.deletionTimestamp !== undefined;
+    return pod.metadata.finalizers?.includes(FINALIZER) && done ? { action: 'release-other' } : { action: 'ignore' };
   }
   if (isTerminal(status)) return { action: 'release' };
   const cancelled = pod.metadata.annotations?.[CANCELLED_ANNOTATION];
   if (cancelled !== undefined) return { action: 'finish', change: { phase: 'cancelled', reason: 'Cancelled', message: cancelled } };
   const reading = readPod(pod, wallNow);
+  // deleted behind the runner's back: lost, unless it ended before the delete (readDeleted)
+  const deleted = readDeleted(pod, reading);
+  if (deleted) {
+    const { phase, ...rest } = deleted;
+    return { action: 'finish', change: { phase, ...rest } };
+  }
+  if (reading.phase === 'unknown') {
+    const change = { phase: 'unknown' as const, pendingCause: undefined, reason: reading.reason, message: reading.message };
+    return { action: 'unknown', change, unknownDeadline: wallNow.getTime() + (timeouts.unknown ?? DEFAULT_UNKNOWN_TIMEOUT_MS) };
+  }
   if (reading.phase !== 'pending' && reading.phase !== 'running') {
     const { phase, ...rest } = reading;
     return { action: 'finish', change: { phase, ...rest } };
   }
-  if (pod.metadata.deletionTimestamp) return { action: 'finish', change: { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` } };
   if (reading.phase === 'running') {
     const change = { phase: 'running' as const, pendingCause: undefined, reason: undefined, message: undefined, startedAt: reading.startedAt };
     return { action: 'run', change, runDeadline: timeouts.run === undefined ? undefined : Date.parse(reading.startedAt) + timeouts.run };
@@ -71,7 +85,18 @@ export function pendingTimedOut(status: TaskStatus, cause: PendingCause, podEven
   return { phase: 'timed-out', reason, message: `pending (${cause}) past its timeout${status.message ? `: ${status.message}` : ''}`, podEvents };
 }
 
-/** The status of a task whose run timer fired. */
+/** The status of a task whose run timer fired: `RunTimeout`, apart from the kubelet's `DeadlineExceeded`. */
 export function runTimedOut(timeouts: TaskTimeouts): FinishChange {
-  return { phase: 'timed-out', reason: 'DeadlineExceeded', message: `ran longer than its run timeout of ${timeouts.run} ms` };
+  return { phase: 'timed-out', reason: 'RunTimeout', message: `ran longer than its run timeout of ${timeouts.run} ms` };
+}
+
+/** The status of a task whose pod stayed in phase Unknown past its bound. */
+export function unknownTimedOut(status: TaskStatus, timeouts: TaskTimeouts): FinishChange {
+  return { phase: 'lost', reason: 'NodeLost', message: `the pod's node stopped reporting for ${timeouts.unknown ?? DEFAULT_UNKNOWN_TIMEOUT_MS} ms${status.message ? `: ${status.message}` : ''}` };
+}
+
+/** The status of a task that waited in the queue past its bound, never admitted. */
+export function queueTimedOut(status: TaskStatus, timeouts: TaskTimeouts): FinishChange {
+  const last = status.message?.startsWith('requeued: ') ? `; the last refusal: ${status.message.slice('requeued: '.length)}` : '';
+  return { phase: 'timed-out', reason: 'QueueTimeout', message: `waited in the queue ${timeouts.queue} ms and was never admitted (no capacity or quota)${last}` };
 }

@@ -1,23 +1,25 @@
 import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, silentLogger, StoreConflictError, systemClock } from '@rollcall/core';
 import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
 import { Capacity } from './capacity.js';
-import { BACKEND, notLeader } from './errors.js';
+import { BACKEND, isRequeueable, notLeader } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
 import { createLogCapture, type LogCapture } from './log-capture.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { buildPod } from './pod-build.js';
+import { lostByDeletion, taskContainerName } from './pod-status.js';
 import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
 import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { PodsApi } from './pods-api.js';
-import { type FinishChange, pendingTimedOut, reconcile, runTimedOut } from './reconcile.js';
+import { type FinishChange, pendingTimedOut, queueTimedOut, reconcile, runTimedOut, unknownTimedOut } from './reconcile.js';
+import { nextAttempt } from './retry-policy.js';
 import { TaskEventHub } from './task-events.js';
 import { TaskQueue } from './task-queue.js';
 import { changedStatus, copyStatus, newTaskState, type TaskState } from './task-state.js';
 import { TaskTimers } from './task-timers.js';
-import { assertTask, DEFAULT_TIMEOUTS, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
+import { type AttemptOutcome, assertTask, DEFAULT_TIMEOUTS, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 import { type ResolvedTemplate, selectTemplate } from './templates.js';
 
 /** Filter of {@link PodRunner.list}. */
@@ -132,7 +134,7 @@ export class PodRunner {
       },
       lost: (reason) => {
         this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
-        for (const state of this.tasks.values()) this.timers.clear(state);
+        for (const state of this.tasks.values()) this.timers.clearPodTimers(state);
         void this.logCapture?.stopAll();
       },
     });
@@ -159,7 +161,7 @@ export class PodRunner {
     if (!template) throw new InvalidArgumentError(`no template rule matches task ${task.taskId} of type ${task.taskType}, and there is no default rule`, { backend: BACKEND });
     const submittedAt = this.clock.wallNow().toISOString();
     const timeouts = { ...this.timeouts, ...task.timeouts };
-    const built = buildPod({ runner: this.name, namespace: this.namespace, task: { ...task, timeouts }, template: template.template, templateName: template.rule.name, submittedAt });
+    const built = buildPod({ runner: this.name, namespace: this.namespace, task: { ...task, timeouts }, template: template.template, templateName: template.rule.name, container: template.rule.container, submittedAt });
     const existing = this.tasks.get(task.taskId);
     if (existing && existing.status.attempt >= attempt) {
       if (existing.status.attempt === attempt && existing.specHash && existing.specHash !== built.specHash) {
@@ -171,9 +173,8 @@ export class PodRunner {
     const status: TaskStatus = { taskId: task.taskId, taskType: task.taskType, tags: { ...task.tags }, attempt, phase: 'queued', podName: built.pod.metadata.name, template: template.rule.name, submittedAt };
     const entry = newTaskState(status, timeouts, built.specHash, { task: { ...task, timeouts }, template });
     this.tasks.set(task.taskId, entry);
-    this.queue.push(entry);
     this.publish(entry.status);
-    this.pump();
+    this.enqueue(entry, Date.parse(submittedAt));
     if (entry.creating) await entry.creating;
     if (entry.createError) throw entry.createError;
     return copyStatus(entry.status);
@@ -235,9 +236,9 @@ export class PodRunner {
     return fromPod();
   }
 
-  /** The container whose log is the task's (and is captured). */
+  /** The container whose log is the task's (and is captured): found by name (see taskContainerName). */
   private taskContainer(entry: TaskState): string {
-    return entry.pod?.spec.containers[0]!.name ?? entry.spec?.template.template.spec!.containers[0]!.name ?? '';
+    return (entry.pod && taskContainerName(entry.pod)) ?? entry.spec?.template.rule.container ?? entry.spec?.template.template.spec!.containers[0]!.name ?? '';
   }
 
   /** Resolves once the task's status leaves queued and pending (its container started, or it ended). */
@@ -259,7 +260,8 @@ export class PodRunner {
     }
     if (entry.creating) await entry.creating;
     if (isTerminal(entry.status)) return copyStatus(entry.status);
-    const queued = this.queue.remove(entry);
+    // a task in a retry's backoff has no pod either: cancelling it is the runner's own business
+    const queued = this.queue.remove(entry) || entry.timers.retry !== undefined;
     if (!queued && !this.isLeader) throw notLeader(this.name);
     entry.release.graceSeconds = options.graceSeconds;
     this.finish(entry, { phase: 'cancelled', reason: 'Cancelled', message: options.reason ?? 'cancelled' });
@@ -287,15 +289,24 @@ export class PodRunner {
 
   // --- capacity and creation ---
 
+  /** Puts a task in the queue (at submit, or when a retry's backoff ends), its queue bound counted from `since` (wall-clock ms). */
+  private enqueue(entry: TaskState, since: number): void {
+    this.queue.push(entry);
+    if (entry.timeouts.queue !== undefined) this.timers.armQueue(entry, since + entry.timeouts.queue, () => this.queueTimedOut(entry));
+    this.pump();
+  }
+
   private takeSlot(entry: TaskState): void {
     entry.holdsSlot = true;
     this.capacity.take(entry.status.taskType);
   }
 
-  private freeSlot(entry: TaskState): void {
-    if (!entry.holdsSlot) return;
+  /** Frees the task's slot; whether it held one. */
+  private freeSlot(entry: TaskState): boolean {
+    if (!entry.holdsSlot) return false;
     entry.holdsSlot = false;
     this.capacity.free(entry.status.taskType);
+    return true;
   }
 
   /** Creates pods for queued tasks, in order, while there is room and no quota refusal is being waited out. */
@@ -324,6 +335,7 @@ export class PodRunner {
       task,
       template: template.template,
       templateName: template.rule.name,
+      container: template.rule.container,
       submittedAt: entry.status.submittedAt,
       fencingToken: this.gate.fencingToken,
     });
@@ -331,6 +343,7 @@ export class PodRunner {
     switch (result.outcome) {
       case 'created':
       case 'adopted':
+        this.timers.clearQueue(entry);
         if (result.outcome === 'created') this.queue.resetBackoff();
         else this.logger.info({ pod: result.pod.metadata.name }, '[rollcall] [pod-runner] adopted the existing pod of a task');
         if (entry.status.phase === 'queued') this.setStatus(entry, { phase: 'pending', pendingCause: 'scheduling' });
@@ -368,7 +381,8 @@ export class PodRunner {
     // A pod of another attempt: an earlier one still held by our finalizer is let go.
     if (decision.action === 'release-other') return void this.releaser.releasePod(pod, undefined);
     entry.pod = pod;
-    this.logCapture?.observe(entry.status, pod, this.taskContainer(entry), decision.action !== 'release', () => isTerminal(entry.status));
+    const attempt = entry.status.attempt;
+    this.logCapture?.observe(entry.status, pod, this.taskContainer(entry), decision.action !== 'release', () => isTerminal(entry.status) || entry.status.attempt !== attempt);
     if (decision.action === 'release') return void this.releaser.release(entry);
     // queued here, but its pod exists (made by the runner that led before): follow it, never create it again
     this.queue.remove(entry);
@@ -380,10 +394,18 @@ export class PodRunner {
         return;
       case 'run':
         this.timers.clearPending(entry);
+        this.timers.clearUnknown(entry);
         this.setStatus(entry, decision.change);
         if (decision.runDeadline !== undefined) this.timers.armRun(entry, decision.runDeadline, () => this.runTimedOut(entry));
         return;
+      case 'unknown':
+        // a pod whose node went silent is not "starting": no pending timer can delete a long-running task
+        this.timers.clearPending(entry);
+        this.setStatus(entry, decision.change);
+        this.timers.armUnknown(entry, decision.unknownDeadline, () => this.unknownTimedOut(entry));
+        return;
       case 'wait':
+        this.timers.clearUnknown(entry);
         this.setStatus(entry, decision.change);
         if (decision.pendingDeadline) this.timers.armPending(entry, decision.pendingDeadline.cause, decision.pendingDeadline.deadline, (cause) => void this.pendingTimedOut(entry, cause));
         else this.timers.clearPending(entry);
@@ -419,7 +441,10 @@ export class PodRunner {
     entry.pod = undefined;
     entry.release.deleteTimer?.cancel();
     this.logCapture?.gone(entry.status);
-    if (!isTerminal(entry.status)) this.finish(entry, { phase: 'lost', reason: 'Deleted', message: `pod ${pod.metadata.name} was deleted before it finished` });
+    if (!isTerminal(entry.status)) {
+      // gone without the runner seeing it end (its last state may say why: evicted, preempted, its node lost)
+      this.finish(entry, lostByDeletion(pod));
+    }
   }
 
   /** A pod this runner does not know (it restarted, or took over): the task, from the pod's annotation. */
@@ -464,6 +489,20 @@ export class PodRunner {
     void this.releaser.release(entry);
   }
 
+  private unknownTimedOut(entry: TaskState): void {
+    if (isTerminal(entry.status) || this.closed || entry.status.phase !== 'unknown') return;
+    this.finish(entry, unknownTimedOut(entry.status, entry.timeouts));
+    void this.releaser.release(entry);
+  }
+
+  /** The queue bound passed: a task never admitted (no pod created) fails; one whose create is in flight is judged when it answers. */
+  private queueTimedOut(entry: TaskState): void {
+    if (isTerminal(entry.status) || this.closed) return;
+    if (entry.creating) return void entry.creating.then(() => this.queueTimedOut(entry));
+    if (entry.status.phase !== 'queued' || !this.queue.remove(entry)) return;
+    this.finish(entry, queueTimedOut(entry.status, entry.timeouts));
+  }
+
   // --- ending ---
 
   private setStatus(entry: TaskState, change: Partial<TaskStatus>): void {
@@ -473,9 +512,11 @@ export class PodRunner {
     this.publish(entry.status);
   }
 
-  /** Records a terminal status once, frees the task's slot, wakes `result()` and the queue. */
+  /** Records a terminal status once, frees the task's slot, wakes `result()` and the queue — unless the template's retry policy retries this outcome. */
   private finish(entry: TaskState, change: FinishChange): void {
     if (isTerminal(entry.status)) return;
+    const next = this.closed || !entry.spec ? { retry: false as const } : nextAttempt(entry.spec.template.rule.retry, { ...entry.status, ...change }, entry.status.previousAttempts?.length ?? 0);
+    if (next.retry) return this.retry(entry, change, next.delayMs);
     this.timers.clear(entry);
     this.setStatus(entry, { pendingCause: undefined, finishedAt: this.clock.wallNow().toISOString(), ...change });
     const freed = entry.holdsSlot;
@@ -484,6 +525,54 @@ export class PodRunner {
     // a pod gone frees quota too: try the queue now rather than after the requeue pause
     if (freed) this.queue.endPause();
     this.pump();
+  }
+
+  /**
+   * The attempt ended in an outcome the policy retries: its pod goes (the
+   * finalizer off, deleted), the task waits `delayMs` as `queued` with reason
+   * `RetryBackoff` and the ended attempt in `previousAttempts`, then queues its
+   * next attempt: a new pod, `<runner>-<id>-<attempt+1>`.
+   */
+  private retry(entry: TaskState, change: FinishChange, delayMs: number): void {
+    const ended = { ...entry.status, finishedAt: this.clock.wallNow().toISOString(), ...change };
+    const outcome = Object.fromEntries(
+      Object.entries({ attempt: ended.attempt, podName: ended.podName, phase: ended.phase, reason: ended.reason, message: ended.message, exitCode: ended.exitCode, finishedAt: ended.finishedAt }).filter(([, v]) => v !== undefined),
+    ) as unknown as AttemptOutcome;
+    this.timers.clear(entry);
+    const oldPod = entry.pod;
+    entry.pod = undefined;
+    entry.release = {};
+    entry.createError = undefined;
+    if (this.freeSlot(entry)) this.queue.endPause();
+    // the ended attempt's pod goes now; a later state of it is let go as another attempt's (reconcile's release-other)
+    if (oldPod) void (this.logCapture?.untilLogged(ended, oldPod) ?? Promise.resolve()).then(() => this.releaser.releasePod(oldPod, undefined));
+    const spec = entry.spec!;
+    spec.task = { ...spec.task, attempt: ended.attempt + 1 };
+    const built = buildPod({ runner: this.name, namespace: this.namespace, task: spec.task, template: spec.template.template, templateName: spec.template.rule.name, container: spec.template.rule.container, submittedAt: entry.status.submittedAt });
+    entry.specHash = built.specHash;
+    const exit = outcome.exitCode === undefined ? '' : `, exit code ${outcome.exitCode}`;
+    this.setStatus(entry, {
+      attempt: ended.attempt + 1,
+      podName: built.pod.metadata.name,
+      phase: 'queued',
+      reason: 'RetryBackoff',
+      message: `attempt ${outcome.attempt} ended ${outcome.phase} (${outcome.reason ?? 'no reason'}${exit}); attempt ${ended.attempt + 1} in ${delayMs} ms`,
+      previousAttempts: [...(entry.status.previousAttempts ?? []), outcome],
+      pendingCause: undefined,
+      exitCode: undefined,
+      terminationMessage: undefined,
+      result: undefined,
+      podEvents: undefined,
+      startedAt: undefined,
+      finishedAt: undefined,
+    });
+    this.logger.info({ task: entry.status.taskId, attempt: entry.status.attempt, delayMs, after: outcome.reason }, '[rollcall] [pod-runner] retrying a task by its template\'s retry policy');
+    this.pump();
+    this.timers.armRetry(entry, delayMs, () => {
+      if (isTerminal(entry.status) || this.closed) return;
+      this.setStatus(entry, { reason: undefined, message: undefined });
+      this.enqueue(entry, this.clock.wallNow().getTime());
+    });
   }
 
   // --- helpers ---
@@ -516,12 +605,14 @@ export class PodRunner {
         task: { taskId: `dry-run-${resolved.index}`, taskType: resolved.rule.taskTypes?.[0] ?? 'dry-run', tags: resolved.rule.tags, timeouts: this.timeouts },
         template: resolved.template,
         templateName: resolved.rule.name,
+        container: resolved.rule.container,
         submittedAt: this.clock.wallNow().toISOString(),
       });
       try {
         await this.api.dryRunCreate(pod);
       } catch (err) {
-        if (hasCode(err, 'ALREADY_EXISTS')) continue;
+        // a quota refusal (or a 429) comes after the pod passed validation: the template is sound, the namespace full now
+        if (hasCode(err, 'ALREADY_EXISTS') || isRequeueable(err)) continue;
         if (hasCode(err, 'INVALID_ARGUMENT')) {
           throw new ConfigurationError(`templates[${resolved.index}] (${resolved.rule.name}): the API server rejects its pod: ${(err as Error).message}`, { key: `templates[${resolved.index}]`, backend: BACKEND, cause: err });
         }

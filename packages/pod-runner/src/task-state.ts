@@ -9,11 +9,17 @@ export interface TaskSpec {
   template: ResolvedTemplate;
 }
 
-/** The task's timers, on the runner's clock: at most one pending bound and one run bound. */
+/** The task's timers, on the runner's clock: at most one of each kind. */
 export interface TaskTimers {
   /** `deadline` is wall-clock ms from the pod's timestamps: the same deadline is not re-armed. */
   pending?: { cause: PendingCause; deadline: number; timer: Timer };
   run?: Timer;
+  /** The bound on the pod's phase Unknown. */
+  unknown?: Timer;
+  /** The bound on waiting in the queue. */
+  queue?: Timer;
+  /** The backoff before a retry's next attempt is queued. */
+  retry?: Timer;
 }
 
 /** Letting a finished pod go: the final status onto it, the finalizer off, then delete it. */

@@ -27,14 +27,61 @@ export class TaskTimers {
     state.timers.run = this.clock.setTimeout(fire, delayUntilWall(this.clock, deadline));
   }
 
+  /** Arms the Unknown bound once: the pod seen Unknown again keeps the timer it has. */
+  armUnknown(state: TaskState, deadline: number, fire: () => void): void {
+    if (state.timers.unknown) return;
+    state.timers.unknown = this.clock.setTimeout(() => {
+      state.timers.unknown = undefined;
+      fire();
+    }, delayUntilWall(this.clock, deadline));
+  }
+
+  clearUnknown(state: TaskState): void {
+    state.timers.unknown?.cancel();
+    state.timers.unknown = undefined;
+  }
+
+  /** Arms the queue bound once per wait in the queue (a requeue after a refusal keeps it). */
+  armQueue(state: TaskState, deadline: number, fire: () => void): void {
+    if (state.timers.queue) return;
+    state.timers.queue = this.clock.setTimeout(() => {
+      state.timers.queue = undefined;
+      fire();
+    }, delayUntilWall(this.clock, deadline));
+  }
+
+  clearQueue(state: TaskState): void {
+    state.timers.queue?.cancel();
+    state.timers.queue = undefined;
+  }
+
+  /** The backoff before a retry: `fire` queues the next attempt. Milliseconds on the clock. */
+  armRetry(state: TaskState, delayMs: number, fire: () => void): void {
+    state.timers.retry?.cancel();
+    state.timers.retry = this.clock.setTimeout(() => {
+      state.timers.retry = undefined;
+      fire();
+    }, delayMs);
+  }
+
   clearPending(state: TaskState): void {
     state.timers.pending?.timer.cancel();
     state.timers.pending = undefined;
   }
 
-  clear(state: TaskState): void {
+  /** The timers that watch a pod off (the runner stops acting on pods; the queue's and a retry's keep running). */
+  clearPodTimers(state: TaskState): void {
     this.clearPending(state);
+    this.clearUnknown(state);
     state.timers.run?.cancel();
     state.timers.run = undefined;
+  }
+
+  /** Every timer of the task off (it ended, or the runner closes). */
+  clear(state: TaskState): void {
+    this.clearPodTimers(state);
+    this.clearQueue(state);
+    state.timers.retry?.cancel();
+    state.timers.retry = undefined;
   }
 }

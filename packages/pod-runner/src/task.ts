@@ -12,6 +12,10 @@ export interface TaskTimeouts {
   start?: number;
   /** Running time: sets the pod's `activeDeadlineSeconds` (rounded up), and the runner enforces it too. Default none. */
   run?: number;
+  /** Waiting in the runner's queue (no capacity, quota refusals) before a pod is created; past it the task is `timed-out` with reason `QueueTimeout`. Counts from submit, and for a retry from its requeue. Default none. */
+  queue?: number;
+  /** The pod's phase is `Unknown` (its node stopped reporting) this long; past it the task is `lost` with reason `NodeLost`. Default 300000 (5 min, Kubernetes' own toleration of an unreachable node). */
+  unknown?: number;
 }
 
 /** Requests and limits in Kubernetes quantities, e.g. `{ cpu: '500m', memory: '1Gi' }`. */
@@ -44,17 +48,31 @@ export interface Task {
 }
 
 /**
- * `queued`: waiting for capacity; `pending`: its pod exists but does not run
- * yet; `running`; then one terminal phase: `succeeded` (exit 0), `failed`,
- * `timed-out` (a pending or run timeout), `cancelled`, `lost` (the pod was deleted
- * or evicted behind the runner's back — never counted a success).
+ * `queued`: waiting for capacity (or for a retry's backoff); `pending`: its pod
+ * exists but does not run yet; `running`; `unknown`: the pod's phase is Unknown
+ * (its node stopped reporting), bounded by `timeouts.unknown`; then one terminal
+ * phase: `succeeded` (the task container exited 0), `failed`, `timed-out` (a
+ * queue, pending or run timeout, or the kubelet's deadline), `cancelled`, `lost`
+ * (the pod was deleted, evicted or its node lost behind the runner's back —
+ * never counted a success). The `reason` codes are in the README.
  */
-export type TaskPhase = 'queued' | 'pending' | 'running' | 'succeeded' | 'failed' | 'timed-out' | 'cancelled' | 'lost';
+export type TaskPhase = 'queued' | 'pending' | 'running' | 'unknown' | 'succeeded' | 'failed' | 'timed-out' | 'cancelled' | 'lost';
 
 export const TERMINAL_PHASES: ReadonlySet<TaskPhase> = new Set(['succeeded', 'failed', 'timed-out', 'cancelled', 'lost']);
 
 /** Why a pod is still pending, each with its own timer. */
-export type PendingCause = 'scheduling' | 'unschedulable' | 'image-pull' | 'container-config' | 'starting';
+export type PendingCause = 'scheduling' | 'unschedulable' | 'image-pull' | 'container-config' | 'initializing' | 'starting';
+
+/** How one attempt ended, kept when the task was retried. */
+export interface AttemptOutcome {
+  attempt: number;
+  podName: string;
+  phase: TaskPhase;
+  reason?: string;
+  message?: string;
+  exitCode?: number;
+  finishedAt?: string;
+}
 
 /** What the runner knows of a task. */
 export interface TaskStatus {
@@ -69,18 +87,20 @@ export interface TaskStatus {
   template: string;
   /** While pending: what holds the pod. */
   pendingCause?: PendingCause;
-  /** Machine-readable reason of a terminal phase (`Completed`, `Error`, `Unschedulable`, `ImagePullBackOff`, `DeadlineExceeded`, `Evicted`, `Deleted`, `Cancelled`, …). */
+  /** Machine-readable reason (a stable code, listed in the README): `Completed`, `Error`, `OOMKilled`, `InitContainerFailed`, `DeadlineExceeded` (the kubelet's), `RunTimeout` (the runner's), `QueueTimeout`, `Unschedulable`, `ImagePullBackOff`, `Evicted`, `Deleted`, `NodeLost`, `Cancelled`, `RetryBackoff`, … */
   reason?: string;
   /** Human-readable detail: the scheduler's message, the cancel reason, … */
   message?: string;
-  /** The main container's exit code. */
+  /** The task container's exit code. */
   exitCode?: number;
-  /** The main container's termination message (the file, else the log tail on error). */
+  /** The task container's termination message (the file, else the log tail on error). */
   terminationMessage?: string;
   /** The termination message parsed as JSON, when it is JSON. */
   result?: JsonValue;
   /** The pod's last events, on a timeout. */
   podEvents?: string[];
+  /** Earlier attempts that ended in an outcome the template's retry policy retries, oldest first. */
+  previousAttempts?: AttemptOutcome[];
   submittedAt: string;
   startedAt?: string;
   finishedAt?: string;
@@ -115,4 +135,12 @@ export function assertTask(task: Task): void {
 }
 
 /** Default timeouts, milliseconds. */
-export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000 };
+export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run' | 'queue' | 'unknown'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000 };
+
+/**
+ * The bound on phase Unknown when neither the task nor the runner sets one,
+ * milliseconds. Applied when read, not merged into the task's timeouts: the
+ * pod's task annotation (and so its spec hash) stays what a runner without
+ * this bound wrote, so a task resubmitted across an upgrade is the same task.
+ */
+export const DEFAULT_UNKNOWN_TIMEOUT_MS = 300_000;

@@ -4,6 +4,7 @@ import { ConfigurationError, hasCode } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
 import type { PodTemplateSpec } from './pod.js';
+import { assertRetryPolicy, type RetryPolicy } from './retry-policy.js';
 import type { Task } from './task.js';
 
 /** Where a rule's pod template comes from: the template itself, a YAML file (a Pod, a PodTemplate or a template spec), or a PodTemplate object in the runner's namespace, read once at start. */
@@ -21,6 +22,10 @@ export interface TemplateRule {
   taskTypes?: string[];
   tags?: Record<string, string>;
   template: TemplateSource;
+  /** The template's container that runs the task, when it is not the first (a sidecar listed before it). Default the first container. */
+  container?: string;
+  /** Retries of a task this rule builds. Default none: one attempt. See {@link RetryPolicy}. */
+  retry?: RetryPolicy;
 }
 
 export interface ResolvedTemplate {
@@ -79,6 +84,10 @@ export async function resolveTemplates(rules: readonly TemplateRule[], client: A
       template = asTemplateSpec(rule.template);
     }
     if (!template?.spec || !Array.isArray(template.spec.containers) || template.spec.containers.length === 0) throw problem(index, rule, 'the template has no containers (the first one runs the task)');
+    if (rule.container !== undefined && !template.spec.containers.some((c) => c.name === rule.container)) {
+      throw problem(index, rule, `container ${JSON.stringify(rule.container)} is not one of the template's containers (${template.spec.containers.map((c) => c.name).join(', ')})`);
+    }
+    if (rule.retry !== undefined) assertRetryPolicy(rule.retry, `templates[${index}].retry`);
     resolved.push({ rule, index, template: structuredClone(template) });
   }
   return resolved;

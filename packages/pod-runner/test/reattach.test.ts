@@ -64,7 +64,8 @@ describe('a runner that stops and another that starts', () => {
     const { podName } = await runner.submit({ taskId: 'evicted', taskType: 'report' });
     await waitFor(() => runner.get('evicted')?.phase === 'running', 15_000, 'the task to run');
     await admin.core.createNamespacedPodEviction({ name: podName, namespace: env.namespace, body: { metadata: { name: podName, namespace: env.namespace } } });
-    expect(await runner.result('evicted')).toMatchObject({ phase: 'lost' });
+    // the Eviction API's DisruptionTarget condition names it: Evicted, not a plain delete
+    expect(await runner.result('evicted')).toMatchObject({ phase: 'lost', reason: 'Evicted' });
     await waitFor(async () => (await runnerPods(env.namespace, 'evict')).length === 0, 15_000, 'the evicted pod to go');
   });
 });

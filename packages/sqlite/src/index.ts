@@ -39,6 +39,8 @@ async function connectSqliteStore(context: PluginContext<SqliteOptions>): Promis
 export const registryPlugin: RegistryPlugin<SqliteOptions> = {
   type: 'sqlite',
   options: sqliteOptions,
+  // Where the records live; the other keys only say how to get there.
+  sameLocation: (a, b) => a.path === b.path && a.tablePrefix === b.tablePrefix,
   connect: connectSqliteStore,
 };
 

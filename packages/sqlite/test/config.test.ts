@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { schemaScript, tableNames } from '@rollcall/sql';
 import { CREATED_BY, createSqliteStore, schemaStatements, type SqliteStore } from '../src/index.js';
 import { addonError } from '../src/client.js';

@@ -7,6 +7,8 @@ export const registryPlugin: RegistryPlugin<ZookeeperOptions> = {
   type: 'zookeeper',
   options: zookeeperOptions,
   validate: validateZookeeperOptions,
+  // Where the records live; the other keys only say how to get there.
+  sameLocation: (a, b) => a.connectString === b.connectString && a.root === b.root,
   connect: connectZookeeperStore,
 };
 

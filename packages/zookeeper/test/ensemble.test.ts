@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { killZookeeperEnsembleLeader, startServer, stopServer, TcpProxyGroup, waitForZookeeperEnsembleLeader } from '@rollcall/tools/testenv';
 import { observeFor, uniqueCluster, waitFor } from '@rollcall/conformance';
 import type { ZookeeperStore } from '../src/index.js';

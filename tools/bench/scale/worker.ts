@@ -6,7 +6,8 @@
  * the masters see of tracked members and every leadership change.
  */
 import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
-import { PLUGIN_PACKAGES, type RecordStore } from '@rollcall/core/spi';
+import { PLUGIN_PACKAGES } from '@rollcall/core/admin';
+import { type RecordStore } from '@rollcall/core/spi';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import type { BackendConfig } from '../target.js';
 import { countingStore, emptyWatchCounts } from './counting-store.js';

@@ -1,5 +1,5 @@
 import { type LeaseInfo, StoreConflictError } from '@rollcall/core';
-import { assertName } from '@rollcall/core/spi';
+import { assertName } from '@rollcall/core/admin';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { ExitCode } from '../errors.js';

@@ -1,5 +1,5 @@
 import { createRegistry, ErrorCode, hasCode, RegistryError, type LeaseInfo, type Registry, type RegistryConfig, type RegistryType } from '@rollcall/core';
-import { MIGRATE_TYPE, type MigrateOptions } from '@rollcall/core/spi';
+import { MIGRATE_TYPE, type MigrateOptions } from '@rollcall/migrate';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';
 import { outputFormat, printJson, table } from '../output.js';

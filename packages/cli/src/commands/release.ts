@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { StoreConflictError } from '@rollcall/core';
-import { assertName, formatMicroTime, lockKey, registryStore } from '@rollcall/core/spi';
+import { assertName, registryStore } from '@rollcall/core/admin';
+import { formatMicroTime, lockKey } from '@rollcall/core/spi';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { CliError, ExitCode } from '../errors.js';

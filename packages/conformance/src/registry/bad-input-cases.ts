@@ -1,5 +1,5 @@
 import type { Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../wait-for.js';
 import { codeOf, writtenKeys, type Harness } from './harness.js';

@@ -1,4 +1,4 @@
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { observeFor, waitFor } from '../wait-for.js';

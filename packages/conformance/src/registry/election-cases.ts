@@ -1,5 +1,6 @@
 import type { LeaderInfo, Leadership, LeadershipEvents } from '@rollcall/core';
-import { electionKey, registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
+import { electionKey } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { nextEvent, observeFor, waitFor } from '../wait-for.js';

@@ -1,5 +1,5 @@
 import type { MemberEvent, MemberLiveness, Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { afterEach, beforeEach } from 'vitest';
 import type { ConformanceConfig, RegistryCapabilities } from '../capabilities.js';
 import { CrashClient } from '../crash-client.js';

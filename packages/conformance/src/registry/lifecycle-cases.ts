@@ -1,5 +1,5 @@
 import type { LeadershipEvents } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { describe, expect, it } from 'vitest';
 import { nextEvent, observeFor, waitFor } from '../wait-for.js';
 import { codeOf, logMembers, type Harness } from './harness.js';

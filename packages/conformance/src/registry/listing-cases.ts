@@ -1,5 +1,6 @@
 import type { LeaseEvent, Registry } from '@rollcall/core';
-import { electionKey, registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
+import { electionKey } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { observeFor, waitFor } from '../wait-for.js';

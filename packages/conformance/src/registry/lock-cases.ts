@@ -1,5 +1,6 @@
 import type { LockHandle, Registry } from '@rollcall/core';
-import { lockKey, registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
+import { lockKey } from '@rollcall/core/spi';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { observeFor, waitFor, whenAborted } from '../wait-for.js';

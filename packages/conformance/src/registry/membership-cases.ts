@@ -1,5 +1,5 @@
 import { observeBackend } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { describe, expect, it } from 'vitest';
 import { observeFor, waitFor } from '../wait-for.js';
 import { codeOf, logMembers, type Harness } from './harness.js';

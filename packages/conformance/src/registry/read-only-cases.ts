@@ -1,5 +1,5 @@
 import { ErrorCode, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { describe, expect, it } from 'vitest';
 import { skipReason } from '../capabilities.js';
 import { waitFor } from '../wait-for.js';

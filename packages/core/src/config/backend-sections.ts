@@ -22,12 +22,7 @@ import type { PluginOptionsInput } from './plugin-options.js';
  */
 export interface RegistryBackendSections {
   memory: PluginOptionsInput<MemoryPluginOptions>;
-  /** `registry.type=migrate`: two whole backend sections, each checked by its own plugin at run time. */
-  migrate: { from: MigrateSideInput; to: MigrateSideInput };
 }
-
-/** One side of a migration: `type` and that backend's section, e.g. `{ type: 'zookeeper', zookeeper: { connectString } }`. */
-export type MigrateSideInput = { readonly type: string } & Readonly<Record<string, unknown>>;
 
 /** Every `registry.type` a configuration may name. */
 export type RegistryType = keyof typeof BUILTIN_BACKENDS | keyof RegistryBackendSections;

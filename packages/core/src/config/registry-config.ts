@@ -171,11 +171,10 @@ export function configType(source: ConfigSource): string {
   return type;
 }
 
-/** Reads `registry.migrate.from.type` and `registry.migrate.to.type` from any form, to know which plugins a migration loads. @internal */
-export function migrateTypes(source: ConfigSource): { from: unknown; to: unknown } {
+/** Reads one key from any form as given, before validation: for a plugin that composes others (see `RegistryPlugin.compose`). @internal */
+export function configReader(source: ConfigSource): (key: string) => unknown {
   const { flat, env } = flatten(source);
-  const read = (side: string) => flat.get(`registry.migrate.${side}.type`) ?? env.get(envName(`registry.migrate.${side}.type`));
-  return { from: read('from'), to: read('to') };
+  return (key) => flat.get(key) ?? env.get(envName(key));
 }
 
 /**

@@ -14,6 +14,7 @@ export const memoryPlugin: RegistryPlugin<MemoryPluginOptions> = {
   options: {
     name: { type: 'string', default: 'default', doc: 'Name of the in-process backend; registries naming the same one share records.' },
   },
+  sameLocation: (a, b) => a.name === b.name,
   async connect({ cluster, options }) {
     return new MemoryStore({ backend: sharedMemoryBackend(options.name), cluster });
   },

@@ -18,13 +18,20 @@ export interface MemoryStoreOptions {
 /**
  * A RecordStore over a MemoryBackend. Results settle as microtasks, never on a
  * timer, so tests on a manual clock can drive it. `partition()` and `heal()`
- * cut this one client off and back, for fault tests.
+ * cut this one client off and back, and `refusing` fails its calls while its
+ * watches go on, for fault tests.
  */
 export class MemoryStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes: number;
   private readonly prefix: string;
+  /**
+   * While true, every call fails with UNAVAILABLE and open watches stay up and
+   * deliver: a connection whose requests time out while its stream lives.
+   * Default false.
+   */
+  refusing = false;
   private partitioned = false;
   private closed = false;
   private readonly watches = new Set<{ fail: (error: UnavailableError) => void }>();
@@ -139,6 +146,7 @@ export class MemoryStore implements RecordStore {
   private reachable(): void {
     if (this.closed) throw new UnavailableError('store closed', { backend: BACKEND });
     if (this.partitioned) throw new UnavailableError('partitioned', { backend: BACKEND });
+    if (this.refusing) throw new UnavailableError('requests time out', { backend: BACKEND });
   }
 
   private expectVersion(key: RecordKey, path: string, version: string): void {

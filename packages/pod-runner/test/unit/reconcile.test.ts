@@ -95,6 +95,11 @@ describe('reconcile: a pod of another attempt', () => {
     expect(reconcile(task(), other({ phase: 'Succeeded' }), now)).toEqual({ action: 'release-other' });
   });
 
+  it('lets one go that is being deleted though it still runs (an attempt a retry replaced)', () => {
+    const deleting = pod({ phase: 'Running' }, { name: 'rollcall-t1-2', deletionTimestamp: at(1000) });
+    expect(reconcile(task(), deleting, now)).toEqual({ action: 'release-other' });
+  });
+
   it('leaves one alone that still runs or is no longer held', () => {
     expect(reconcile(task(), other({ phase: 'Running' }), now)).toEqual({ action: 'ignore' });
     expect(reconcile(task(), other({ phase: 'Pending' }), now)).toEqual({ action: 'ignore' });
@@ -114,7 +119,7 @@ describe('the timeouts\' statuses', () => {
     expect(pendingTimedOut(status(), 'starting', [])).toMatchObject({ reason: 'PendingTimeout' });
   });
 
-  it('names the run timeout', () => {
-    expect(runTimedOut({ run: 1500 })).toEqual({ phase: 'timed-out', reason: 'DeadlineExceeded', message: 'ran longer than its run timeout of 1500 ms' });
+  it("names the runner's run timeout apart from the kubelet's DeadlineExceeded", () => {
+    expect(runTimedOut({ run: 1500 })).toEqual({ phase: 'timed-out', reason: 'RunTimeout', message: 'ran longer than its run timeout of 1500 ms' });
   });
 });

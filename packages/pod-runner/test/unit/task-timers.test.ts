@@ -75,3 +75,31 @@ describe('TaskTimers: deadlines from the pod\'s wall-clock timestamps on the inj
     expect(state.timers).toEqual({ pending: undefined, run: undefined });
   });
 });
+
+describe('TaskTimers: the Unknown, queue and retry timers', () => {
+  it('arms the Unknown bound once: the pod seen Unknown again does not move it', async () => {
+    const { clock, timers, state, fired } = setup();
+    timers.armUnknown(state, T0 + 1000, () => fired.push('unknown'));
+    await clock.advance(500);
+    timers.armUnknown(state, T0 + 1500, () => fired.push('moved'));
+    await clock.advance(500);
+    expect(fired).toEqual(['unknown']);
+  });
+
+  it('keeps the queue and retry timers when the runner stops acting on pods, and clears them when the task ends', async () => {
+    const { clock, timers, state, fired } = setup();
+    timers.armQueue(state, T0 + 1000, () => fired.push('queue'));
+    timers.armQueue(state, T0 + 500, () => fired.push('queue moved'));
+    timers.armRetry(state, 500, () => fired.push('retry'));
+    timers.armUnknown(state, T0 + 200, () => fired.push('unknown'));
+    timers.clearPodTimers(state);
+    await clock.advance(1000);
+    expect(fired).toEqual(['retry', 'queue']);
+    // a fired bound is gone: the next wait in the queue arms its own
+    timers.armQueue(state, T0 + 2000, () => fired.push('queue again'));
+    timers.armRetry(state, 500, () => fired.push('retry again'));
+    timers.clear(state);
+    await clock.advance(2000);
+    expect(fired).toEqual(['retry', 'queue']);
+  });
+});

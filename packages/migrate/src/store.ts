@@ -1,9 +1,22 @@
-import { systemClock, type Clock } from '../clock.js';
-import { ErrorCode, hasCode, RevisionTooOldError, StoreConflictError } from '../errors.js';
-import type { LeaseRecord } from '../lease-record.js';
-import type { RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchListener, WatchSubscription } from '../store.js';
+import {
+  ErrorCode,
+  hasCode,
+  RevisionTooOldError,
+  StoreConflictError,
+  systemClock,
+  type Clock,
+  type LeaseRecord,
+  type RecordKey,
+  type RecordList,
+  type RecordStore,
+  type ScopeOptions,
+  type StoredRecord,
+  type StoreSessionState,
+  type WatchListener,
+  type WatchSubscription,
+} from '@rollcall/core/spi';
 import { mergeRecords, mergeValues, migrateVersion, parseMigrateVersion, type SideValue, type SideVersions } from './merge.js';
-import { MigrateWatch } from './migrate-watch.js';
+import { MigrateWatch } from './watch.js';
 import { ViewHistory, type ViewState } from './view-history.js';
 
 /** What {@link MigrateStore} takes besides its two sides. */

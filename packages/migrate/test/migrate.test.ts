@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry, type Leadership, type MemberEvent, type Registry } from '../src/index.js';
-import { MigrateStore } from '../src/spi.js';
-import { formatMicroTime } from '../src/lease-record.js';
-import { ManualClock, MemoryBackend } from '../src/testing.js';
-import { RefusingStore, until } from './harness.js';
+import { createRegistry, type Leadership, type MemberEvent, type Registry } from '@rollcall/core';
+import { formatMicroTime } from '@rollcall/core/spi';
+import { ManualClock, MemoryBackend, MemoryStore, settle } from '@rollcall/core/testing';
+import { MigrateStore } from '../src/index.js';
 
 type Phase = 'from' | 'migrate' | 'to';
 
@@ -14,11 +13,11 @@ class Migration {
   readonly to = new MemoryBackend();
   private readonly opened: Registry[] = [];
 
-  side(phase: 'from' | 'to'): RefusingStore {
-    return new RefusingStore({ backend: this[phase], cluster: 'test' });
+  side(phase: 'from' | 'to'): MemoryStore {
+    return new MemoryStore({ backend: this[phase], cluster: 'test' });
   }
 
-  async process(identity: string, phase: Phase): Promise<{ registry: Registry; from?: RefusingStore; to?: RefusingStore }> {
+  async process(identity: string, phase: Phase): Promise<{ registry: Registry; from?: MemoryStore; to?: MemoryStore }> {
     const from = phase === 'to' ? undefined : this.side('from');
     const to = phase === 'from' ? undefined : this.side('to');
     const store = from && to ? new MigrateStore(from, to, { clock: this.clock }) : (from ?? to)!;
@@ -67,7 +66,7 @@ describe('registry.type=migrate on the injected clock', () => {
       expect(lb.isLeader).toBe(false);
       const tokenA = la.fencingToken!;
       // a's connection to the contended side goes: it steps down at its deadline, b takes over after the lease.
-      (a[side] as RefusingStore).partition();
+      (a[side] as MemoryStore).partition();
       const cutAt = m.clock.now();
       await advanceOneLeader(m, () => [la, lb], 20_000);
       expect(la.isLeader).toBe(false);
@@ -226,7 +225,7 @@ describe('registry.type=migrate on the injected clock', () => {
     const to = m.side('to');
     await to.update('election/e', lease(''), (await to.get('election/e'))!.version);
     // No time passes: both memory sides say they are synced, so nothing waits out holdMs (a candidate would judge a's lease expired meanwhile).
-    await until(() => seen.length > 0);
+    for (let round = 0; round < 100 && seen.length === 0; round++) await settle(1);
     watch.close();
     expect(seen).toEqual(['']);
     expect(errors).toEqual([]);

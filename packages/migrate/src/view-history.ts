@@ -1,4 +1,4 @@
-import type { RecordKey, WatchEvent } from '../store.js';
+import type { RecordKey, WatchEvent } from '@rollcall/core/spi';
 import type { MergedValue, Side, SideValue } from './merge.js';
 
 /** Both sides' records and revisions at one point of a migrating view, and what the view had emitted by then. */

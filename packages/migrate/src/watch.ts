@@ -1,6 +1,4 @@
-import type { Clock, Timer } from '../clock.js';
-import { ErrorCode, RevisionTooOldError, type RegistryError } from '../errors.js';
-import type { RecordKey, RecordStore, ScopeOptions, WatchEvent, WatchListener, WatchSubscription } from '../store.js';
+import { ErrorCode, RevisionTooOldError, type Clock, type RecordKey, type RecordStore, type RegistryError, type ScopeOptions, type Timer, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { mergedVersion, mergeValues, parseMigrateVersion, type MergedValue, type Side, type SideVersions } from './merge.js';
 import { applyStep, type ViewState, type HistoryLine, type ViewStep, type ViewHistory } from './view-history.js';
 

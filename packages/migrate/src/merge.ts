@@ -1,14 +1,4 @@
-import { StoreConflictError } from '../errors.js';
-import { parseTime, type LeaseRecord } from '../lease-record.js';
-import type { CorruptEntry, RecordKey, StoredRecord } from '../store.js';
-
-/**
- * The holder a migrating process sees when `from` and `to` name different
- * holders: never free, never this process, so it waits until neither side
- * has changed for a lease (client-go's MultiLock `UnknownLeader`). The slash
- * makes it no valid identity.
- */
-export const UNKNOWN_HOLDER = 'rollcall.migrate/unknown';
+import { parseTime, StoreConflictError, UNKNOWN_HOLDER, type CorruptEntry, type LeaseRecord, type RecordKey, type StoredRecord } from '@rollcall/core/spi';
 
 /** The two sides of a migration. */
 export type Side = 'from' | 'to';
@@ -56,7 +46,9 @@ function renewedAt(record: LeaseRecord): number {
  * the two, so a new term continues above both. The same holder on both (a
  * member, or a migrating holder): the newer record, by renewTime (`to` on a
  * tie). A side that is free gives way to the other side's holder. Two
- * different holders: {@link UNKNOWN_HOLDER}.
+ * different holders: {@link UNKNOWN_HOLDER}, so a migrating
+ * process waits until neither side has changed for a lease (client-go's
+ * MultiLock `UnknownLeader`).
  */
 export function mergeRecords(from: LeaseRecord, to: LeaseRecord): LeaseRecord {
   const leaseTransitions = Math.max(from.leaseTransitions, to.leaseTransitions);

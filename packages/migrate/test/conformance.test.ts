@@ -1,7 +1,8 @@
+import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { MigrateStore, registryStore } from '@rollcall/core/spi';
+import { registryStore } from '@rollcall/core/admin';
 import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
-import { registryConformance, storeConformance } from '../src/index.js';
+import { MigrateStore } from '../src/index.js';
 
 // registry.type=migrate between two named in-process backends: the suite proves the merged view keeps the SPI's contract.
 const FROM = 'conformance-migrate-from';

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, createRegistry, ErrorCode, memoryPlugin, resolveConfig, type ConfigSource, type Registry } from '../src/index.js';
-import { migratePlugin, MigrateStore, registryStore, type RegistryPlugin } from '../src/spi.js';
+import { configFromEnv, createRegistry, ErrorCode, memoryPlugin, resolveConfig, type ConfigSource, type Registry } from '@rollcall/core';
+import { loadPlugin, PLUGIN_PACKAGES, registryStore } from '@rollcall/core/admin';
+import type { RegistryPlugin } from '@rollcall/core/spi';
+// The package as core loads it for registry.type=migrate (its dist), beside this checkout's source.
+import { MigrateStore as LoadedMigrateStore } from '@rollcall/migrate';
+import { migratePlugin, type MigrateStore } from '../src/index.js';
 
 async function configError(source: ConfigSource): Promise<{ code: string; key: string | undefined; message: string }> {
   let registry: Registry | undefined;
@@ -30,7 +34,7 @@ describe('registry.type=migrate configuration', () => {
       const registry = await createRegistry(source);
       configs.push(registry.config);
       const store = registryStore(registry);
-      expect(store).toBeInstanceOf(MigrateStore);
+      expect(store).toBeInstanceOf(LoadedMigrateStore);
       expect([(store as MigrateStore).from.backend, (store as MigrateStore).to.backend]).toEqual(['memory', 'memory']);
       expect(registry.backend).toBe('migrate');
       await registry.close();
@@ -68,7 +72,7 @@ describe('registry.type=migrate configuration', () => {
   it('the same backend twice (same type, same location) is INVALID_CONFIG naming registry.migrate.to', async () => {
     const same = await configError({ type: 'migrate', migrate: { from: { type: 'memory', memory: { name: 'a' } }, to: { type: 'memory', memory: { name: 'a' } } } });
     expect(same).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.migrate.to' });
-    expect(same.message).toContain('memory.name');
+    expect(same.message).toContain('the same memory location, as its plugin judges it');
     // Defaults count: both sides on the default memory backend are one backend.
     expect(await configError({ type: 'migrate', migrate: { from: { type: 'memory' }, to: { type: 'memory' } } })).toMatchObject({ key: 'registry.migrate.to' });
     // A type core does not know: the same section is the same backend; a different one is not.
@@ -77,6 +81,20 @@ describe('registry.type=migrate configuration', () => {
     expect(() => resolve('u1', 10)).toThrow(/registry\.migrate\.to: names the same backend/);
     expect(resolve('u2', 10).options).toMatchObject({ to: { acme: { url: 'u2' } } });
     expect(resolve('u1', 20).options).toMatchObject({ to: { acme: { timeoutMs: 20 } } });
+    // A plugin that says where its records live decides: the same url is the same backend whatever the timeout.
+    const located: RegistryPlugin = { ...thirdParty, sameLocation: (a, b) => a.url === b.url };
+    const resolveLocated = (url: string, timeoutMs: number) =>
+      resolveConfig({ type: 'migrate', migrate: { from: { type: 'acme', acme: { url: 'u1', timeoutMs: 10 } }, to: { type: 'acme', acme: { url, timeoutMs } } } }, migratePlugin(located, located) as unknown as RegistryPlugin);
+    expect(() => resolveLocated('u1', 20)).toThrow(/registry\.migrate\.to: names the same backend .*the same acme location/);
+    expect(resolveLocated('u2', 10).options).toMatchObject({ to: { acme: { url: 'u2' } } });
+  });
+
+  it('without @rollcall/migrate installed, registry.type=migrate is PLUGIN_NOT_INSTALLED with the npm install line', async () => {
+    // Core knows the type and its package, and imports it only when chosen: what it says when the import finds nothing.
+    expect(PLUGIN_PACKAGES.migrate).toBe('@rollcall/migrate');
+    const err = await loadPlugin('migrate', { migrate: '@rollcall/migrate-not-installed' }).then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ code: 'PLUGIN_NOT_INSTALLED', key: 'registry.type' });
+    expect((err as Error).message).toContain('npm install @rollcall/migrate-not-installed');
   });
 
   it('each side’s own rules apply, named under its side', async () => {

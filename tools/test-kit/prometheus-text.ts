@@ -1,9 +1,9 @@
 /**
- * Prometheus's text exposition format, read back: for tests that scrape a
+ * Prometheus's text exposition format, read back: for this repository's tests that scrape a
  * /metrics endpoint (`@rollcall/metrics`, `rollcall --metrics-port`) and
  * assert on what a Prometheus server would store.
  */
-import { waitFor } from './wait-for.js';
+import { waitFor } from '@rollcall/conformance';
 
 /** One sample line: `name{label="value",...} value`. */
 export interface MetricSample {

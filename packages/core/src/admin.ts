@@ -1,0 +1,9 @@
+/**
+ * `@rollcall/core/admin`: for what runs registries rather than backs them — the
+ * CLI, `@rollcall/migrate`, backend tests and the conformance suite: loading and
+ * naming plugins (and composing one over others), the store a registry runs on,
+ * and the rules names are checked by. Not the SPI: a backend needs none of it.
+ */
+export { loadConfiguredPlugin, loadPlugin, missingPackage, PLUGIN_PACKAGES, type PluginComposeContext, type PluginLoader } from './plugin.js';
+export { registryStore } from './registry.js';
+export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
