@@ -18,7 +18,7 @@ export interface PodReleaserOptions {
   latest: (name: string) => Pod | undefined;
   /** The runner is closed: start nothing. */
   closed: () => boolean;
-  /** Resolves once the task's log is stored as far as it must be before its pod goes (see LogCapture.untilLogged). */
+  /** Resolves once the task's log is stored as far as it must be before its pod is deleted (see LogCapture.untilLogged). */
   untilLogged?: (state: TaskState) => Promise<void>;
 }
 
@@ -39,9 +39,7 @@ export class PodReleaser {
       release.again = true;
       return release.inFlight;
     }
-    const logged = this.options.untilLogged?.(state) ?? Promise.resolve();
-    // the pod's latest state once its log is stored: it may have changed meanwhile
-    release.inFlight = logged.then(() => (state.pod ? this.releasePod(state.pod, state) : undefined)).finally(() => {
+    release.inFlight = this.releasePod(pod, state).finally(() => {
       release.inFlight = undefined;
       if (release.again && state.pod && state.pod !== pod) {
         release.again = false;
@@ -90,6 +88,8 @@ export class PodReleaser {
         return;
       }
       if (state) state.release.deleteRequested = true;
+      // the log's last lines stored before the pod goes (a kept pod stays long enough)
+      if (state) await this.options.untilLogged?.(state);
       await api.delete(name, state?.release.graceSeconds);
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return;
