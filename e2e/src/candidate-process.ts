@@ -1,10 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
+import { ChildHandle, packageFile } from '@rollcall/conformance/child';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
+import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
 
 /** One process's life on the timeline: what it reported and what was done to it. */
 export interface IncarnationRecord {
@@ -27,39 +23,32 @@ export interface IncarnationRecord {
 
 /** The compiled candidate entry, found from this package's root so it works from `src` (tests) and from `dist`. */
 export function candidateEntry(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@rollcall/e2e') break;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('[rollcall] [e2e] cannot find the @rollcall/e2e package root');
-    dir = parent;
-  }
-  const entry = join(dir, 'dist', 'candidate.js');
-  if (!existsSync(entry)) throw new Error(`[rollcall] [e2e] ${entry} is missing: build @rollcall/e2e first (npx nx run @rollcall/e2e:build)`);
-  return entry;
+  return packageFile(import.meta.url, '@rollcall/e2e', 'dist/candidate.js', 'npx nx run @rollcall/e2e:build');
 }
 
 /**
- * The coordinator's handle on one candidate process (one incarnation): its
- * event stream, and the signals the soak sends it. Every signal is stamped on
- * the same CLOCK_MONOTONIC as the candidate's own events.
+ * The coordinator's handle on one candidate process (one incarnation), on the
+ * child-process harness: its event stream, and the signals the soak sends it.
+ * Every signal is stamped on the same CLOCK_MONOTONIC as the candidate's own
+ * events. The channel is JSON lines on stdin and stdout: a pipe is written
+ * synchronously on Linux, so what a candidate reported before a SIGKILL is here.
  */
 export class CandidateProcess {
   readonly record: IncarnationRecord;
-  private readonly child: ChildProcess;
-  private readonly exited: Promise<void>;
-  private readonly waiters = new Set<() => void>();
+  private readonly child: ChildHandle<CandidateCommand, CandidateEvent>;
 
-  constructor(spec: CandidateSpec, logFile: string, private readonly onEvent: (process: CandidateProcess, event: CandidateEvent) => void) {
-    this.child = spawn(process.execPath, [candidateEntry()], {
+  constructor(spec: CandidateSpec, logFile: string, onEvent: (process: CandidateProcess, event: CandidateEvent) => void) {
+    this.child = new ChildHandle({
+      entry: candidateEntry(),
       env: { ...process.env, [SPEC_VARIABLE]: JSON.stringify(spec) },
-      stdio: ['pipe', 'pipe', 'pipe'],
+      transport: 'lines',
+      stderr: { file: logFile },
+      label: `${spec.name}#${spec.incarnation}`,
     });
     this.record = {
       name: spec.name,
       incarnation: spec.incarnation,
-      pid: this.child.pid!,
+      pid: this.child.pid,
       startedAt: monotonicMs(),
       events: [],
       pauses: [],
@@ -69,23 +58,14 @@ export class CandidateProcess {
       exit: undefined,
       logFile,
     };
-    this.child.stderr!.pipe(createWriteStream(logFile, { flags: 'a' }));
-    // Writes to a process that was just killed fail with EPIPE: that is the kill, not an error.
-    this.child.stdin!.on('error', () => {});
-    createInterface({ input: this.child.stdout! }).on('line', (line) => {
-      const event = JSON.parse(line) as CandidateEvent;
+    this.child.onEvent((event) => {
       this.record.events.push(event);
-      this.onEvent(this, event);
-      this.waiters.forEach((wake) => wake());
+      onEvent(this, event);
     });
-    this.exited = new Promise((resolve) =>
-      this.child.once('exit', (code, signal) => {
-        this.record.exitedAt = monotonicMs();
-        this.record.exit = { code, signal };
-        this.waiters.forEach((wake) => wake());
-        resolve();
-      }),
-    );
+    void this.child.exited.then((exit) => {
+      this.record.exitedAt = monotonicMs();
+      this.record.exit = exit;
+    });
   }
 
   get name(): string {
@@ -93,7 +73,7 @@ export class CandidateProcess {
   }
 
   get alive(): boolean {
-    return this.record.exit === undefined;
+    return this.child.alive;
   }
 
   get stopped(): boolean {
@@ -101,52 +81,40 @@ export class CandidateProcess {
   }
 
   send(command: CandidateCommand): void {
-    if (this.alive) this.child.stdin!.write(`${JSON.stringify(command)}\n`);
+    this.child.tell(command);
   }
 
   /**
    * Resolves with the first reported event (past or future) that matches;
    * rejects when the process exits first or after `timeoutMs`.
    */
-  event<T extends CandidateEvent['type']>(type: T, timeoutMs: number, match: (e: Extract<CandidateEvent, { type: T }>) => boolean = () => true): Promise<Extract<CandidateEvent, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.record.events.find((e): e is Extract<CandidateEvent, { type: T }> => e.type === type && match(e as Extract<CandidateEvent, { type: T }>));
-        if (found) return done(() => resolve(found));
-        if (!this.alive) done(() => reject(new Error(`${this.describe()} exited (${JSON.stringify(this.record.exit)}) before reporting ${type}; see ${this.record.logFile}`)));
-      };
-      const timer = setTimeout(() => done(() => reject(new Error(`${this.describe()} reported no ${type} within ${timeoutMs} ms; see ${this.record.logFile}`))), timeoutMs);
-      const done = (settle: () => void) => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        settle();
-      };
-      this.waiters.add(check);
-      check();
-    });
+  async event<T extends CandidateEvent['type']>(type: T, timeoutMs: number, match: (e: Extract<CandidateEvent, { type: T }>) => boolean = () => true): Promise<Extract<CandidateEvent, { type: T }>> {
+    try {
+      const { event } = await this.child.event((e): e is Extract<CandidateEvent, { type: T }> => e.type === type && match(e as Extract<CandidateEvent, { type: T }>), timeoutMs, type);
+      return event;
+    } catch (err) {
+      throw new Error(`${this.describe()}: ${(err as Error).message}; see ${this.record.logFile}`, { cause: err });
+    }
   }
 
   /** SIGKILL (a stopped process dies too); resolves once it is gone. */
   async kill(): Promise<void> {
-    if (this.alive) {
-      this.record.killedAt = monotonicMs();
-      this.child.kill('SIGKILL');
-    }
-    await this.exited;
+    if (this.alive) this.record.killedAt = monotonicMs();
+    await this.child.kill();
   }
 
   /** SIGSTOP: the process stops running, its sockets stay open. */
   pause(): void {
     if (!this.alive || this.stopped) return;
     this.record.pauses.push({ from: monotonicMs(), to: undefined });
-    this.child.kill('SIGSTOP');
+    this.child.signal('SIGSTOP');
   }
 
   /** SIGCONT after `pause()`. */
   resume(): void {
     const pause = this.record.pauses.at(-1);
     if (!this.alive || !pause || pause.to !== undefined) return;
-    this.child.kill('SIGCONT');
+    this.child.signal('SIGCONT');
     pause.to = monotonicMs();
   }
 
@@ -155,13 +123,8 @@ export class CandidateProcess {
     if (!this.alive) return true;
     this.record.shutdownAt = monotonicMs();
     this.send({ op: 'shutdown' });
-    let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([this.exited.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
-    clearTimeout(timer);
-    if (!inTime) {
-      this.child.kill('SIGKILL');
-      await this.exited;
-    }
+    const inTime = await this.child.exitedWithin(timeoutMs);
+    if (!inTime) await this.child.kill();
     return inTime;
   }
 

@@ -3,10 +3,11 @@
  * election, contends for the lock, announces itself as a member (updating its
  * payload now and then) and watches the members. While it leads or holds the
  * lock it writes to the fenced resource, each write carrying the fencing token
- * read at that moment. It reports everything on stdout (see protocol.ts) and
- * takes commands on stdin. It is killed, stopped and cut off by the coordinator.
+ * read at that moment. It reports everything, and takes commands, through the
+ * child-process harness's JSON lines on stdout and stdin (see protocol.ts). It
+ * is killed, stopped and cut off by the coordinator.
  */
-import { createInterface } from 'node:readline';
+import { serveParent } from '@rollcall/conformance/child';
 import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
 import { writeFenced } from './fenced-resource.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';
@@ -20,10 +21,18 @@ if (!spec) {
   process.exit(2);
 }
 
+// Commands wait until the candidate is up (in arrival order), then run; the coordinator going away (stdin ends) ends the candidate.
+let up: () => void = () => {};
+const started = new Promise<void>((resolve) => (up = resolve));
+const parent = serveParent<never, CandidateCommand, CandidateEvent>({
+  transport: 'lines',
+  onCommand: (command) => started.then(() => run(command)).catch((err: unknown) => void reportError(command.op, err)),
+});
+
 let sequence = 0;
 /** Writes one event line; synchronous on a pipe, so a SIGKILL right after loses nothing. */
 function report(event: Report): number {
-  process.stdout.write(`${JSON.stringify({ ...event, t: event.t ?? monotonicMs(), n: ++sequence })}\n`);
+  parent.report({ ...event, t: event.t ?? monotonicMs(), n: ++sequence } as CandidateEvent);
   return sequence;
 }
 
@@ -205,9 +214,4 @@ async function run(command: CandidateCommand): Promise<void> {
   }
 }
 
-createInterface({ input: process.stdin }).on('line', (line) => {
-  const command = JSON.parse(line) as CandidateCommand;
-  run(command).catch((err: unknown) => reportError(command.op, err));
-});
-// The coordinator went away: so does the candidate.
-process.stdin.on('end', () => process.exit(0));
+up();

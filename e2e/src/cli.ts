@@ -5,9 +5,8 @@
  * figures (and any violation), and stops the servers (unless
  * ROLLCALL_TESTENV_KEEP=1). Exits 1 on any violation.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { down, up } from '@rollcall/tools/testenv';
+import { down, load, machine, up } from '@rollcall/tools/testenv';
 import { BACKEND_NAMES, soakBackend, type BackendName } from './backends.js';
 import { formatFigures } from './figures.js';
 import { E2E_INSTANCE } from './instance.js';
@@ -37,8 +36,7 @@ const durationMs = values['duration-s'] === undefined ? undefined : Number(value
 process.env.ROLLCALL_TESTENV_ROOT = E2E_INSTANCE.root;
 process.env.ROLLCALL_TESTENV_PORT_BASE = String(E2E_INSTANCE.portBase);
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-console.log(`soak: ${new Date().toISOString()}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${load()}`);
+console.log(`soak: ${new Date().toISOString()}, ${machine()}, load average ${load()}`);
 let failed = false;
 const servers = [...new Set(backends.flatMap((b) => soakBackend(b).servers))];
 try {

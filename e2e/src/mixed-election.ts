@@ -75,7 +75,7 @@ function clientGoCandidate(binary: string, lease: string, identity: string, logF
     leading: () => go?.leading ?? false,
     nextElected: () => {
       const seen = go!.events.filter((e) => e.type === 'ELECTED').length;
-      return go!.waitFor('ELECTED', BOUND_MS * 10, seen + 1).then((e) => e.at);
+      return go!.event('ELECTED', BOUND_MS * 10, seen + 1).then((e) => e.at);
     },
     leave: async () => {
       go?.stop();
@@ -85,7 +85,7 @@ function clientGoCandidate(binary: string, lease: string, identity: string, logF
     rejoin: async () => {
       go ??= start();
       // It follows once it has read the Lease and seen who leads.
-      await go.waitFor('LEADER', BOUND_MS);
+      await go.event('LEADER', BOUND_MS);
     },
     close: async () => {
       go?.stop();
@@ -163,13 +163,13 @@ async function sameIdentityRestart(binary: string, workDir: string): Promise<voi
   const transitions = async () => (await leases.readNamespacedLease({ name: lease, namespace: kube.namespace })).spec?.leaseTransitions ?? 0;
   const start = () => new ClientGoCandidate(binary, { kubeconfig: kube.kubeconfig, namespace: kube.namespace, lease, identity: 'client-go-same', ...GO_TIMING, logFile: join(workDir, 'client-go-same.log') });
   const first = start();
-  await first.waitFor('ELECTED', BOUND_MS);
+  await first.event('ELECTED', BOUND_MS);
   const before = await transitions();
   first.kill();
   await first.exited();
   const killedAt = Date.now();
   const second = start();
-  const elected = await second.waitFor('ELECTED', BOUND_MS);
+  const elected = await second.event('ELECTED', BOUND_MS);
   const after = await transitions();
   second.stop();
   await second.exited();

@@ -12,17 +12,21 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireTestEnv } from '../testenv/index.js';
-import { load, machine } from './machine.js';
+import { load, machine } from '../testenv/machine.js';
+import { parseFlags, UsageError, whole } from './args.js';
+import { benchMain } from './main.js';
 
-/** Frames whose cumulative share is the answer to "what does a heartbeat cost the API server": the largest share among the frames each pattern matches. */
+/** Frames whose cumulative share answers "what does a heartbeat cost the API server" (each pattern names one frame; indented: a part of the one above). */
 const CATEGORIES: readonly [string, RegExp][] = [
-  ['applying a merge patch', /(^|\.)(applyPatch|patchResource|mergePatch|jsonPatchApply|strategicpatch\.)|jsonpatch\.MergePatch/],
-  ['managed fields', /fieldmanager\./],
-  ['authentication (client certificate)', /x509\.\(\*Certificate\)\.Verify|authenticator\/request\/x509/],
-  ['authentication (token)', /authenticator\/token|serviceaccount\.\(\*jwtTokenAuthenticator\)/],
-  ['etcd client (storage)', /etcd3\.\(\*store\)/],
-  ['watch fan-out (cacher)', /cacher\.\(\*cacheWatcher\)|cacher\.\(\*Cacher\)\.dispatchEvent/],
-  ['audit log', /audit\.|plugin\/pkg\/audit/],
+  ['a PATCH, all of it', /handlers\.\(\*patcher\)\.patchResource\.func2$/],
+  ['  of it, the merge patch itself', /handlers\.\(\*jsonPatcher\)\.applyJSPatch$/],
+  ['  of it, managed fields', /managedfields\/internal\.\(\*FieldManager\)\.Update$/],
+  ['storage: etcd round trips (gRPC)', /grpc\.\(\*ClientConn\)\.Invoke$/],
+  ['authentication', /authentication\/request\/union\.\(\*unionAuthRequestHandler\)\.AuthenticateRequest$/],
+  ['  of it, client certificates', /x509\.\(\*Certificate\)\.Verify$/],
+  ['authorization (RBAC)', /authorization\/union\.unionAuthzHandler\.Authorize$/],
+  ['audit', /audit\.\(\*AuditContext\)\.visitEvent$/],
+  ['watch fan-out (cacher)', /cacher\.\(\*cacheWatcher\)\.process$/],
   ['Go garbage collector', /^runtime\.gcBgMarkWorker$/],
 ];
 
@@ -32,17 +36,20 @@ interface Frame {
   flatPercent: number;
 }
 
-function parseArgs(argv: string[]): { seconds: number; top: number } {
-  let seconds = 40;
-  let top = 15;
-  for (let i = 0; i < argv.length; i++) {
-    const value = Number(argv[i + 1]);
-    if (argv[i] === '--seconds' && Number.isInteger(value) && value > 0 && value <= 600) seconds = value;
-    else if (argv[i] === '--top' && Number.isInteger(value) && value > 0) top = value;
-    else throw new Error(`usage: bench:apiserver-profile [--seconds 1..600 (default 40)] [--top n (default 15)]; got ${argv[i]}`);
-    i++;
-  }
-  return { seconds, top };
+const USAGE = `Usage: npm run bench:apiserver-profile -- [--seconds 1..600] [--top <n>] [--file <saved.pb.gz>]
+
+  --seconds <s>   how long the API server's CPU is sampled (default 40, at most 600)
+  --top <n>       frames listed by flat share (default 15)
+  --file <path>   summarise a profile saved by an earlier run instead of taking one
+  --help`;
+
+/** The options of a command line, or 'help'. */
+function parseProfileArgs(argv: readonly string[]): { seconds: number; top: number; file: string | undefined } | 'help' {
+  const parsed = parseFlags(argv, ['seconds', 'top', 'file']) as Record<string, string | undefined> & { help: boolean };
+  if (parsed.help) return 'help';
+  const seconds = whole('seconds', parsed.seconds, 40);
+  if (seconds > 600) throw new UsageError(`--seconds must be at most 600, not ${seconds}`);
+  return { seconds, top: whole('top', parsed.top, 15), file: parsed.file };
 }
 
 /** GET /debug/pprof/profile as the instance's admin (the apiserver runs with --profiling; /debug is the masters' only). */
@@ -74,28 +81,25 @@ function frames(file: string): { frames: Frame[]; header: string } {
   return { frames: parsed, header };
 }
 
-async function main(): Promise<void> {
-  const { seconds, top } = parseArgs(process.argv.slice(2));
+benchMain('bench:apiserver-profile', USAGE, parseProfileArgs, async (args, { progress }) => {
+  const { seconds, top } = args;
   const loadBefore = load();
   const started = new Date();
-  console.error(`[bench:apiserver-profile] sampling the API server's CPU for ${seconds} s`);
-  const profile = await fetchProfile(seconds);
-  const file = join(tmpdir(), `rollcall-apiserver-${started.toISOString().replace(/[:.]/g, '-')}.pb.gz`);
-  writeFileSync(file, profile);
+  let file = args.file;
+  if (!file) {
+    progress(`sampling the API server's CPU for ${seconds} s`);
+    file = join(tmpdir(), `rollcall-apiserver-${started.toISOString().replace(/[:.]/g, '-')}.pb.gz`);
+    writeFileSync(file, await fetchProfile(seconds));
+  }
   const { frames: all, header } = frames(file);
-  console.log(`API server CPU profile, ${started.toISOString()}, ${seconds} s; ${machine()}; load ${loadBefore} before, ${load()} after`);
+  console.log(args.file ? `API server CPU profile ${file}` : `API server CPU profile, ${started.toISOString()}, ${seconds} s; ${machine()}; load ${loadBefore} before, ${load()} after`);
   console.log(header);
-  console.log('\nshare of the API server\'s CPU (cumulative, the largest matching frame):');
+  console.log('\nshare of the API server\'s sampled CPU (cumulative: the frame and what it calls):');
   for (const [label, pattern] of CATEGORIES) {
     const match = all.filter((f) => pattern.test(f.name)).sort((a, b) => b.cumPercent - a.cumPercent)[0];
-    console.log(`  ${label.padEnd(38)} ${match ? `${match.cumPercent.toFixed(1).padStart(5)} %  ${match.name}` : '    - (no sample)'}`);
+    console.log(`  ${label.padEnd(36)} ${match ? `${match.cumPercent.toFixed(1).padStart(5)} %  ${match.name}` : '    - (no sample)'}`);
   }
   console.log(`\ntop ${top} frames by flat share:`);
   for (const f of [...all].sort((a, b) => b.flatPercent - a.flatPercent).slice(0, top)) console.log(`  ${f.flatPercent.toFixed(1).padStart(5)} %  ${f.name}`);
   console.log(`\nraw profile: ${file} (go tool pprof -http=: ${file})`);
-}
-
-main().catch((err: unknown) => {
-  console.error(`[bench:apiserver-profile] ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
 });

@@ -44,49 +44,54 @@ Servers come up through tools/testenv (ROLLCALL_TESTENV_ROOT, ROLLCALL_TESTENV_P
 /** Thrown for a command line that cannot run; the message says what is wrong. */
 export class UsageError extends Error {}
 
-function positive(name: string, value: string | undefined, fallback: number): number {
+/** `node:util`'s parseArgs, strict, its complaints as UsageErrors; every option a string but `--help` (and `booleans`). */
+export function parseFlags(argv: readonly string[], strings: readonly string[], booleans: readonly string[] = []): Record<string, string | boolean | undefined> {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: Object.fromEntries([...strings.map((name) => [name, { type: 'string' as const }]), ...[...booleans, 'help'].map((name) => [name, { type: 'boolean' as const, default: false }])]),
+      strict: true,
+      allowPositionals: false,
+    }).values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** `--name`'s value as a positive number, `fallback` when it is absent. */
+export function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, not ${JSON.stringify(value)}`);
   return n;
 }
 
-function whole(name: string, value: string | undefined, fallback: number): number {
-  const n = positive(name, value, fallback);
-  if (!Number.isInteger(n)) throw new UsageError(`--${name} must be a whole number, not ${JSON.stringify(value)}`);
+/** `--name`'s value as a whole number of at least `min` (default 1), `fallback` when it is absent. */
+export function whole(name: string, value: string | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, not ${JSON.stringify(value)}`);
   return n;
+}
+
+/** `--name`'s comma-separated backends, each of `known`, in `known`'s order; at least one. `known` is said after an unknown one. */
+export function backendList<T extends string>(name: string, value: string, known: readonly T[], saying: string): T[] {
+  const given = value.split(',').map((v) => v.trim()).filter(Boolean);
+  for (const v of given) {
+    if (!(known as readonly string[]).includes(v)) throw new UsageError(`--${name}: no backend ${JSON.stringify(v)}; ${saying}`);
+  }
+  if (given.length === 0) throw new UsageError(`--${name} names no backend`);
+  return known.filter((k) => given.includes(k));
 }
 
 /** The options of a command line, or 'help'. */
 export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: {
-        backends: { type: 'string' },
-        rounds: { type: 'string' },
-        'failover-rounds': { type: 'string' },
-        'lock-seconds': { type: 'string' },
-        'idle-seconds': { type: 'string' },
-        quick: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const parsed = parseFlags(argv, ['backends', 'rounds', 'failover-rounds', 'lock-seconds', 'idle-seconds'], ['quick']) as Record<string, string | undefined> & { quick: boolean; help: boolean };
   if (parsed.help) return 'help';
-  const backends = (parsed.backends ?? BACKEND_NAMES.join(',')).split(',').map((b) => b.trim()).filter(Boolean);
-  for (const b of backends) {
-    if (!(BACKEND_NAMES as readonly string[]).includes(b)) throw new UsageError(`--backends: no backend ${JSON.stringify(b)}; known: ${BACKEND_NAMES.join(', ')}`);
-  }
-  if (backends.length === 0) throw new UsageError('--backends names no backend');
+  const backends = backendList('backends', parsed.backends ?? BACKEND_NAMES.join(','), BACKEND_NAMES, `known: ${BACKEND_NAMES.join(', ')}`);
   const defaults = parsed.quick ? QUICK_OPTIONS : DEFAULT_OPTIONS;
   return {
-    backends: BACKEND_NAMES.filter((b) => backends.includes(b)),
+    backends,
     rounds: whole('rounds', parsed.rounds, defaults.rounds),
     failoverRounds: whole('failover-rounds', parsed['failover-rounds'], defaults.failoverRounds),
     lockSeconds: positive('lock-seconds', parsed['lock-seconds'], defaults.lockSeconds),

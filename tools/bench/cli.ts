@@ -3,28 +3,16 @@
  * the one benchmark of every backend, printed as one table (see args.ts for
  * the options). Progress goes to stderr, the table and its notes to stdout.
  */
-import { parseBenchArgs, UsageError, USAGE } from './args.js';
-import { load, machine } from './machine.js';
+import { load, machine } from '../testenv/machine.js';
+import { parseBenchArgs, USAGE } from './args.js';
+import { benchMain } from './main.js';
 import { runBenchmark } from './run.js';
 import { renderNotes, renderTable } from './table.js';
 import { BENCH_TIMING } from './timing.js';
 
-async function main(): Promise<number> {
-  let options;
-  try {
-    options = parseBenchArgs(process.argv.slice(2));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    console.error(`${err.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (options === 'help') {
-    console.log(USAGE);
-    return 0;
-  }
-  const started = Date.now();
+benchMain('bench', USAGE, parseBenchArgs, async (options, { started, progress }) => {
   const loadBefore = load();
-  const rows = await runBenchmark(options, (line) => console.error(`[bench +${Math.round((Date.now() - started) / 1000)} s] ${line}`));
+  const rows = await runBenchmark(options, progress);
   const t = BENCH_TIMING;
   console.log(`Rollcall benchmark, ${new Date(started).toISOString()}; ${machine()}; load average ${loadBefore} before, ${load()} after; ${Math.round((Date.now() - started) / 1000)} s.`);
   console.log(
@@ -34,13 +22,4 @@ async function main(): Promise<number> {
   console.log(renderTable(rows));
   console.log('');
   console.log(renderNotes(rows));
-  return 0;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error('[bench] failed:', err);
-    process.exit(1);
-  },
-);
+});

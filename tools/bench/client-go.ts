@@ -48,17 +48,17 @@ export class ClientGoReference {
     const start = (i: number) => this.candidate({ kubeconfig: this.k8s.adminKubeconfig, lease, identity: `client-go-${i}`, ...BENCH_TIMING_GO });
     let leader = start(0);
     let leaderIdentity = 'client-go-0';
-    await leader.waitFor('ELECTED', WAIT_BOUND_MS);
+    await leader.event('ELECTED', WAIT_BOUND_MS);
     const samples: number[] = [];
     for (let round = 1; round <= rounds; round++) {
       const identity = `client-go-${round}`;
       const follower = start(round);
-      await follower.waitFor('LEADER', WAIT_BOUND_MS, 1, (e) => e.identity === leaderIdentity);
+      await follower.event('LEADER', WAIT_BOUND_MS, 1, (e) => e.identity === leaderIdentity);
       await dephase();
       const signalledAt = Date.now();
       if (signal === 'SIGTERM') leader.stop();
       else leader.kill();
-      const elected = await follower.waitFor('ELECTED', WAIT_BOUND_MS);
+      const elected = await follower.event('ELECTED', WAIT_BOUND_MS);
       samples.push(elected.at - signalledAt);
       await leader.exited();
       [leader, leaderIdentity] = [follower, identity];
@@ -89,9 +89,9 @@ export class ClientGoReference {
         const lease = `bench-client-go-idle-${randomBytes(3).toString('hex')}`;
         const timing = { leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' };
         const leader = this.candidate({ kubeconfig: leaderAccount.kubeconfig, lease, identity: 'leader', ...timing });
-        await leader.waitFor('ELECTED', WAIT_BOUND_MS);
+        await leader.event('ELECTED', WAIT_BOUND_MS);
         const follower = this.candidate({ kubeconfig: followerAccount.kubeconfig, lease, identity: 'follower', ...timing });
-        await follower.waitFor('LEADER', WAIT_BOUND_MS, 1, (e) => e.identity === 'leader');
+        await follower.event('LEADER', WAIT_BOUND_MS, 1, (e) => e.identity === 'leader');
         const window = this.k8s.audit.open();
         await delay(spanMs); // the measurement period itself
         const counts = await this.k8s.audit.close(window, [leaderAccount.user, followerAccount.user]);

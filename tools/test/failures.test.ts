@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { assertPortsFree } from '../testenv/ports.js';
 import { runStep } from '../testenv/run-step.js';
-import { waitFor } from '../testenv/wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from '../testenv/server-wait.js';
 import { startUnits, type Unit } from '../testenv/unit.js';
 
 // The environment's own error reporting: each failure says what failed and where to look.
@@ -32,7 +33,7 @@ describe('testenv failure messages', () => {
   it('prints the log tail of a server that does not become healthy in time', async () => {
     const logFile = join(mkdtempSync(join(tmpdir(), 'testenv-')), 'server.log');
     writeFileSync(logFile, 'line 1\nFATAL: cannot bind\n');
-    await expect(waitFor(() => false, { what: 'my-server to become healthy', timeoutMs: 300, logFile })).rejects.toThrow(
+    await expect(waitFor(() => false, 300, serverWait({ what: 'my-server to become healthy', logFile }))).rejects.toThrow(
       /timed out after 300 ms waiting for my-server to become healthy[\s\S]*FATAL: cannot bind/,
     );
   });

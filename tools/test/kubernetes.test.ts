@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ApiException, CoordinationV1Api, CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { mintServiceAccountToken, readTestEnv, waitFor } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { mintServiceAccountToken, readTestEnv, serverWait } from '@rollcall/tools/testenv';
 
 function adminConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -78,7 +79,8 @@ describe('kubernetes', () => {
           pod = await core.readNamespacedPod({ name, namespace: kube.namespace });
           return pod.status?.phase === 'Running';
         },
-        { what: `pod ${name} to be Running`, timeoutMs: 60_000, intervalMs: 250 },
+        60_000,
+        serverWait({ what: `pod ${name} to be Running`, intervalMs: 250 }),
       );
       expect(pod?.spec?.nodeName).toBe(kube.nodes[0]); // placed by kube-scheduler
       expect(pod?.status?.containerStatuses?.[0]?.ready).toBe(true); // run by kwok
@@ -107,7 +109,8 @@ describe('kubernetes', () => {
           .find((e) => e.objectRef?.name === marker);
         return found !== undefined;
       },
-      { what: 'the audit event of our request', timeoutMs: 15_000, intervalMs: 250 },
+      15_000,
+      serverWait({ what: 'the audit event of our request', intervalMs: 250 }),
     );
     expect(found?.verb).toBe('get');
     expect(found?.user.username).toBe('rollcall-admin');

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { KubeAdmin } from '../testenv/kube-admin.js';
 import { onRealNode, realNode, waitForPod } from '../testenv/real-node-pods.js';
-import { waitFor } from '../testenv/wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from '../testenv/server-wait.js';
 import { captureHostState, diffHostState } from '../testenv/host-state.js';
 import { runProcess } from '../testenv/run-process.js';
 import { processesUsingRoot } from '../testenv/strays.js';
@@ -91,7 +92,7 @@ describe('a second instance with a real node, beside the first', () => {
     kc.loadFromFile(env.kubernetes.kubeconfig);
     const core = kc.makeApiClient(CoreV1Api);
     // a pod is refused until the controller manager has made the namespace's default service account
-    await waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).then(() => true, () => false), { what: 'the default service account', timeoutMs: 60_000 });
+    await waitFor(() => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }).then(() => true, () => false), 60_000, serverWait({ what: 'the default service account' }));
     await core.createNamespacedPod({
       namespace: 'default',
       body: { metadata: { name: 'second' }, spec: onRealNode({ restartPolicy: 'Never', containers: [{ name: 'main', command: ['node', '-e', 'process.exit(7)'] }] }) },

@@ -1,7 +1,7 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { observeFor } from '@rollcall/conformance';
-import { ClientProxies, TcpProxy, TcpProxyGroup, waitFor } from '@rollcall/tools/testenv';
+import { observeFor, waitFor } from '@rollcall/conformance';
+import { ClientProxies, TcpProxy, TcpProxyGroup } from '@rollcall/tools/testenv';
 
 /** How long an event may take on loopback, milliseconds. */
 const BOUND_MS = 5000;
@@ -58,7 +58,7 @@ async function setup() {
 async function echoed(c: ReturnType<typeof client>, text: string, what: string): Promise<void> {
   const before = c.received();
   c.socket.write(text);
-  await waitFor(() => c.received() === before + text, { what, timeoutMs: BOUND_MS, intervalMs: 10 });
+  await waitFor(() => c.received() === before + text, BOUND_MS, what);
 }
 
 describe('TcpProxy', () => {
@@ -80,11 +80,11 @@ describe('TcpProxy', () => {
     const open = client(proxy.port);
     await echoed(open, 'a', 'the first echo');
     proxy.cut('reset');
-    await waitFor(() => open.ended() !== undefined, { what: 'the open connection to be reset', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => open.ended() !== undefined, BOUND_MS, 'the open connection to be reset');
     expect(open.ended()).toBe('ECONNRESET');
-    await waitFor(() => echo.closed[0] === true, { what: 'the upstream connection to close', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => echo.closed[0] === true, BOUND_MS, 'the upstream connection to close');
     const refused = client(proxy.port);
-    await waitFor(() => refused.ended() !== undefined, { what: 'a new connection to be reset', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => refused.ended() !== undefined, BOUND_MS, 'a new connection to be reset');
     expect(refused.received()).toBe('');
     expect(echo.received).toEqual(['a']);
     proxy.heal();
@@ -98,15 +98,15 @@ describe('TcpProxy', () => {
     proxy.cut('blackhole');
     open.socket.write('lost');
     const late = client(proxy.port);
-    await waitFor(late.connected, { what: 'a new connection to be accepted', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(late.connected, BOUND_MS, 'a new connection to be accepted');
     late.socket.write('lost too');
     await observeFor(QUIET_MS);
     expect([open.received(), late.received(), open.ended(), late.ended()]).toEqual(['a', '', undefined, undefined]);
     expect(echo.received).toEqual(['a']);
     expect(proxy.connections).toBe(2);
     proxy.heal();
-    await waitFor(() => open.ended() !== undefined && late.ended() !== undefined, { what: 'heal to close the black-holed connections', timeoutMs: BOUND_MS, intervalMs: 10 });
-    await waitFor(() => echo.closed[0] === true, { what: 'the upstream connection to close', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => open.ended() !== undefined && late.ended() !== undefined, BOUND_MS, 'heal to close the black-holed connections');
+    await waitFor(() => echo.closed[0] === true, BOUND_MS, 'the upstream connection to close');
     expect(echo.received).toEqual(['a']);
     await echoed(client(proxy.port), 'b', 'the echo after heal');
   });
@@ -118,13 +118,13 @@ describe('TcpProxy', () => {
     proxy.cut('stall');
     open.socket.write('b');
     const late = client(proxy.port);
-    await waitFor(late.connected, { what: 'a new connection to be accepted', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(late.connected, BOUND_MS, 'a new connection to be accepted');
     late.socket.write('c');
     await observeFor(QUIET_MS);
     expect([open.received(), late.received(), open.ended(), late.ended()]).toEqual(['a', '', undefined, undefined]);
     expect(echo.received).toEqual(['a']);
     proxy.heal();
-    await waitFor(() => open.received() === 'ab' && late.received() === 'c', { what: 'the held bytes to arrive after heal', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => open.received() === 'ab' && late.received() === 'c', BOUND_MS, 'the held bytes to arrive after heal');
     expect(echo.received).toEqual(['ab', 'c']);
   });
 
@@ -138,7 +138,7 @@ describe('TcpProxy', () => {
     await observeFor(QUIET_MS);
     expect(open.received()).toBe('a');
     proxy.heal();
-    await waitFor(() => open.received() === 'ab', { what: 'the stalled connection to resume', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => open.received() === 'ab', BOUND_MS, 'the stalled connection to resume');
   });
 
   it('a group cuts and heals every proxy, and names them in a connect string', async () => {
@@ -149,7 +149,7 @@ describe('TcpProxy', () => {
     expect(group.connectString).toBe(group.proxies.map((p) => `127.0.0.1:${p.port}`).join(','));
     group.cut('reset');
     const refused = group.proxies.map((p) => client(p.port));
-    await waitFor(() => refused.every((c) => c.ended() !== undefined), { what: 'every proxy to reset', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => refused.every((c) => c.ended() !== undefined), BOUND_MS, 'every proxy to reset');
     group.heal();
     for (const p of group.proxies) await echoed(client(p.port), 'ok', `the echo through ${p.address}`);
   });
@@ -163,7 +163,7 @@ describe('TcpProxy', () => {
     await echoed(a!.c, 'a', 'the echo to a');
     await echoed(b!.c, 'b', 'the echo to b');
     proxies.cut(a!);
-    await waitFor(() => a!.c.ended() === 'ECONNRESET', { what: 'a to be reset', timeoutMs: BOUND_MS, intervalMs: 10 });
+    await waitFor(() => a!.c.ended() === 'ECONNRESET', BOUND_MS, 'a to be reset');
     await echoed(b!.c, 'still', 'b, not cut, to echo');
     proxies.heal(a!);
     expect(() => proxies.cut({})).toThrow('not opened through these proxies');

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
-import { GiveUpWaiting, waitFor } from './wait-for.js';
+import { StopWaiting, waitFor } from '@rollcall/conformance';
+import { serverWait } from './server-wait.js';
 
 /** How long to wait for the marker request to reach the log. Milliseconds. */
 const MARKER_WAIT_MS = 30_000;
@@ -88,7 +89,8 @@ export class AuditLog {
         events = events.concat(added);
         return added.some((e) => e.objectRef?.name === markerName);
       },
-      { what: `the audit log ${this.path} to show the marker request`, timeoutMs: MARKER_WAIT_MS },
+      MARKER_WAIT_MS,
+      serverWait({ what: `the audit log ${this.path} to show the marker request` }),
     );
     const seen = new Set<string>();
     return events.filter((e) => {
@@ -125,14 +127,14 @@ class LogReader {
       // the time in a backup's name sorts as text
       const backups = readdirSync(dir).filter((f) => f.startsWith(stem) && f.endsWith(ext)).sort().map((f) => join(dir, f));
       const first = backups.findIndex((f) => statSync(f).ino === this.inode);
-      if (first < 0) throw new GiveUpWaiting(`the audit log ${this.path} was rotated during the window and its backup is gone; run again`);
+      if (first < 0) throw new StopWaiting(`the audit log ${this.path} was rotated during the window and its backup is gone; run again`);
       for (const backup of backups.slice(first)) {
         lines = lines.concat(this.take(backup));
         this.byte = 0;
       }
       this.inode = current.ino;
     } else if (current.size < this.byte) {
-      throw new GiveUpWaiting(`the audit log ${this.path} was truncated during the window; run again`);
+      throw new StopWaiting(`the audit log ${this.path} was truncated during the window; run again`);
     }
     return lines.concat(this.take(this.path)).filter((line) => line.startsWith('{'));
   }

@@ -119,7 +119,7 @@ export class ClientGoCandidate {
    * Resolves with the `count`-th event of `type` that satisfies `match` (past or future),
    * or rejects after `timeoutMs`.
    */
-  waitFor(type: ClientGoEvent['type'], timeoutMs: number, count = 1, match: (e: ClientGoEvent) => boolean = () => true): Promise<ClientGoEvent> {
+  event(type: ClientGoEvent['type'], timeoutMs: number, count = 1, match: (e: ClientGoEvent) => boolean = () => true): Promise<ClientGoEvent> {
     return new Promise((resolve, reject) => {
       const check = () => {
         const seen = this.events.filter((e) => e.type === type && match(e));

@@ -4,7 +4,8 @@ import { refreshEnvFile } from './orchestrate.js';
 import { zookeeperMode } from './four-letter-word.js';
 import { ensembleMembers } from './servers/zookeeper-ensemble.js';
 import type { ZookeeperEnsembleMember } from './env-file.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from './server-wait.js';
 import { TestenvError } from './errors.js';
 
 export interface StopOptions {
@@ -54,7 +55,8 @@ export async function waitForZookeeperEnsembleLeader(options: { excludingId?: nu
       leader = await zookeeperEnsembleLeader();
       return leader !== undefined && leader.id !== options.excludingId;
     },
-    { what: 'a ZooKeeper ensemble leader', timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 200 },
+    options.timeoutMs ?? 30_000,
+    serverWait({ what: 'a ZooKeeper ensemble leader', intervalMs: 200 }),
   );
   return leader!;
 }

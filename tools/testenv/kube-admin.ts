@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject, type V1Lease } from '@kubernetes/client-node';
 import { requireTestEnv } from './env-file.js';
 import { toolsPackageDir } from './paths.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from './server-wait.js';
 
 /** Cluster-admin calls for test setup and for looking behind the code under test (kubectl-equivalent), on the test API server. */
 export class KubeAdmin {
@@ -29,10 +30,7 @@ export class KubeAdmin {
     const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
     await this.core.createNamespace({ body: { metadata: { name } } });
     if (options.forPods) {
-      await waitFor(() => this.core.readNamespacedServiceAccount({ name: 'default', namespace: name }).then(() => true, () => false), {
-        what: `the default service account of namespace ${name}`,
-        timeoutMs: 60_000,
-      });
+      await waitFor(() => this.core.readNamespacedServiceAccount({ name: 'default', namespace: name }).then(() => true, () => false), 60_000, serverWait({ what: `the default service account of namespace ${name}` }));
     }
     return name;
   }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { CoreV1Api, Log, Watch, type KubeConfig, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import { requireTestEnv, type RealNodeEnv } from './env-file.js';
-import { waitFor } from './wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from './server-wait.js';
 import { TestenvError } from './errors.js';
 
 /** The instance's real node, from the env file; a clear error when the instance has none. */
@@ -38,7 +39,8 @@ export async function waitForPod(core: CoreV1Api, namespace: string, name: strin
       last = await core.readNamespacedPod({ name, namespace });
       return condition(last);
     },
-    { what: `pod ${namespace}/${name}: ${what}`, timeoutMs, intervalMs: 100 },
+    timeoutMs,
+    serverWait({ what: `pod ${namespace}/${name}: ${what}`, intervalMs: 100 }),
   ).catch((error: Error) => {
     throw new TestenvError(`${error.message}\nlast status: ${JSON.stringify(last?.status ?? null).slice(0, 2000)}`, { cause: error });
   });

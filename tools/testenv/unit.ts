@@ -1,8 +1,8 @@
 import { daemonPid, startDaemon, stopDaemon, type DaemonCommand } from './daemon.js';
 import { assertPortsFree, waitForPortsFree } from './ports.js';
 import { unitLogFile } from './paths.js';
-import { GiveUpWaiting, waitFor } from './wait-for.js';
-import { logTail } from './log-tail.js';
+import { StopWaiting, waitFor } from '@rollcall/conformance';
+import { logTailBlock, serverWait } from './server-wait.js';
 
 /** One server process: a ZooKeeper member, an etcd, kube-apiserver, ... */
 export interface Unit {
@@ -50,11 +50,12 @@ export async function waitUntilHealthy(unit: Unit, timeoutMs = unit.startTimeout
   await waitFor(
     async () => {
       if (daemonPid(unit.name) === undefined) {
-        throw new GiveUpWaiting(`${unit.name} exited before it became healthy\n--- last lines of ${logFile} ---\n${logTail(logFile)}\n---`);
+        throw new StopWaiting(`${unit.name} exited before it became healthy\n${logTailBlock(logFile)}`);
       }
       return unit.isHealthy();
     },
-    { what: `${unit.name} to become healthy`, timeoutMs, logFile, intervalMs: 150 },
+    timeoutMs,
+    serverWait({ what: `${unit.name} to become healthy`, logFile, intervalMs: 150 }),
   );
 }
 

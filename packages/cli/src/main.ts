@@ -118,7 +118,8 @@ export function program(setExit: (code: number) => void): Command {
     .description('print the ServiceAccount, Role and RoleBinding a component needs on Kubernetes, for kubectl apply -f -')
     .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods), viewer (read commands, dashboards)').choices(manifestRoles()).makeOptionMandatory())
     .requiredOption('--namespace <namespace>', 'the namespace of the records (registry.kubernetes.namespace)')
-    .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'));
+    .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'))
+    .addOption(new Option('--liveness <mode>', 'registry.member.liveness: pod adds get/list/watch on endpointslices').choices(['heartbeat', 'reaper', 'pod']).default('heartbeat'));
   manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n`);
   manifests.action((opts) => manifestsCommand(opts));
   const migrate = root.command('migrate').description('a zero-downtime move between backends (registry.type=migrate): see docs/migrating.md');

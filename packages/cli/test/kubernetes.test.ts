@@ -74,6 +74,24 @@ describe('on the real Kubernetes API server', () => {
     for (const out of [coordinator.stdout, coordinator.stderr, member.stdout, member.stderr]) expect(out).not.toContain(token);
   });
 
+  it('doctor with registry.member.liveness=pod: the member Role alone lacks get/list/watch endpointslices, and --liveness pod grants it', async () => {
+    const env = { REGISTRY_TYPE: 'kubernetes', REGISTRY_CLUSTER: 'cli', REGISTRY_MEMBER_LIVENESS: 'pod', REGISTRY_KUBERNETES_KUBECONFIG: memberKubeconfig, REGISTRY_KUBERNETES_NAMESPACE: namespace };
+    const refused = await run(['doctor', '--role', 'member', '--json'], { env });
+    expect(refused.code, refused.stdout + refused.stderr).toBe(8);
+    const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };
+    expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({
+      missing: ['get endpointslices.discovery.k8s.io', 'list endpointslices.discovery.k8s.io', 'watch endpointslices.discovery.k8s.io'],
+      fix: `rollcall manifests --role member --namespace ${namespace} --liveness pod | kubectl apply -f -`,
+    });
+    const printed = await run(['manifests', '--role', 'member', '--namespace', namespace, '--liveness', 'pod']);
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    // The member's own documents exist already (beforeAll): only what --liveness pod adds.
+    for (const doc of loadAllYaml(printed.stdout) as KubernetesObject[]) if (doc.metadata?.name?.includes('pod-liveness')) await objects.create(doc);
+    const ok = await run(['doctor', '--role', 'member'], { env });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role member: all 9 permissions granted in namespace ${namespace} \\(leases.coordination.k8s.io, endpointslices.discovery.k8s.io\\)`, 'm'));
+  });
+
   it('doctor --role pod-runner: the pod runner\'s Role is enough, the member Role lacks every pod permission', async () => {
     await applyManifest('pod-runner', namespace);
     const podRunner = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');

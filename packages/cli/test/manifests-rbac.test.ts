@@ -21,8 +21,17 @@ interface Doc extends KubernetesObject {
 const files = readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f));
 /** Every Role shipped, so one added later is covered by the check below. */
 const SHIPPED_ROLES = files.flatMap((f) => (loadAllYaml(readFileSync(new URL(f, DEPLOY), 'utf8')) as Doc[]).filter((d) => d.kind === 'Role').map((d) => d.metadata!.name!)).sort();
-const COMPONENTS = files.map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock');
-const CASES = COMPONENTS.flatMap((role) => (role === 'pod-runner' ? [[role, 'lease']] : [[role, 'lease'], [role, 'configmap']]) as [string, 'lease' | 'configmap'][]);
+const COMPONENTS = files.map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness');
+type Liveness = 'heartbeat' | 'pod';
+const CASES = COMPONENTS.flatMap((role) =>
+  (role === 'pod-runner'
+    ? [[role, 'lease', 'heartbeat']]
+    : [
+        [role, 'lease', 'heartbeat'],
+        [role, 'configmap', 'heartbeat'],
+        [role, 'lease', 'pod'],
+      ]) as [string, 'lease' | 'configmap', Liveness][],
+);
 
 const namespaces: string[] = [];
 const printedRoles = new Set<string>();
@@ -33,9 +42,9 @@ afterAll(async () => {
   await Promise.allSettled(namespaces.map((name) => core.deleteNamespace({ name })));
 });
 
-/** Applies what `rollcall manifests --role <role> --namespace <ns> [--lock configmap]` prints, as `| kubectl apply -f -` does. */
-async function applyPrinted(role: string, lock: string, namespace: string): Promise<Doc[]> {
-  const printed = await run(['manifests', '--role', role, '--namespace', namespace, ...(lock === 'configmap' ? ['--lock', 'configmap'] : [])]);
+/** Applies what `rollcall manifests --role <role> --namespace <ns> [--lock configmap] [--liveness pod]` prints, as `| kubectl apply -f -` does. */
+async function applyPrinted(role: string, lock: string, liveness: Liveness, namespace: string): Promise<Doc[]> {
+  const printed = await run(['manifests', '--role', role, '--namespace', namespace, ...(lock === 'configmap' ? ['--lock', 'configmap'] : []), ...(liveness === 'pod' ? ['--liveness', 'pod'] : [])]);
   expect(printed.code, printed.stderr).toBe(0);
   const docs = loadAllYaml(printed.stdout) as Doc[];
   const objects = KubernetesObjectApi.makeApiClient(kc);
@@ -43,8 +52,9 @@ async function applyPrinted(role: string, lock: string, namespace: string): Prom
   return docs;
 }
 
-async function registryAs(kubeconfig: string, namespace: string, lock: string, identity: string): Promise<Registry> {
-  const registry = await createRegistry({ type: 'kubernetes', cluster: 'manifests', identity, kubernetes: { kubeconfig, namespace, lock: lock as 'lease' | 'configmap' } });
+async function registryAs(kubeconfig: string, namespace: string, lock: string, identity: string, podUid?: string): Promise<Registry> {
+  const member = podUid ? { member: { liveness: 'pod' as const } } : {};
+  const registry = await createRegistry({ type: 'kubernetes', cluster: 'manifests', identity, ...member, kubernetes: { kubeconfig, namespace, lock: lock as 'lease' | 'configmap', ...(podUid ? { podUid } : {}) } });
   opened.push(registry);
   return registry;
 }
@@ -114,18 +124,54 @@ const component: Record<string, (kubeconfig: string, namespace: string, lock: st
   },
 };
 
+/**
+ * registry.member.liveness=pod: a pod behind the role's Service, and the component
+ * standing in for it announces and reads with its own identity — the readiness
+ * check at announce and the readers' watch both read EndpointSlices, and nothing else new.
+ */
+async function podMember(kubeconfig: string, namespace: string, lock: string, id: string, role: string): Promise<void> {
+  const admin = new KubeAdmin();
+  await admin.core.createNamespacedService({ namespace, body: { metadata: { name: 'rollcall-worker' }, spec: { clusterIP: 'None', selector: { app: 'worker' }, ports: [{ name: 'probe', port: 8086 }] } } });
+  const pod = await admin.core.createNamespacedPod({ namespace, body: { metadata: { name: id, labels: { app: 'worker' } }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
+  // A viewer announces nothing: the admin's member is what it reads, read-only.
+  const writer = await registryAs(role === 'viewer' ? kube.kubeconfig : kubeconfig, namespace, lock, id, pod.metadata!.uid!);
+  await writer.announce({ role: 'worker' });
+  const reader =
+    role === 'viewer'
+      ? await createRegistry({ type: 'kubernetes', cluster: 'manifests', identity: 'viewer-pod', readOnly: true, member: { liveness: 'pod' }, kubernetes: { kubeconfig, namespace, lock: lock as 'lease' | 'configmap' } })
+      : writer;
+  if (reader !== writer) opened.push(reader);
+  expect((await reader.members('worker')).map((m) => m.id)).toEqual([id]);
+  await reader.close();
+  await writer.close();
+}
+
 describe('every printed manifest, applied literally, is enough for its component under its own service account', () => {
-  it.each(CASES)('--role %s --lock %s', async (role, lock) => {
+  it.each(CASES)('--role %s --lock %s --liveness %s', async (role, lock, liveness) => {
     expect(Object.keys(component)).toContain(role); // a new role's manifest needs a component here
-    const namespace = await new KubeAdmin().namespace(`m-${role}`, { forPods: role === 'pod-runner' });
+    const namespace = await new KubeAdmin().namespace(`m-${role}`, { forPods: role === 'pod-runner' || liveness === 'pod' });
     namespaces.push(namespace);
-    const docs = await applyPrinted(role, lock, namespace);
+    const docs = await applyPrinted(role, lock, liveness, namespace);
     for (const d of docs) if (d.kind === 'Role') printedRoles.add(d.metadata!.name!);
     // Every binding printed binds the account this manifest creates, in the namespace given.
     const bindings = docs.filter((d) => d.kind === 'RoleBinding');
     expect(bindings.length).toBe(docs.filter((d) => d.kind === 'Role').length);
     for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: `rollcall-${role}`, namespace }]);
-    await component[role]!(await serviceAccountKubeconfig(namespace, `rollcall-${role}`), namespace, lock);
+    const kubeconfig = await serviceAccountKubeconfig(namespace, `rollcall-${role}`);
+    if (liveness === 'pod') return podMember(kubeconfig, namespace, lock, `${role}-1`, role);
+    await component[role]!(kubeconfig, namespace, lock);
+  });
+
+  it('without --liveness pod, a member in pod mode is refused at announce, PERMISSION_DENIED naming endpointslices, and writes nothing', async () => {
+    const namespace = await new KubeAdmin().namespace('m-nopod', { forPods: true });
+    namespaces.push(namespace);
+    await applyPrinted('member', 'lease', 'heartbeat', namespace);
+    const admin = new KubeAdmin();
+    await admin.core.createNamespacedService({ namespace, body: { metadata: { name: 'rollcall-worker' }, spec: { clusterIP: 'None', selector: { app: 'worker' }, ports: [{ name: 'probe', port: 8086 }] } } });
+    const pod = await admin.core.createNamespacedPod({ namespace, body: { metadata: { name: 'worker-1', labels: { app: 'worker' } }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
+    const registry = await registryAs(await serviceAccountKubeconfig(namespace, 'rollcall-member'), namespace, 'lease', 'worker-1', pod.metadata!.uid!);
+    await expect(registry.announce({ role: 'worker' })).rejects.toMatchObject({ code: ErrorCode.PERMISSION_DENIED, message: expect.stringContaining('endpointslices') });
+    expect(await admin.leases(namespace)).toEqual([]);
   });
 
   it('between them, the cases above printed every Role shipped in deploy/kubernetes', () => {

@@ -6,7 +6,7 @@ import { run } from './cli.js';
 const DEPLOY = new URL('../../../deploy/kubernetes/', import.meta.url);
 const SHIPPED = new URL('../dist/manifests/', import.meta.url);
 const shippedFiles = () => readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f)).sort();
-const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock');
+const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness');
 
 interface Doc {
   metadata?: { namespace?: string };
@@ -44,6 +44,21 @@ describe('rollcall manifests', () => {
     expect(added.map((d) => d.kind)).toEqual(['Role', 'RoleBinding']);
     expect(added[1]!.subjects!.map((s) => s.name)).toEqual([`rollcall-${role}`]);
     // Every binding printed is for the account the role's manifest creates.
+    for (const d of printed.filter((d) => d.kind === 'RoleBinding')) expect(d.subjects!.map((s) => [s.name, s.namespace])).toEqual([[`rollcall-${role}`, 'prod']]);
+  });
+
+  it.each(['coordinator', 'member', 'viewer'])('--role %s --liveness pod adds the EndpointSlice reader Role bound to that role\'s account, and no other binding', async (role) => {
+    const r = await run(['manifests', '--role', role, '--namespace', 'prod', '--liveness', 'pod']);
+    expect(r.code, r.stderr).toBe(0);
+    const file = (name: string) => readFileSync(new URL(`rollcall-${name}.yaml`, DEPLOY), 'utf8');
+    const printed = loadAllYaml(r.stdout) as (Omit<Doc, 'subjects'> & { kind: string; rules?: { resources: string[]; verbs: string[] }[]; subjects?: { name: string; namespace?: string }[] })[];
+    const own = placed(file(role), 'prod');
+    expect(printed.slice(0, own.length)).toEqual(own);
+    const added = printed.slice(own.length);
+    expect(added.map((d) => d.kind)).toEqual(['Role', 'RoleBinding']);
+    // Read-only, and endpointslices only: never pods.
+    expect(added[0]!.rules).toEqual([{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] }]);
+    expect(added[1]!.subjects!.map((s) => s.name)).toEqual([`rollcall-${role}`]);
     for (const d of printed.filter((d) => d.kind === 'RoleBinding')) expect(d.subjects!.map((s) => [s.name, s.namespace])).toEqual([[`rollcall-${role}`, 'prod']]);
   });
 

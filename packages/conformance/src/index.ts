@@ -3,13 +3,14 @@
  * `registryConformance`), their options and capabilities, and the helpers a
  * backend's own tests use beside them. The crash client and the IPC store that
  * run a registry in a child process are the suite's own, not on this entry (the
- * benchmark reaches the client at `@rollcall/conformance/crash-client`).
+ * benchmark reaches the client at `@rollcall/conformance/crash`); the harness
+ * they run on is `@rollcall/conformance/child`.
  */
 export { storeConformance, type StoreConformanceOptions } from './store-conformance.js';
 export { registryConformance, type RegistryConformanceOptions } from './registry-conformance.js';
 export { skipReason, type ConformanceConfig, type CrashChildTarget, type RegistryCapabilities, type StoreCapabilities } from './capabilities.js';
 export { DEFAULT_CONFORMANCE_TIMINGS, resolveTimings, type ConformanceTimings } from './timings.js';
-export { nextEvent, observeFor, rejection, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable } from './wait-for.js';
+export { nextEvent, observeFor, rejection, StopWaiting, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable, type WaitForOptions } from './wait-for.js';
 export { collectWatch, describeEvent, type ChangeEvent, type CollectedWatch } from './collect-watch.js';
 export { uniqueCluster } from './names.js';
 export { leaseRecord } from './records.js';

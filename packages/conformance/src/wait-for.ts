@@ -7,28 +7,66 @@
 
 /** Thrown when a bounded wait runs out. */
 export class WaitTimeoutError extends Error {
-  constructor(what: string, timeoutMs: number) {
-    super(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  constructor(what: string, timeoutMs: number, cause?: unknown) {
+    super(`timed out after ${timeoutMs} ms waiting for ${what}`, cause === undefined ? undefined : { cause });
     this.name = 'WaitTimeoutError';
   }
 }
 
-/** How often a predicate is re-evaluated while waiting, milliseconds. */
-const POLL_MS = 10;
+/**
+ * Thrown by a predicate to end a wait at once with this error, even a wait
+ * that retries errors (the server being waited for exited: no point waiting on).
+ */
+export class StopWaiting extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StopWaiting';
+  }
+}
+
+/** How a {@link waitFor} waits, beyond its bound. */
+export interface WaitForOptions {
+  /** What is awaited, for the timeout's message; a function is asked at that moment, so it can say what it saw. Default `a condition`. */
+  what?: string | (() => string);
+  /** How often the predicate is re-checked, milliseconds. Default 10. */
+  intervalMs?: number;
+  /**
+   * Whether a predicate that throws is asked again (a server not listening
+   * yet), the last error named in the timeout's message, rather than failing
+   * the wait at once. A {@link StopWaiting} always fails it at once. Default false.
+   */
+  retryErrors?: boolean;
+  /** More for the timeout's message, asked at that moment, on lines of its own (a server log's tail). Default nothing. */
+  explain?: () => string;
+}
 
 /**
  * Resolves once `predicate()` returns a truthy value (which it resolves with),
- * re-checking every 10 ms; rejects with WaitTimeoutError after `timeoutMs`,
- * naming `what` (a function is asked at that moment, so it can say what it saw).
- * The predicate may be async; an exception from it fails the wait at once.
+ * re-checking it every `intervalMs` (10 ms); rejects with WaitTimeoutError
+ * after `timeoutMs`, naming what it waited for (the third argument: that
+ * description, or {@link WaitForOptions}). The predicate may be async; an
+ * exception from it fails the wait at once unless `retryErrors` is set. The
+ * one bounded poll of the repository: the suite, the packages' tests, the
+ * test environment's servers and the benchmarks all wait with it.
  */
-export async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs: number, what: string | (() => string) = 'a condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(predicate: () => T | Promise<T>, timeoutMs: number, options: string | (() => string) | WaitForOptions = 'a condition'): Promise<NonNullable<T>> {
+  const { what = 'a condition', intervalMs = 10, retryErrors = false, explain } = typeof options === 'object' ? options : { what: options };
   const deadline = performance.now() + timeoutMs;
+  let lastError: unknown;
   for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (performance.now() >= deadline) throw new WaitTimeoutError(typeof what === 'function' ? what() : what, timeoutMs);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
+    try {
+      const value = await predicate();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      if (!retryErrors || err instanceof StopWaiting) throw err;
+      lastError = err;
+    }
+    if (performance.now() >= deadline) {
+      const detail = lastError === undefined ? '' : ` (last error: ${(lastError as Error)?.message ?? String(lastError)})`;
+      const more = explain ? `\n${explain()}` : '';
+      throw new WaitTimeoutError(`${typeof what === 'function' ? what() : what}${detail}${more}`, timeoutMs, lastError);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, Math.max(0, deadline - performance.now()))));
   }
 }
 

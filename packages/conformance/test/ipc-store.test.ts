@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { RecordStore } from '@rollcall/core/spi';
 import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
+import type { MessageChannel } from '../src/child/channel.js';
+import { IpcRecordStore, serveStore } from '../src/crash/ipc-store.js';
 import { storeConformance } from '../src/index.js';
-import { IpcRecordStore, serveStore, type IpcChannel } from '../src/ipc-store.js';
 
 /**
  * The IPC proxy the crash child uses must itself be a conforming store: run the
@@ -12,10 +13,10 @@ import { IpcRecordStore, serveStore, type IpcChannel } from '../src/ipc-store.js
 const backend = sharedMemoryBackend('conformance-ipc');
 const inner = new Map<RecordStore, MemoryStore>();
 
-function channelPair(): [IpcChannel, IpcChannel] {
+function channelPair(): [MessageChannel, MessageChannel] {
   const a = new EventEmitter();
   const b = new EventEmitter();
-  const end = (self: EventEmitter, other: EventEmitter): IpcChannel => ({
+  const end = (self: EventEmitter, other: EventEmitter): MessageChannel => ({
     send(message, callback) {
       const copy = structuredClone(message);
       setImmediate(() => other.emit('message', copy));

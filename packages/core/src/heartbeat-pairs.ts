@@ -3,6 +3,7 @@ import { judgeExpiry, type Expiry } from './expiry.js';
 import type { LivenessContext } from './liveness-strategy.js';
 import { isMarked } from './member-mark.js';
 import { HEARTBEAT_PREFIX, heartbeatKey, MEMBER_PREFIX, memberKey } from './record-key.js';
+import { podUidOf } from './record-liveness.js';
 import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
 
 /** What this process knows of one member id of a role in the `reaper` mode: its member record and its heartbeat record, as the cache has them. @internal */
@@ -126,7 +127,8 @@ export class HeartbeatPairs {
   private arm(pair: HeartbeatPair, atLeastMs = 0): void {
     pair.timer?.cancel();
     pair.timer = undefined;
-    if (this.closed || pair.acting) return;
+    // A pod-mode member (a cluster switching to `pod`) has no heartbeat record: it goes with its pod, never by a lease.
+    if (this.closed || pair.acting || (pair.member && podUidOf(pair.member) !== undefined)) return;
     const expiry = this.expiry(pair);
     if (!expiry.live) return;
     pair.timer = this.options.clock.setTimeout(() => this.act(pair), Math.max(atLeastMs, expiry.dueInMs ?? 0));

@@ -18,15 +18,18 @@ import type { CacheEntry } from './watch-cache.js';
  */
 export class HeartbeatReader implements LivenessStrategy {
   readonly mode = 'reaper' as const;
-  readonly readersExpire = false;
   private readonly roles = new Map<string, HeartbeatPairs>();
   /** Members judged expired and confirmed, by role and id: the record versions that were confirmed. */
   private readonly expired = new Map<string, Map<string, { member: string; heartbeat: string | undefined }>>();
 
   constructor(private readonly context: LivenessContext) {}
 
+  readersExpire(): boolean {
+    return false;
+  }
+
   keeping(role: string, id: string): MemberKeeping {
-    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true };
+    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true, liveness: { mode: 'reaper' } };
   }
 
   reading(role: string): void {

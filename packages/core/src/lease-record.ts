@@ -18,6 +18,30 @@ export interface LeaseRecord {
   leaseTransitions: number;
   /** Application data: a member's heartbeat payload; absent on leader and lock records. */
   payload?: JsonValue;
+  /**
+   * A member record's liveness (see {@link RecordLiveness}): how its member
+   * shows it is alive, so a reader of any mode judges it by that. Absent on
+   * leader and lock records and on member records written before it existed
+   * (read as the reader's own heartbeat or reaper mode).
+   */
+  liveness?: RecordLiveness;
+}
+
+/**
+ * How a member record's member shows it is alive: `heartbeat` (it rewrites the
+ * record), `reaper` (it renews `heartbeat/<role>/<id>`), or `pod` (it is alive
+ * while the pod `podUid` exists and is Ready; the record is written on
+ * announce, payload change and withdraw only).
+ */
+export type RecordLiveness = { mode: 'heartbeat' | 'reaper' } | { mode: 'pod'; podUid: string };
+
+/** Reads a record's liveness from its stored form; undefined (read as the reader's mode) when absent or of a kind this version does not know. */
+export function parseRecordLiveness(value: unknown): RecordLiveness | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.mode === 'heartbeat' || v.mode === 'reaper') return { mode: v.mode };
+  if (v.mode === 'pod' && typeof v.podUid === 'string' && v.podUid !== '') return { mode: 'pod', podUid: v.podUid };
+  return undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import type { LeaseHolder } from './lease-holder.js';
+import type { RecordLiveness } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MemberConfig, MemberLiveness } from './member-liveness.js';
 import type { MonitoredStore } from './monitored-store.js';
@@ -39,6 +40,10 @@ export interface MemberKeeping {
   heartbeatKey: RecordKey | undefined;
   /** False when something else vouches for it: its member record is written on announce, payload change and withdraw only. */
   heartbeats: boolean;
+  /** What its member record says of its liveness, so a reader of any mode judges it by that. */
+  liveness: RecordLiveness;
+  /** Checked before the member record is first written; rejects (INVALID_CONFIG) when the member could not be kept alive this way. */
+  prepare?(): Promise<void>;
 }
 
 /**
@@ -52,12 +57,14 @@ export interface LivenessStrategy {
   /** How the member `role`/`id` this process announces keeps alive. */
   keeping(role: string, id: string): MemberKeeping;
   /**
-   * True when every reader judges a member record's lease itself
+   * True when every reader judges this member record's lease itself
    * (`judgeExpiry`) and an expired one is marked and deleted by the one whose
-   * mark lands; false when the strategy removes expired members and readers
-   * trust the records present.
+   * mark lands; false when something else removes it (the reaper) or vouches
+   * for it (a pod's readiness) and readers trust the record present. Asked
+   * per record: a record says which liveness applies to it
+   * ({@link RecordLiveness}), and a pod-mode record is never a reader's to expire.
    */
-  readonly readersExpire: boolean;
+  readersExpire(entry: CacheEntry): boolean;
   /** Whether this strategy vouches for a member record as alive now (default: yes); the directory asks on every change and on `rejudge`. */
   vouches?(entry: CacheEntry): boolean;
   /** When the member `role`/`id` last showed it is alive, when that is not its member record's renewTime (the reaper mode's heartbeat record, when this process reads it). */

@@ -33,9 +33,11 @@ interface Judged {
  * member that renewed meanwhile keeps its record (and comes back as added), a
  * crashed member costs one delete, and a mark whose marker died before
  * deleting expires a lease later and is marked again. Otherwise (the `reaper`
- * mode) records change only on announce, payload change and withdraw and this
- * process judges no expiry: the strategy marks and deletes. A mark is reported
- * as `removed` with reason `expired`.
+ * mode, and every pod-mode record) records change only on announce, payload
+ * change and withdraw and this process judges no expiry: the reaper marks and
+ * deletes, or the pod strategy stops vouching for a member whose pod is not
+ * Ready. A mark, and a member no longer vouched for, is reported as `removed`
+ * with reason `expired`.
  * @internal
  */
 export class MemberDirectory {
@@ -141,7 +143,7 @@ export class MemberDirectory {
     if (isMarked(record) || this.liveness.vouches?.(entry) === false) {
       this.drop(entry.key, 'expired');
       // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
-      if (isMarked(record) && this.liveness.readersExpire && !this.readOnly) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
+      if (isMarked(record) && this.liveness.readersExpire(entry) && !this.readOnly) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
       else this.forget(entry.key);
       return;
     }
@@ -174,7 +176,7 @@ export class MemberDirectory {
   private arm(judged: Judged, atLeastMs = 0): void {
     judged.expiryTimer?.cancel();
     judged.expiryTimer = undefined;
-    if (!this.liveness.readersExpire) return;
+    if (!this.liveness.readersExpire(judged.entry)) return;
     const expiry = this.expiry(judged);
     if (!expiry.live) return;
     judged.expiryTimer = this.clock.setTimeout(() => this.expire(judged), Math.max(atLeastMs, expiry.dueInMs ?? 0));
@@ -188,7 +190,7 @@ export class MemberDirectory {
    */
   private ranOut(key: RecordKey): boolean {
     const judged = this.judged.get(key);
-    if (judged?.member === undefined || !this.liveness.readersExpire) return false;
+    if (judged?.member === undefined || !this.liveness.readersExpire(judged.entry)) return false;
     if (this.clock.now() - judged.entry.observedAt >= judged.leaseMs) return true;
     const renewed = judged.member.renewTime?.getTime();
     return renewed !== undefined && this.clock.wallNow().getTime() - renewed >= judged.leaseMs;

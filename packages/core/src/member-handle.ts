@@ -1,7 +1,7 @@
 import type { Clock, Timer } from './clock.js';
 import { deleteRecord } from './delete-record.js';
 import { ClosedError, ErrorCode, hasCode } from './errors.js';
-import { formatMicroTime, type JsonValue, type LeaseRecord } from './lease-record.js';
+import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
@@ -16,6 +16,10 @@ export interface MemberHandleOptions {
   heartbeatKey: RecordKey | undefined;
   /** False when something other than heartbeats vouches for the member: `key` is written on announce, payload change and withdraw only. */
   heartbeats: boolean;
+  /** What the member record says of its liveness. */
+  liveness: RecordLiveness;
+  /** Checked before the first write (the pod mode: the pod serves the role's readiness). */
+  prepare?: () => Promise<void>;
   payload: JsonValue | undefined;
   timing: MemberTiming;
   store: MonitoredStore;
@@ -70,6 +74,7 @@ export class MemberHandle {
 
   /** Writes the first record; rejects (and announces nothing) if the store refuses. */
   async announce(): Promise<void> {
+    await this.options.prepare?.();
     await this.write();
     if (this.options.heartbeatKey !== undefined) {
       try {
@@ -145,6 +150,7 @@ export class MemberHandle {
       renewTime: formatMicroTime(this.options.clock.wallNow()),
       leaseTransitions: own?.record.leaseTransitions ?? 1,
       ...(payload === undefined ? {} : { payload }),
+      liveness: this.options.liveness,
     };
   }
 

@@ -17,13 +17,16 @@ import { electionKey, heartbeatKey, memberKey, reaperElection } from './record-k
  */
 export class MemberReaper implements LivenessStrategy {
   readonly mode = 'reaper' as const;
-  readonly readersExpire = false;
   private readonly roles = new Map<string, RoleReaper>();
 
   constructor(private readonly options: LivenessContext) {}
 
+  readersExpire(): boolean {
+    return false;
+  }
+
   keeping(role: string, id: string): MemberKeeping {
-    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true };
+    return { heartbeatKey: heartbeatKey(role, id), heartbeats: true, liveness: { mode: 'reaper' } };
   }
 
   /** Campaigns to reap `role`'s members, from now until close. Idempotent. */

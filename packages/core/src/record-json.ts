@@ -1,5 +1,5 @@
 import { CorruptRecordError } from './errors.js';
-import { recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
+import { parseRecordLiveness, recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
 
 /**
  * The JSON form of a record, for backends that store a record as one value
@@ -15,6 +15,7 @@ export function recordToJson(record: LeaseRecord): string {
     leaseTransitions: record.leaseTransitions,
   };
   if (record.payload !== undefined) value.payload = record.payload;
+  if (record.liveness !== undefined) value.liveness = { ...record.liveness };
   return JSON.stringify(value);
 }
 
@@ -42,5 +43,7 @@ export function recordFromJson(key: string, value: string | Uint8Array, backend:
     leaseTransitions: r.leaseTransitions as number,
   };
   if (r.payload !== undefined) record.payload = r.payload as JsonValue;
+  const liveness = parseRecordLiveness(r.liveness);
+  if (liveness) record.liveness = liveness;
   return record;
 }

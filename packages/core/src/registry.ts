@@ -169,18 +169,27 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     let directory: MemberDirectory | undefined;
     // Elections of a liveness mode (the reapers') are the registry's holders, so a lost connection and close() reach them.
-    const liveness = (runtime.liveness ?? openLiveness)({
-      identity: resolved.identity,
-      member: resolved.member,
-      readOnly: resolved.readOnly,
-      cache,
-      store: monitored,
-      backend: store,
-      clock,
-      logger,
-      holder: (key) => registry!.holder(key, resolved.identity, 'election'),
-      rejudge: (key) => directory?.rejudge(key),
-    });
+    let liveness: LivenessStrategy;
+    try {
+      liveness = (runtime.liveness ?? openLiveness)({
+        identity: resolved.identity,
+        member: resolved.member,
+        readOnly: resolved.readOnly,
+        cache,
+        store: monitored,
+        backend: store,
+        clock,
+        logger,
+        holder: (key) => registry!.holder(key, resolved.identity, 'election'),
+        rejudge: (key) => directory?.rejudge(key),
+      });
+    } catch (err) {
+      // A mode this backend cannot serve (pod without pod readiness): nothing stays open.
+      cache.close();
+      monitor.close();
+      await store.close().catch(() => {});
+      throw err;
+    }
     directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, liveness, resolved.readOnly);
     registry = new Registry(resolved, store, monitored, cache, directory, liveness, monitor, clock, logger);
     stores.set(registry, store);
@@ -226,6 +235,11 @@ export class Registry extends Emitter<RegistryEvents> {
   /** The connection state now. */
   get state(): ConnectionState {
     return this.monitor.state;
+  }
+
+  /** False from the moment `close()` is called. */
+  get isOpen(): boolean {
+    return !this.closed;
   }
 
   private assertOpen(): void {

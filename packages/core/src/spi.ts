@@ -8,11 +8,13 @@
 // The record store a backend implements.
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, WatchEvent, WatchListener, WatchSubscription } from './store.js';
 // The record, its codec and its limits.
-export { formatMicroTime, parseTime, recordShapeProblem, UNKNOWN_HOLDER, type LeaseRecord } from './lease-record.js';
+export { formatMicroTime, parseRecordLiveness, parseTime, recordShapeProblem, UNKNOWN_HOLDER, type LeaseRecord, type RecordLiveness } from './lease-record.js';
 export { recordFromJson, recordToJson } from './record-json.js';
 export { assertPayloadSize } from './payload.js';
 // Where each record lives.
 export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
+// The pod liveness mode's one optional store capability (registry.member.liveness=pod).
+export { podReadinessOf, type PodReadinessCapable, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
 // The plugin `registry.type` loads, and its section.
 export type { PluginContext, RegistryPlugin } from './plugin.js';
 export type { OptionSchema, OptionSpec } from './config/option-schema.js';

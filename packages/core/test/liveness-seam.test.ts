@@ -18,8 +18,8 @@ function readinessMode(ready: Set<string>, contexts: LivenessContext[]): Livenes
     contexts.push(context);
     return {
       mode: 'heartbeat',
-      readersExpire: false,
-      keeping: () => ({ heartbeatKey: undefined, heartbeats: false }),
+      readersExpire: () => false,
+      keeping: () => ({ heartbeatKey: undefined, heartbeats: false, liveness: { mode: 'heartbeat' } }),
       vouches: (entry) => ready.has(entry.key),
       reading: () => {},
       close: () => {},

@@ -12,6 +12,15 @@ describe('record JSON', () => {
     expect(recordFromJson('k', recordToJson(bare), 'x')).toEqual(bare);
   });
 
+  it('round-trips a member record\'s liveness; a liveness this version does not know reads as absent (the reader\'s mode)', () => {
+    const inPod: LeaseRecord = { ...record, liveness: { mode: 'pod', podUid: 'f0e1' } };
+    expect(recordFromJson('k', recordToJson(inPod), 'x')).toEqual(inPod);
+    const unknown = JSON.stringify({ ...record, liveness: { mode: 'carrier-pigeon' } });
+    expect(recordFromJson('k', unknown, 'x')).toEqual(record);
+    const noUid = JSON.stringify({ ...record, liveness: { mode: 'pod' } });
+    expect(recordFromJson('k', noUid, 'x')).toEqual(record);
+  });
+
   it('reports garbage as CORRUPT_RECORD naming the key, never throwing', () => {
     for (const garbage of ['{not json', '[]', '{"holderIdentity":1}', Buffer.from([0xff, 0xfe])]) {
       const result = recordFromJson('election/x', garbage, 'etcd');

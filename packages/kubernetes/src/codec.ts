@@ -1,5 +1,5 @@
 import type { JsonValue } from '@rollcall/core';
-import { type CorruptEntry, type LeaseRecord, recordShapeProblem, type StoredRecord } from '@rollcall/core/spi';
+import { type CorruptEntry, type LeaseRecord, parseRecordLiveness, recordShapeProblem, type StoredRecord } from '@rollcall/core/spi';
 import { corrupt } from './errors.js';
 
 export const CLUSTER_LABEL = 'rollcall.dev/cluster';
@@ -7,6 +7,8 @@ export const KIND_LABEL = 'rollcall.dev/kind';
 export const ROLE_LABEL = 'rollcall.dev/role';
 export const KEY_ANNOTATION = 'rollcall.dev/key';
 export const PAYLOAD_ANNOTATION = 'rollcall.dev/payload';
+/** A member record's liveness (`{"mode":"pod","podUid":...}`), as JSON. */
+export const LIVENESS_ANNOTATION = 'rollcall.dev/liveness';
 /** The annotation older client-go and fabric8 keep their leader record in. */
 export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 
@@ -120,13 +122,27 @@ function decodeObject(object: KubeObject, fields: () => RecordFields | string): 
     leaseTransitions: read.leaseTransitions ?? 0,
     ...payload,
   };
+  // A value this version cannot read is read as absent: the reader's own mode, as for records written before it existed.
+  const liveness = parseLiveness(object.metadata.annotations?.[LIVENESS_ANNOTATION]);
+  if (liveness) record.liveness = liveness;
   const problem = recordShapeProblem(record);
   return problem ? { key, version, error: corrupt(key, problem) } : { key, version, record };
 }
 
+function parseLiveness(raw: string | undefined): LeaseRecord['liveness'] {
+  if (raw === undefined) return undefined;
+  try {
+    return parseRecordLiveness(JSON.parse(raw));
+  } catch {
+    return undefined;
+  }
+}
+
 function withPayload(annotations: Record<string, string>, record: LeaseRecord): Record<string, string> {
-  if (record.payload === undefined) return annotations;
-  return { ...annotations, [PAYLOAD_ANNOTATION]: JSON.stringify(record.payload) };
+  const out = { ...annotations };
+  if (record.payload !== undefined) out[PAYLOAD_ANNOTATION] = JSON.stringify(record.payload);
+  if (record.liveness !== undefined) out[LIVENESS_ANNOTATION] = JSON.stringify(record.liveness);
+  return out;
 }
 
 /** Records as coordination.k8s.io/v1 Leases, field for field as client-go's leaderelection writes them. */

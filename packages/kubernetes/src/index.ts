@@ -28,6 +28,7 @@ export async function createKubernetesStore(options: CreateKubernetesStoreOption
 }
 
 export { KubernetesStore } from './store.js';
+export { serveReadinessProbe, type ReadinessProbe, type ReadinessProbeOptions } from './readiness-probe.js';
 export { kubernetesOptions, type KubernetesOptions } from './options.js';
 export { objectName } from './object-names.js';
 export { CLUSTER_LABEL, KIND_LABEL, ROLE_LABEL, KEY_ANNOTATION, PAYLOAD_ANNOTATION, LEADER_ANNOTATION } from './codec.js';

@@ -14,6 +14,16 @@ export interface KubernetesOptions {
   readonly watchSilenceTimeoutMs: number;
   /** Server-side lifetime asked of each watch request, after which it is resumed from its resourceVersion. Seconds. Default 300. */
   readonly watchTimeoutSeconds: number;
+  /**
+   * `registry.member.liveness=pod`: the Service whose EndpointSlices say which of a role's pods are Ready, `{role}`
+   * replaced by the role (lowercased, `.` and `_` as `-`). A headless Service (`clusterIP: None`) selecting the pods
+   * of the role's members, without `publishNotReadyAddresses`. Default `rollcall-{role}`.
+   */
+  readonly memberService: string;
+  /** `registry.member.liveness=pod`: the uid of the pod this process runs in. Default: `POD_UID` (the downward API's `metadata.uid`); neither means not in a pod (members keep heartbeats). */
+  readonly podUid?: string;
+  /** `registry.member.liveness=pod`: how long announce waits for this pod to show in its role's Service before failing INVALID_CONFIG. Milliseconds. Default 30000. */
+  readonly memberServiceWaitMs: number;
 }
 
 /** The `registry.kubernetes.*` keys. */
@@ -24,6 +34,9 @@ export const kubernetesOptions: OptionSchema = Object.freeze({
   lock: { type: 'enum', values: ['lease', 'configmap'], default: 'lease', doc: 'Resource of election and lock records.' },
   watchSilenceTimeoutMs: { type: 'integer', default: 90_000, min: 1000, doc: 'Restart a silent watch after this long, ms.' },
   watchTimeoutSeconds: { type: 'integer', default: 300, min: 1, doc: 'Server-side watch lifetime, s.' },
+  memberService: { type: 'string', default: 'rollcall-{role}', doc: 'liveness=pod: the Service per role whose EndpointSlices give its pods\' readiness; {role} is the role.' },
+  podUid: { type: 'string', doc: 'liveness=pod: this process\'s pod uid. Default POD_UID.' },
+  memberServiceWaitMs: { type: 'integer', default: 30_000, min: 0, doc: 'liveness=pod: how long announce waits for this pod in its role Service, ms.' },
 });
 
 declare module '@rollcall/core' {

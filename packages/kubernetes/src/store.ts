@@ -3,10 +3,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
 import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
-import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
+import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
+import { EndpointReadiness } from './endpoint-readiness.js';
 import { podOwner } from './pod-owner.js';
 import { prefixSelector, recordLabels } from './selectors.js';
 import { ResourceWatch } from './watch.js';
@@ -28,6 +29,8 @@ export interface KubernetesStoreConfig {
   watchTimeoutSeconds: number;
   /** Owner of member Leases, when running in a pod. */
   podOwner: OwnerReference | undefined;
+  /** Pod readiness for `registry.member.liveness=pod`: the Service template, this pod's uid, the announce bound. */
+  pods: { serviceTemplate: string; podUid: string | undefined; servedTimeoutMs: number };
 }
 
 /**
@@ -50,6 +53,7 @@ export async function connectKubernetesStore(context: PluginContext<KubernetesOp
     watchSilenceTimeoutMs: options.watchSilenceTimeoutMs,
     watchTimeoutSeconds: options.watchTimeoutSeconds,
     podOwner: podOwner(namespace),
+    pods: { serviceTemplate: options.memberService, podUid: options.podUid ?? (process.env.POD_UID || undefined), servedTimeoutMs: options.memberServiceWaitMs },
   });
   // A registry that writes nothing makes no dry run either (an audit log counts it as a create): a wrong namespace then reads as empty.
   if (context.readOnly) return store;
@@ -101,11 +105,15 @@ export class KubernetesStore implements RecordStore {
   readonly maxPayloadBytes = MAX_PAYLOAD_BYTES;
   private readonly codecs: readonly ResourceCodec[];
   private readonly permissionChecks = new Map<string, Promise<boolean>>();
+  /** Which pods are Ready, for `registry.member.liveness=pod`: the EndpointSlices of a Service per role. */
+  readonly podReadiness: EndpointReadiness;
   /** The last election and lock objects seen, so a PUT keeps metadata others added without a GET first. */
   private readonly objects = new Map<string, KubeObject>();
 
   constructor(private readonly config: KubernetesStoreConfig) {
     this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
+    const { client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, pods } = config;
+    this.podReadiness = new EndpointReadiness({ client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, ...pods });
   }
 
   /** The namespace of every record. */
@@ -215,7 +223,14 @@ export class KubernetesStore implements RecordStore {
       // A merge patch with resourceVersion is as optimistic as a PUT, and needs only `patch`.
       const full = codec.encode({ name }, record);
       const patch = {
-        metadata: { resourceVersion: parseVersion(version).resourceVersion, annotations: { [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload), [WRITE_ANNOTATION]: writeId() } },
+        metadata: {
+          resourceVersion: parseVersion(version).resourceVersion,
+          annotations: {
+            [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload),
+            [LIVENESS_ANNOTATION]: record.liveness === undefined ? null : JSON.stringify(record.liveness),
+            [WRITE_ANNOTATION]: writeId(),
+          },
+        },
         spec: (full as { spec?: unknown }).spec,
       };
       const patched = await this.config.client.request<KubeObject>({ method: 'PATCH', path: this.path(codec, name), body: patch, contentType: 'application/merge-patch+json', context: this.context('patch', codec, name) });
@@ -231,6 +246,7 @@ export class KubernetesStore implements RecordStore {
     // An object that lost a label (edited by hand) is found by the selectors again from its next write.
     meta.labels = { ...meta.labels, ...recordLabels(this.config.cluster, key) };
     if (meta.annotations) delete meta.annotations[PAYLOAD_ANNOTATION];
+    if (meta.annotations) delete meta.annotations[LIVENESS_ANNOTATION];
     meta.annotations = { ...meta.annotations, [WRITE_ANNOTATION]: writeId() };
     const replaced = await this.config.client.request<KubeObject>({ method: 'PUT', path: this.path(codec, name), body: codec.encode(meta, record), context: this.context('update', codec, name) });
     return this.decoded(key, codec, replaced);

@@ -89,13 +89,13 @@ describe('interoperability with client-go leaderelection on one Lease', () => {
     await first.whenElected(AbortSignal.timeout(10_000));
 
     const go = goCandidate(lease, 'client-go-a');
-    await go.waitFor('STARTED', 10_000);
+    await go.event('STARTED', 10_000);
     // While Rollcall renews, client-go must stay a follower through several of its retry periods.
     await observeFor(3000);
     expect(go.leading).toBe(false);
 
     await first.resign();
-    await go.waitFor('ELECTED', 10_000);
+    await go.event('ELECTED', 10_000);
     const second = registry.campaign('shared');
     const secondTerms = new Terms(second);
     await observeFor(2000); // client-go renews; Rollcall must not take over
@@ -112,7 +112,7 @@ describe('interoperability with client-go leaderelection on one Lease', () => {
     const cluster = 'interop-b';
     const lease = objectName(cluster, 'election/shared');
     const go = goCandidate(lease, 'client-go-b');
-    await go.waitFor('ELECTED', 15_000);
+    await go.event('ELECTED', 15_000);
     const registry = await rollcall('rollcall-b', cluster);
     const leadership = registry.campaign('shared');
     const terms = new Terms(leadership);

@@ -45,7 +45,7 @@ async function writer(cluster: string, lock: Lock): Promise<RecordStore> {
 /** A store whose client counts what its watches receive from the API server. */
 function observer(cluster: string, lock: Lock): { store: KubernetesStore; client: CountingClient } {
   const client = new CountingClient(loadKubeConfig({ kubeconfig: kubeEnv().kubeconfig }), 5000, 'rollcall-test (observer)');
-  const store = new KubernetesStore({ client, logger: silentLogger, cluster, namespace, lock, watchSilenceTimeoutMs: 90_000, watchTimeoutSeconds: 300, podOwner: undefined });
+  const store = new KubernetesStore({ client, logger: silentLogger, cluster, namespace, lock, watchSilenceTimeoutMs: 90_000, watchTimeoutSeconds: 300, podOwner: undefined, pods: { serviceTemplate: 'rollcall-{role}', podUid: undefined, servedTimeoutMs: 30_000 } });
   stores.push(store);
   return { store, client };
 }

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { MemoryBackend, MemoryStore } from '@rollcall/core/testing';
 import { Registry as PromRegistry } from 'prom-client';
+import { machine } from '@rollcall/tools/testenv';
 import { registerRollcallMetrics } from '../src/index.js';
 
 const UPDATES = 20_000;
@@ -58,6 +59,7 @@ async function scrape(): Promise<{ ms: number; bytes: number; series: number }> 
   return { ms: best, bytes: Buffer.byteLength(text), series: text.split('\n').filter((l) => l && !l.startsWith('#')).length };
 }
 
+console.log(`${new Date().toISOString().slice(0, 10)}, ${machine()}`);
 const u = await perUpdate();
 console.log(`member.update() on the memory store, CPU time, best of ${ROUNDS} x ${UPDATES} each, interleaved: ${u.without.toFixed(1)} µs without metrics, ${u.with.toFixed(1)} µs with`);
 const s = await scrape();

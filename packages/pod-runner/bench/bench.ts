@@ -5,9 +5,9 @@
  * Runs on the test environment that ROLLCALL_TESTENV_ROOT / _PORT_BASE name
  * (brought up if needed). Not a test: nothing here passes or fails on a time.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
+import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, machine, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
 import { createPodRunner, TERMINAL_PHASES, type TaskStatus } from '../src/index.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '500' }, capacity: { type: 'string', default: '50' }, 'run-ms': { type: 'string', default: '1000' } } });
@@ -89,7 +89,7 @@ const byVerb = requests.reduce<Record<string, number>>((acc, e) => {
 }, {});
 const ms = (n: number) => `${Math.round(n)} ms`;
 
-console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; load average ${loadBefore} → ${loadavg()[0]!.toFixed(1)}`);
+console.log(`${new Date().toISOString().slice(0, 10)}, ${machine()}; load average ${loadBefore} → ${loadavg()[0]!.toFixed(1)}`);
 console.log();
 console.log('| tasks | capacity | wall time | submit → running p50 / p99 (queue included) | pod created → running p50 / p99 | submit → reported p50 / p99 | finished → reported p50 / p99 (±1 s) | API requests per task | runner CPU | runner peak RSS |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onRealNode, waitFor, waitForPod } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { onRealNode, serverWait, waitForPod } from '@rollcall/tools/testenv';
 import type { PodRunner, PodTemplateSpec, TaskStatus } from '../src/index.js';
 import { admin, runnerNamespace, startRunner } from './runner-env.js';
 
@@ -44,7 +45,7 @@ afterAll(async () => {
   await runner?.close();
 });
 
-const gone = (podName: string) => waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), { what: `pod ${podName} deleted`, timeoutMs: 60_000 });
+const gone = (podName: string) => waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), 60_000, serverWait({ what: `pod ${podName} deleted` }));
 const phasesOf = (taskId: string) => reports.filter((r) => r.taskId === taskId).map((r) => r.phase);
 
 describe('exit codes and the kubelet\'s reasons', () => {

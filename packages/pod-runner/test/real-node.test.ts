@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onRealNode, signalContainer, waitFor } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { onRealNode, serverWait, signalContainer } from '@rollcall/tools/testenv';
 import type { PodRunner, PodTemplateSpec } from '../src/index.js';
 import { admin, runnerNamespace, startRunner } from './runner-env.js';
 
@@ -46,6 +47,6 @@ describe('a task on the real node', () => {
     for await (const line of follow) lines.push(line.text);
     expect(lines).toEqual(['starting', 'done']);
     expect(await runner.result('told')).toMatchObject({ phase: 'succeeded', exitCode: 0 });
-    await waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), { what: 'the succeeded pod deleted', timeoutMs: 30_000 });
+    await waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), 30_000, serverWait({ what: 'the succeeded pod deleted' }));
   });
 });

@@ -13,11 +13,10 @@
  * (a backend in a transaction delivers nothing, so the queue must grow): it
  * shows the measurement sees a queue that is not drained.
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { readTestEnv } from '@rollcall/tools/testenv';
+import { ChildHandle, serveParent } from '@rollcall/conformance/child';
+import { machine, readTestEnv } from '@rollcall/tools/testenv';
 import { createPostgresStore } from '../src/index.js';
 import type { NotifyListener } from '../src/watch.js';
 
@@ -28,18 +27,25 @@ function fail(message: string): never {
 const record = (holder: string) => ({ holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: null, renewTime: null, leaseTransitions: 1 });
 const options = (schema: string) => ({ host: env.host, port: env.port, user: env.user, password: env.password, database: env.database, schema });
 
+/** What the watcher reports, through the child-process harness's JSON lines (a stopped process's are read when it resumes). */
+type WatcherEvent = { type: 'done' } | { type: 'error'; code: string };
+
+/** How long the resumed watcher may take to see the last write, ms: a watcher that never catches up fails the run. */
+const CATCH_UP_BOUND_MS = 600_000;
+
 async function child(schema: string): Promise<void> {
+  const parent = serveParent<never, never, WatcherEvent>({ transport: 'lines' });
   const store = await createPostgresStore({ cluster: 'nq', ...options(schema) });
   const { revision } = await store.list('');
   store.watch('', revision, {
     event: (e) => {
-      if (e.type === 'put' && e.record.key === 'lock/done') console.log('done');
+      if (e.type === 'put' && e.record.key === 'lock/done') parent.report({ type: 'done' });
     },
-    error: (err) => console.log(`error ${err.code}`),
+    error: (err) => parent.report({ type: 'error', code: err.code }),
   });
   const listener = store.database.dialect.changeSignal as NotifyListener;
   while (!listener.listening) await new Promise((r) => setTimeout(r, 20));
-  console.log('listening');
+  parent.ready();
 }
 
 async function main(): Promise<void> {
@@ -56,12 +62,7 @@ async function main(): Promise<void> {
     // Distinct poolSize: a store of its own per writer, so they write in parallel.
     const stores = await Promise.all(Array.from({ length: writers }, (_, i) => createPostgresStore({ cluster: 'nq', ...options(schema), poolSize: i + 1 })));
     const versions = await Promise.all(stores.map((s, i) => s.create(`lock/w${i}`, record('a')).then((r) => r.version)));
-    const watcher = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'child', schema], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines = createInterface({ input: watcher.stdout! });
-    const seen = (line: string) => new Promise<void>((resolve) => lines.on('line', (l) => l === line && resolve()));
-    const errors: string[] = [];
-    lines.on('line', (l) => l.startsWith('error') && errors.push(l));
-    await seen('listening');
+    const watcher = await ChildHandle.start<never, WatcherEvent>({ entry: fileURLToPath(import.meta.url), args: ['child', schema], execArgv: process.execArgv, transport: 'lines', label: 'the watcher' }, 60_000);
     const holder = control ? new pg.Client({ host: env.host, port: env.port, user: env.user, password: env.password, database: env.database }) : undefined;
     if (holder) {
       await holder.connect();
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
       await holder.query('SELECT 1');
     }
     const before = await usage();
-    watcher.kill('SIGSTOP');
+    watcher.signal('SIGSTOP');
     const start = performance.now();
     let writes = 0;
     let peak = before;
@@ -94,8 +95,8 @@ async function main(): Promise<void> {
     const atResume = await usage();
     if (holder) await holder.query('COMMIT').then(() => holder.end());
     peak = Math.max(peak, atResume);
-    const done = seen('done');
-    watcher.kill('SIGCONT');
+    const done = watcher.event((e) => e.type === 'done', CATCH_UP_BOUND_MS, 'the last write');
+    watcher.signal('SIGCONT');
     const resumed = performance.now();
     await stores[0]!.create('lock/done', record('done'));
     await done;
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         at: new Date().toISOString(),
+        machine: machine(),
         pauseSeconds: pauseMs / 1000,
         control,
         writers,
@@ -112,10 +114,10 @@ async function main(): Promise<void> {
         writesPerSecond: Math.round(writes / seconds),
         queueUsage: { before, peak, atResume, afterCatchUp: after },
         caughtUpMs: Math.round(caughtUpMs),
-        watchErrors: errors,
+        watchErrors: watcher.events.flatMap(({ event }) => (event.type === 'error' ? [`error ${event.code}`] : [])),
       }),
     );
-    watcher.kill('SIGTERM');
+    watcher.signal('SIGTERM');
     await Promise.all(stores.map((s) => s.close()));
   } finally {
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);

@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
 import { DEFAULT_MEMBER_TIMING, MEMBER_LIVENESS_MODES, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
-import { UsageError } from '../args.js';
+import { backendList, parseFlags, positive, UsageError, whole } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
 export const SCALE_BACKENDS = ['kubernetes', 'etcd', 'zookeeper'] as const;
@@ -102,55 +101,14 @@ function memberTiming(value: string): MemberTiming {
   return timing;
 }
 
-function count(name: string, value: string | undefined, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, not ${JSON.stringify(value)}`);
-  return n;
-}
-
 /** The options of a command line; `{ render }` to print a saved run; 'help'. */
 export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render: string } | 'help' {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: {
-        backend: { type: 'string' },
-        backends: { type: 'string' },
-        members: { type: 'string' },
-        elections: { type: 'string' },
-        candidates: { type: 'string' },
-        masters: { type: 'string' },
-        seconds: { type: 'string' },
-        processes: { type: 'string' },
-        announces: { type: 'string' },
-        handovers: { type: 'string' },
-        crashes: { type: 'string' },
-        'crash-members': { type: 'string' },
-        liveness: { type: 'string' },
-        'member-timing': { type: 'string' },
-        json: { type: 'string' },
-        render: { type: 'string' },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const parsed = parseFlags(argv, ['backend', 'backends', 'members', 'elections', 'candidates', 'masters', 'seconds', 'processes', 'announces', 'handovers', 'crashes', 'crash-members', 'liveness', 'member-timing', 'json', 'render']) as Record<string, string | undefined> & { help: boolean };
   if (parsed.help) return 'help';
   if (parsed.render !== undefined) return { render: parsed.render };
   const d = SCALE_DEFAULTS;
-  const backends = (parsed.backend ?? parsed.backends ?? d.backends.join(',')).split(',').map((b) => b.trim()).filter(Boolean);
-  for (const b of backends) {
-    if (!(SCALE_BACKENDS as readonly string[]).includes(b)) throw new UsageError(`--backend: no backend ${JSON.stringify(b)}; the scale benchmark runs ${SCALE_BACKENDS.join(', ')}`);
-  }
-  if (backends.length === 0) throw new UsageError('--backend names no backend');
-  const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => count('members', n.trim(), 0, 1));
-  const seconds = Number(parsed.seconds ?? d.seconds);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--seconds must be a positive number, not ${JSON.stringify(parsed.seconds)}`);
+  const backends = backendList('backend', parsed.backend ?? parsed.backends ?? d.backends.join(','), SCALE_BACKENDS, `the scale benchmark runs ${SCALE_BACKENDS.join(', ')}`);
+  const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => whole('members', n.trim(), 0));
   const liveness = parsed.liveness === undefined ? d.liveness : parsed.liveness.split(',').map((m) => m.trim()).filter(Boolean);
   for (const mode of liveness) {
     if (!(MEMBER_LIVENESS_MODES as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${MEMBER_LIVENESS_MODES.join(', ')}, not ${JSON.stringify(mode)}`);
@@ -159,17 +117,17 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
   const timings = parsed['member-timing'] === undefined ? d.memberTimings : parsed['member-timing'].split(',').map((t) => t.trim()).filter(Boolean).map(memberTiming);
   if (timings.length === 0) throw new UsageError('--member-timing names no timing');
   const options: ScaleOptions = {
-    backends: SCALE_BACKENDS.filter((b) => backends.includes(b)),
+    backends,
     members: [...new Set(members)].sort((a, b) => a - b),
-    elections: count('elections', parsed.elections, d.elections, 0),
-    candidates: count('candidates', parsed.candidates, d.candidates, 1),
-    masters: count('masters', parsed.masters, d.masters, 1),
-    seconds,
-    processes: count('processes', parsed.processes, d.processes, 1),
-    announces: count('announces', parsed.announces, d.announces, 0),
-    handovers: count('handovers', parsed.handovers, d.handovers, 0),
-    crashes: count('crashes', parsed.crashes, d.crashes, 0),
-    crashMembers: count('crash-members', parsed['crash-members'], d.crashMembers, 1),
+    elections: whole('elections', parsed.elections, d.elections, 0),
+    candidates: whole('candidates', parsed.candidates, d.candidates),
+    masters: whole('masters', parsed.masters, d.masters),
+    seconds: positive('seconds', parsed.seconds, d.seconds),
+    processes: whole('processes', parsed.processes, d.processes),
+    announces: whole('announces', parsed.announces, d.announces, 0),
+    handovers: whole('handovers', parsed.handovers, d.handovers, 0),
+    crashes: whole('crashes', parsed.crashes, d.crashes, 0),
+    crashMembers: whole('crash-members', parsed['crash-members'], d.crashMembers),
     liveness: MEMBER_LIVENESS_MODES.filter((m) => liveness.includes(m)),
     memberTimings: [...new Map(timings.map((t) => [timingLabel(t), t])).values()],
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),

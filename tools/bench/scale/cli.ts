@@ -6,34 +6,21 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING } from '@rollcall/core';
-import { UsageError } from '../args.js';
-import { load, machine } from '../machine.js';
+import { load, machine } from '../../testenv/machine.js';
+import { benchMain } from '../main.js';
 import { parseScaleArgs, SCALE_USAGE } from './args.js';
 import type { ScaleResults } from './results.js';
 import { runScale } from './run.js';
 import { renderScaleReport } from './table.js';
 
-async function main(): Promise<number> {
-  let options;
-  try {
-    options = parseScaleArgs(process.argv.slice(2));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    console.error(`${err.message}\n\n${SCALE_USAGE}`);
-    return 2;
-  }
-  if (options === 'help') {
-    console.log(SCALE_USAGE);
-    return 0;
-  }
+benchMain('bench:scale', SCALE_USAGE, parseScaleArgs, async (options, { started, progress }) => {
   if ('render' in options) {
     console.log(renderScaleReport(JSON.parse(readFileSync(options.render, 'utf8')) as ScaleResults));
-    return 0;
+    return;
   }
   const { json, ...rest } = options;
-  const started = Date.now();
   const loadBefore = load();
-  const rows = await runScale(options, (line) => console.error(`[bench:scale +${Math.round((Date.now() - started) / 1000)} s] ${line}`));
+  const rows = await runScale(options, progress);
   const m = DEFAULT_MEMBER_TIMING;
   const e = DEFAULT_LEASE_TIMING;
   const results: ScaleResults = {
@@ -48,13 +35,4 @@ async function main(): Promise<number> {
   };
   if (json) writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
   console.log(renderScaleReport(results));
-  return 0;
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error('[bench:scale] failed:', err);
-    process.exit(1);
-  },
-);
+});

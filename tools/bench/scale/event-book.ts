@@ -1,7 +1,5 @@
 import { WaitTimeoutError } from '@rollcall/conformance';
-import type { FromWorker } from './protocol.js';
-
-type WorkerEvent = Exclude<FromWorker, { kind: 'reply' | 'ready' }>;
+import type { WorkerEvent } from './protocol.js';
 
 /**
  * What the worker processes reported, kept so a wait can start after its

@@ -1,6 +1,7 @@
 /**
- * Messages between the scale benchmark's coordinator and its worker OS
- * processes, over the fork IPC channel. Times are CLOCK_MONOTONIC
+ * What the scale benchmark's coordinator and its worker OS processes say to
+ * each other, inside the child-process harness's envelope (requests answered
+ * by a reply, events as they happen). Times are CLOCK_MONOTONIC
  * milliseconds (`monotonicMs`), one timeline for every process on the host.
  */
 import type { MemberConfig } from '@rollcall/core';
@@ -55,14 +56,8 @@ export type Request =
   | { op: 'campaign'; process: string; election: string }
   | { op: 'close' };
 
-/** Coordinator → worker. */
-export type ToWorker = Request & { id: number };
-
-/** Worker → coordinator. */
-export type FromWorker =
-  | { kind: 'ready' }
-  | { kind: 'reply'; id: number; ok: true; value: unknown }
-  | { kind: 'reply'; id: number; ok: false; error: string }
+/** Worker → coordinator, as it happens. */
+export type WorkerEvent =
   /** A master saw a tracked worker (an announce probe, a crashed process's member) come or go. */
   | { kind: 'seen'; watcher: string; member: string; type: 'added' | 'removed'; at: number }
   /** A candidate became leader or stopped being one. */

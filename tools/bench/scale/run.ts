@@ -14,7 +14,7 @@ import { coresBetween, sampleProcesses } from './proc.js';
 import { MASTER_ROLE, type WorkerStatus } from './protocol.js';
 import { memberFields, seriesName, type ScaleRow } from './results.js';
 import { requestWindow, sampleServer, SERVER_UNITS } from './server.js';
-import { WorkerProcess } from './worker-process.js';
+import { startWorker, type WorkerProcess } from './worker-process.js';
 
 /** Bound on a worker process loading the backend: several load at once, on a busy machine. */
 const START_BOUND_MS = 120_000;
@@ -42,8 +42,8 @@ class Fleet {
   async start(backend: ScaleBackend, plan: ClusterPlan): Promise<void> {
     const onEvent = this.book.record.bind(this.book);
     const started = await Promise.allSettled([
-      ...plan.processes.map((_, i) => WorkerProcess.start(`worker ${i}`, backend, onEvent, START_BOUND_MS)),
-      ...plan.crashes.map((_, j) => WorkerProcess.start(`crash ${j}`, backend, onEvent, START_BOUND_MS)),
+      ...plan.processes.map((_, i) => startWorker(`worker ${i}`, backend, onEvent, START_BOUND_MS)),
+      ...plan.crashes.map((_, j) => startWorker(`crash ${j}`, backend, onEvent, START_BOUND_MS)),
     ]);
     const failure = started.find((s) => s.status === 'rejected');
     const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -67,8 +67,8 @@ class Fleet {
   async stop(): Promise<void> {
     const all = [...this.main, ...this.crash];
     await Promise.allSettled(all.filter((w) => w.alive).map((w) => w.request({ op: 'close' }, WAIT_BOUND_MS)));
-    all.forEach((w) => w.kill());
-    await Promise.all(all.map((w) => w.exited(WAIT_BOUND_MS)));
+    all.forEach((w) => w.signal('SIGKILL'));
+    await Promise.all(all.map((w) => w.exitedWithin(WAIT_BOUND_MS)));
   }
 }
 
@@ -157,7 +157,7 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
       const victim = fleet.crash[j]!;
       const members = plan.crashes[j]!.map((s) => s.id);
       const at = monotonicMs();
-      victim.kill();
+      victim.signal('SIGKILL');
       const bound = member.leaseDurationMs + CRASH_SLACK_MS;
       return Promise.all(members.map((m) => fleet.book.until(() => seenByEvery(at, fleet.book.removed.get(m), plan.masters), bound, `every master to see ${m} removed after its process was killed`)));
     });

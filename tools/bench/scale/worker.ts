@@ -1,17 +1,20 @@
 /**
  * A worker OS process of the scale benchmark: hosts simulated processes, each
- * a registry on a store of its own (the backend's `create…Store`, wrapped to
- * count the watch events delivered to it), with the backend's default timings.
- * Takes requests from the coordinator over IPC (protocol.ts); reports what
- * the masters see of tracked members and every leadership change.
+ * a registry on a store of its own (connected by the backend's plugin, wrapped
+ * to count the watch events delivered to it), with the backend's default
+ * timings. Takes requests from the coordinator through the child-process
+ * harness (protocol.ts); reports what the masters see of tracked members and
+ * every leadership change.
  */
+import { serveParent } from '@rollcall/conformance/child';
 import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
-import { PLUGIN_PACKAGES } from '@rollcall/core/admin';
-import { type RecordStore } from '@rollcall/core/spi';
+import { loadPlugin } from '@rollcall/core/admin';
+import { pluginContext, type RecordStore, type RegistryPlugin } from '@rollcall/core/spi';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import type { BackendConfig } from '../target.js';
+import type { ScaleBackend } from './args.js';
 import { countingStore, emptyWatchCounts } from './counting-store.js';
-import { MASTER_ROLE, TRACKED_MEMBER, WORKER_ROLE, type FromWorker, type Request, type SimProcess, type ToWorker, type WorkerStatus } from './protocol.js';
+import { MASTER_ROLE, TRACKED_MEMBER, WORKER_ROLE, type Request, type SimProcess, type WorkerEvent, type WorkerStatus } from './protocol.js';
 
 /** One simulated process, once open. */
 interface Simulated {
@@ -29,29 +32,21 @@ const errors: string[] = [];
 let failed = 0;
 const openMs: number[] = [];
 
-function send(message: FromWorker): void {
-  process.send?.(message);
-}
-
-/** The backend's `create<Type>Store` factory, e.g. `createEtcdStore` of `@rollcall/etcd`. */
-async function storeFactory(type: string): Promise<(options: Record<string, unknown>) => Promise<RecordStore>> {
-  const name = `create${type[0]!.toUpperCase()}${type.slice(1)}Store`;
-  const mod = (await import(PLUGIN_PACKAGES[type]!)) as Record<string, unknown>;
-  const factory = mod[name];
-  if (typeof factory !== 'function') throw new Error(`${PLUGIN_PACKAGES[type]} exports no ${name}`);
-  return factory as (options: Record<string, unknown>) => Promise<RecordStore>;
+/** Connects a store of `plugin` for `cluster` with the backend's section of the configuration, validated as the keys are. */
+function connector(plugin: RegistryPlugin): (section: Record<string, unknown>, cluster: string, identity: string) => Promise<RecordStore> {
+  return (section, cluster, identity) => plugin.connect({ ...pluginContext(plugin, { ...section, cluster }), identity });
 }
 
 function campaign(process: string, sim: Simulated, election: string): void {
   const leadership = sim.registry.campaign(election);
   sim.campaigns.set(election, leadership);
-  leadership.on('elected', () => send({ kind: 'leader', process, election, type: 'elected', at: monotonicMs() }));
-  leadership.on('lost', () => send({ kind: 'leader', process, election, type: 'lost', at: monotonicMs() }));
+  leadership.on('elected', () => parent.report({ kind: 'leader', process, election, type: 'elected', at: monotonicMs() }));
+  leadership.on('lost', () => parent.report({ kind: 'leader', process, election, type: 'lost', at: monotonicMs() }));
 }
 
-async function openOne(backend: BackendConfig, cluster: string, member: MemberConfig, spec: SimProcess, create: (o: Record<string, unknown>) => Promise<RecordStore>): Promise<void> {
+async function openOne(backend: BackendConfig, cluster: string, member: MemberConfig, spec: SimProcess, connect: ReturnType<typeof connector>): Promise<void> {
   const { type, ...sections } = backend;
-  const store = countingStore(await create({ ...(sections[type] as Record<string, unknown>), cluster }), watch[spec.role]);
+  const store = countingStore(await connect((sections[type] ?? {}) as Record<string, unknown>, cluster, spec.id), watch[spec.role]);
   // elections at the default timings, 15 / 10 / 2 s
   const registry = await createRegistry({ type: type as RegistryType, cluster, identity: spec.id, member }, { store });
   const sim: Simulated = { role: spec.role, registry, members: new Map(), campaigns: new Map() };
@@ -64,7 +59,7 @@ async function openOne(backend: BackendConfig, cluster: string, member: MemberCo
       const at = monotonicMs();
       if (event.type === 'added') workers.add(event.member.id);
       else workers.delete(event.member.id);
-      if (TRACKED_MEMBER.test(event.member.id)) send({ kind: 'seen', watcher: spec.id, member: event.member.id, type: event.type, at });
+      if (TRACKED_MEMBER.test(event.member.id)) parent.report({ kind: 'seen', watcher: spec.id, member: event.member.id, type: event.type, at });
     });
   }
   sim.members.set(spec.id, await registry.announce({ role: spec.role, id: spec.id, payload: { status: 'NORMAL' } }));
@@ -78,7 +73,7 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
   const lane = async () => {
     for (let spec = queue.shift(); spec; spec = queue.shift()) {
       const started = monotonicMs();
-      await openOne(request.backend, request.cluster, request.member, spec, create).then(
+      await openOne(request.backend, request.cluster, request.member, spec, connect).then(
         () => openMs.push(monotonicMs() - started),
         (err: unknown) => {
           failed++;
@@ -137,21 +132,16 @@ async function handle(request: Request): Promise<unknown> {
   }
 }
 
-process.on('message', (message: ToWorker) => {
-  handle(message).then(
-    (value) => send({ kind: 'reply', id: message.id, ok: true, value }),
-    (err: unknown) => send({ kind: 'reply', id: message.id, ok: false, error: (err as Error).message }),
-  );
-});
-// the coordinator gone (it crashed, or killed us): nothing left to serve
-process.on('disconnect', () => process.exit(0));
+// The coordinator gone (it crashed, or killed us): nothing left to serve, and serveParent exits.
+const parent = serveParent<never, Request, WorkerEvent>({ onCommand: handle });
 /** A full collection (the process runs with --expose-gc), so RSS is read without the garbage of loading or of the window. */
 function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
 // loaded before ready, so the process's RSS when empty includes the backend's code
-const backendType = process.argv[2]!;
-const create = await storeFactory(backendType);
+const backendType = process.argv[2] as ScaleBackend;
+// The backend's plugin as `registry.type` loads it (the package by name at run time: the backends' tests and benchmarks depend on tools, not the other way).
+const connect = connector(await loadPlugin(backendType));
 collectGarbage();
-send({ kind: 'ready' });
+parent.ready();

@@ -1,4 +1,4 @@
-import { CrashClient } from '@rollcall/conformance/crash-client';
+import { CrashClient } from '@rollcall/conformance/crash';
 import { summarize, type Summary } from '../../testenv/stats.js';
 import { OpenRegistries, type BenchTarget } from '../target.js';
 import { BENCH_TIMING, benchCluster, dephase, timeOf, WAIT_BOUND_MS } from '../timing.js';

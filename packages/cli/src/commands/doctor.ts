@@ -53,12 +53,15 @@ const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
 const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'], viewer: ['get', 'list', 'watch'] };
 const CONFIGMAP_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'delete'], member: ['get', 'list', 'watch'], viewer: ['get', 'list', 'watch'] };
 
+/** `registry.member.liveness=pod`: readers follow the role Services' EndpointSlices (never pods). */
+const POD_LIVENESS_PERMISSIONS: readonly Permission[] = ['get', 'list', 'watch'].map((verb) => ({ verb, group: 'discovery.k8s.io', resource: 'endpointslices' }));
+
 /** What the shipped manifests (`rollcall manifests`) grant each role: the least privilege Rollcall needs. */
-export function requiredPermissions(role: DoctorRole, lock: string): Permission[] {
+export function requiredPermissions(role: DoctorRole, lock: string, liveness = 'heartbeat'): Permission[] {
   if (role === 'pod-runner') return [...POD_RUNNER_PERMISSIONS];
   const leases = LEASE_VERBS[role].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' }));
-  if (lock !== 'configmap') return leases;
-  return [...leases, ...CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps' }))];
+  const configMaps = lock === 'configmap' ? CONFIGMAP_VERBS[role].map((verb) => ({ verb, group: '', resource: 'configmaps' })) : [];
+  return [...leases, ...configMaps, ...(liveness === 'pod' ? POD_LIVENESS_PERMISSIONS : [])];
 }
 
 /** Asks the API server, one SelfSubjectAccessReview per permission, which of them this identity lacks. */
@@ -138,13 +141,15 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
       const options = config.resolved.options as Record<string, unknown>;
       // the ConfigMap lock is the registry's; a pod runner's manifest has no part of it
       const lock = role === 'pod-runner' ? 'lease' : String(options.lock ?? 'lease');
-      const needed = requiredPermissions(role, lock);
+      // member liveness is the registry's too: pod mode reads EndpointSlices
+      const liveness = role === 'pod-runner' ? 'heartbeat' : config.resolved.member.liveness;
+      const needed = requiredPermissions(role, lock, liveness);
       try {
         const missing = await missingKubernetesPermissions(store as unknown as PermissionProbe, needed);
         if (missing.length === 0) {
           checks.push({ name: 'permissions', status: 'ok', detail: `role ${role}: all ${needed.length} permissions granted in namespace ${namespace} (${[...new Set(needed.map(resourceName))].join(', ')})` });
         } else {
-          const fix = applyCommand(role, namespace, lock);
+          const fix = applyCommand(role, namespace, lock, liveness);
           checks.push({
             name: 'permissions',
             status: 'fail',

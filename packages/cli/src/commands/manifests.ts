@@ -9,6 +9,8 @@ const MANIFEST_DIR = new URL('../manifests/', import.meta.url);
 
 /** Not a role: what `--lock configmap` adds to a role's manifest. */
 const CONFIGMAP_LOCK = 'configmap-lock';
+/** Not a role: what `--liveness pod` adds to a role's manifest. */
+const POD_LIVENESS = 'pod-liveness';
 
 /** The namespace the shipped files bind their subjects in; replaced by `--namespace`. */
 const SHIPPED_NAMESPACE = 'rollcall';
@@ -19,7 +21,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export function manifestRoles(): string[] {
   return readdirSync(MANIFEST_DIR)
     .map((f) => /^rollcall-(.+)\.yaml$/.exec(f)?.[1])
-    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK)
+    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS)
     .sort();
 }
 
@@ -49,6 +51,7 @@ export interface ManifestsFlags {
   role?: string;
   namespace?: string;
   lock?: string;
+  liveness?: string;
 }
 
 /**
@@ -63,7 +66,11 @@ export function manifestsCommand(flags: ManifestsFlags): void {
   const lock = flags.lock ?? 'lease';
   if (lock !== 'lease' && lock !== 'configmap') throw usageError(`--lock ${JSON.stringify(lock)}: expected lease or configmap, as registry.kubernetes.lock`);
   if (lock === 'configmap' && flags.role === 'pod-runner') throw usageError('--lock configmap: the ConfigMap lock is the registry\'s; a pod runner with a registry applies it with --role coordinator');
-  const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [boundTo(manifestFile(CONFIGMAP_LOCK), `rollcall-${flags.role}`)] : [])];
+  const liveness = flags.liveness ?? 'heartbeat';
+  if (!['heartbeat', 'reaper', 'pod'].includes(liveness)) throw usageError(`--liveness ${JSON.stringify(liveness)}: expected heartbeat, reaper or pod, as registry.member.liveness`);
+  if (liveness === 'pod' && flags.role === 'pod-runner') throw usageError('--liveness pod: member liveness is the registry\'s; a pod runner with a registry applies it with --role coordinator');
+  const account = `rollcall-${flags.role}`;
+  const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [boundTo(manifestFile(CONFIGMAP_LOCK), account)] : []), ...(liveness === 'pod' ? [boundTo(manifestFile(POD_LIVENESS), account)] : [])];
   process.stdout.write(files.map((f) => inNamespace(f.trimEnd(), namespace)).join('\n---\n') + '\n');
 }
 
@@ -83,6 +90,6 @@ export function boundTo(text: string, account: string): string {
 }
 
 /** The command line that prints and applies a role's manifest: what `doctor` tells a user to run. */
-export function applyCommand(role: string, namespace: string, lock: string): string {
-  return `rollcall manifests --role ${role} --namespace ${namespace}${lock === 'configmap' ? ' --lock configmap' : ''} | kubectl apply -f -`;
+export function applyCommand(role: string, namespace: string, lock: string, liveness = 'heartbeat'): string {
+  return `rollcall manifests --role ${role} --namespace ${namespace}${lock === 'configmap' ? ' --lock configmap' : ''}${liveness === 'pod' ? ' --liveness pod' : ''} | kubectl apply -f -`;
 }

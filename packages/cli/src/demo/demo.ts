@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { ChildHandle } from '@rollcall/conformance/child';
 import { createRegistry, type LeaderInfo, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
 import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, formatError, toCliError, usageError } from '../errors.js';
@@ -20,12 +20,11 @@ export interface DemoFlags extends ConfigFlags, MetricsFlags {
 interface Node {
   id: string;
   kind: 'master' | 'worker';
-  proc: ChildProcess;
+  /** Its process, on the child-process harness: its reports are NodeMessage events. */
+  proc: ChildHandle<never, NodeMessage>;
   pid: number;
   /** What the demo did to it, or how it ended. */
   state: 'starting' | 'running' | 'killed' | 'withdrawing' | 'withdrawn' | 'exited';
-  exited: boolean;
-  stderr: string;
 }
 
 const MASTERS = 3;
@@ -153,7 +152,7 @@ class Demo {
   }
 
   /** Resolves when `done()` holds, checked on every change; rejects after `timeoutMs` naming `what`. */
-  private waitFor<T>(what: string, timeoutMs: number, done: () => T | undefined): Promise<T> {
+  private until<T>(what: string, timeoutMs: number, done: () => T | undefined): Promise<T> {
     if (this.abort.signal.aborted) return Promise.reject(new Interrupted());
     return new Promise<T>((resolve, reject) => {
       const finish = (fn: () => void) => {
@@ -166,7 +165,7 @@ class Demo {
         // A node that died on its own (it could not connect, say) ends the demo at once.
         const dead = [...this.nodes.values()].find((n) => n.state === 'exited');
         if (dead) {
-          const why = dead.stderr.trim().split('\n').pop()?.replace(/^rollcall: error /, '');
+          const why = dead.proc.stderr.trim().split('\n').pop()?.replace(/^rollcall: error /, '');
           finish(() => reject(new CliError('DEMO_FAILED', `${dead.id} exited unexpectedly while waiting for ${what}${why ? `: ${why}` : ''}`, ExitCode.FAILURE, 'is the backend reachable? `rollcall doctor` with the same options checks it')));
           return;
         }
@@ -175,7 +174,7 @@ class Demo {
       };
       const onAbort = () => finish(() => reject(new Interrupted()));
       const timer = setTimeout(() => {
-        const failed = [...new Set([...this.nodes.values()].map((n) => n.stderr.trim().split('\n').pop()).filter(Boolean))];
+        const failed = [...new Set([...this.nodes.values()].map((n) => n.proc.stderr.trim().split('\n').pop()).filter(Boolean))];
         finish(() => reject(new CliError('DEMO_FAILED', `${what} did not happen within ${timeoutMs / 1000} s${failed.length ? `; a node said: ${failed.join('; ')}` : ''}`, ExitCode.FAILURE, 'is the backend reachable? `rollcall doctor` with the same options checks it')));
       }, timeoutMs);
       this.abort.signal.addEventListener('abort', onAbort, { once: true });
@@ -269,7 +268,7 @@ class Demo {
     for (let i = 1; i <= WORKERS; i++) this.spawn('worker', `worker-${i}`, configFile);
 
     // 1. Everyone joins, one master leads.
-    const first = await this.waitFor('all 7 members joining with a leader elected', 60_000, () =>
+    const first = await this.until('all 7 members joining with a leader elected', 60_000, () =>
       this.members.size === MASTERS + WORKERS && this.leader ? this.leader : undefined,
     );
     this.log(`all ${MASTERS + WORKERS} members present; ${first.identity} leads with fencing token ${first.fencingToken}`);
@@ -283,10 +282,10 @@ class Demo {
     if (!victim) throw new CliError('DEMO_FAILED', `the leader ${first.identity} is not one of the demo's processes`, ExitCode.FAILURE);
     const killedAt = performance.now();
     victim.state = 'killed';
-    victim.proc.kill('SIGKILL');
+    victim.proc.signal('SIGKILL');
     this.phase = `failover: ${victim.id} was killed (SIGKILL); the others wait out its ${this.leaseMs / 1000} s lease`;
     this.log(`SIGKILL leader ${victim.id} (pid ${victim.pid})`);
-    const next = await this.waitFor('a new leader after the SIGKILL', 30_000, () => (this.leader && this.leader.identity !== victim.id ? this.leader : undefined));
+    const next = await this.until('a new leader after the SIGKILL', 30_000, () => (this.leader && this.leader.identity !== victim.id ? this.leader : undefined));
     const failoverMs = performance.now() - killedAt;
     this.log(`failover: ${next.identity} leads with fencing token ${next.fencingToken}, ${(failoverMs / 1000).toFixed(2)} s after the SIGKILL`);
     this.phase = `failed over to ${next.identity} in ${(failoverMs / 1000).toFixed(2)} s`;
@@ -297,23 +296,23 @@ class Demo {
     const leaving = this.nodes.get('worker-2')!;
     const termAt = performance.now();
     leaving.state = 'withdrawing';
-    leaving.proc.kill('SIGTERM');
+    leaving.proc.signal('SIGTERM');
     this.phase = `${leaving.id} withdraws (SIGTERM)`;
     this.log(`SIGTERM ${leaving.id} (pid ${leaving.pid}): it withdraws`);
-    await this.waitFor(`${leaving.id} leaving`, 20_000, () => this.removals.find((x) => x.id === leaving.id && x.at >= termAt));
+    await this.until(`${leaving.id} leaving`, 20_000, () => this.removals.find((x) => x.id === leaving.id && x.at >= termAt));
     const withdrawMs = performance.now() - termAt;
 
     // 4. Another crashes: SIGKILL; the others notice when its member lease runs out.
     const crashing = this.nodes.get('worker-3')!;
     const crashAt = performance.now();
     crashing.state = 'killed';
-    crashing.proc.kill('SIGKILL');
+    crashing.proc.signal('SIGKILL');
     this.phase = `${crashing.id} crashed (SIGKILL); waiting out its ${r.member.leaseDurationMs / 1000} s member lease`;
     this.log(`SIGKILL ${crashing.id} (pid ${crashing.pid}): a crash`);
-    const crashGone = await this.waitFor(`${crashing.id} expiring`, 30_000, () => this.removals.find((x) => x.id === crashing.id && x.at >= crashAt));
+    const crashGone = await this.until(`${crashing.id} expiring`, 30_000, () => this.removals.find((x) => x.id === crashing.id && x.at >= crashAt));
     const crashMs = crashGone.at - crashAt;
     // The killed leader's own member record expires the same way.
-    await this.waitFor(`${victim.id}'s member record expiring`, 30_000, () => (this.members.has(`master/${victim.id}`) ? undefined : true));
+    await this.until(`${victim.id}'s member record expiring`, 30_000, () => (this.members.has(`master/${victim.id}`) ? undefined : true));
     this.phase = 'done';
     this.notify();
     await this.pause(this.tty ? 1500 : 0);
@@ -338,12 +337,10 @@ class Demo {
 
   private spawn(kind: 'master' | 'worker', id: string, configFile: string): void {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('REGISTRY_')));
-    const proc = spawn(process.execPath, [BIN, 'demo-node', '--kind', kind, '--id', id, '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env });
-    const node: Node = { id, kind, proc, pid: proc.pid ?? -1, state: 'starting', exited: false, stderr: '' };
+    const proc = new ChildHandle<never, NodeMessage>({ entry: BIN, args: ['demo-node', '--kind', kind, '--id', id, '--config', configFile], env, stdout: 'ignore', stderr: 'pipe', label: id });
+    const node: Node = { id, kind, proc, pid: proc.pid ?? -1, state: 'starting' };
     this.nodes.set(id, node);
-    proc.stderr?.setEncoding('utf8');
-    proc.stderr?.on('data', (chunk: string) => (node.stderr = (node.stderr + chunk).slice(-2000)));
-    proc.on('message', (m: NodeMessage) => {
+    proc.onEvent((m) => {
       if (m.type === 'ready') node.state = 'running';
       else if (m.type === 'elected') this.log(`${m.id}: elected, fencing token ${m.fencingToken}`);
       else if (m.type === 'lost') this.log(`${m.id}: lost leadership (${m.reason})`);
@@ -351,14 +348,13 @@ class Demo {
       else if (m.type === 'failed') this.log(`${m.id}: ${m.message}`);
       this.notify();
     });
-    proc.on('exit', (code, signal) => {
-      node.exited = true;
-      if (node.state !== 'killed' && node.state !== 'withdrawn' && node.state !== 'withdrawing' && !this.cleaned) this.log(`${id} exited unexpectedly (${signal ?? `code ${code}`})${node.stderr.trim() ? `: ${node.stderr.trim().split('\n').pop()}` : ''}`);
+    void proc.exited.then(({ code, signal }) => {
+      const said = proc.stderr.trim();
+      if (node.state !== 'killed' && node.state !== 'withdrawn' && node.state !== 'withdrawing' && !this.cleaned) this.log(`${id} exited unexpectedly (${signal ?? `code ${code}`})${said ? `: ${said.split('\n').pop()}` : ''}`);
       if (node.state === 'withdrawing') node.state = 'withdrawn';
       else if (node.state !== 'killed' && node.state !== 'withdrawn') node.state = 'exited';
       this.notify();
     });
-    proc.on('error', (err) => (node.stderr += err.message));
     this.log(`started ${id} pid ${node.pid}`);
   }
 
@@ -429,11 +425,10 @@ class Demo {
     this.cleaned ??= (async () => {
       clearInterval(this.renderTimer);
       const nodes = [...this.nodes.values()];
-      const exited = (n: Node) => (n.exited ? Promise.resolve() : new Promise<void>((resolve) => n.proc.once('exit', () => resolve())));
-      for (const n of nodes) if (!n.exited) n.proc.kill('SIGTERM');
-      const bounded = (ms: number) => Promise.race([Promise.all(nodes.map(exited)), new Promise((r) => setTimeout(r, ms))]);
+      for (const n of nodes) n.proc.signal('SIGTERM');
+      const bounded = (ms: number) => Promise.all(nodes.map((n) => n.proc.exitedWithin(ms)));
       await bounded(5000);
-      for (const n of nodes) if (!n.exited) n.proc.kill('SIGKILL');
+      for (const n of nodes) n.proc.signal('SIGKILL');
       await bounded(5000);
       await this.stopMetrics?.();
       await Promise.race([this.view?.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { serveParent, type ParentLink } from '@rollcall/conformance/child';
 import { createRegistry, shutdownOnSignals, type JsonValue, type Registry } from '@rollcall/core';
 import type { Task, TaskStatus, TemplateRule } from '@rollcall/pod-runner';
 import { resolveCliConfig } from '../config.js';
@@ -11,7 +12,7 @@ export interface PodsSpec {
   tasks: Task[];
 }
 
-/** What a demo node tells the demo, over the IPC channel. */
+/** What a demo node tells the demo, as events of the child-process harness. */
 export type NodeMessage =
   | { type: 'ready'; id: string; pid: number }
   | { type: 'elected'; id: string; fencingToken: number; at: number }
@@ -28,8 +29,11 @@ export interface NodeFlags {
   pods?: string;
 }
 
+/** The demo, this node's parent; set once the node starts serving it. */
+let demo: ParentLink<NodeMessage> | undefined;
+
 function send(message: NodeMessage): void {
-  if (process.connected) process.send?.(message);
+  demo?.report(message);
 }
 
 /** A scheduler node's runtime data: what workers publish in their heartbeats. */
@@ -62,7 +66,7 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
   void done.then(() => send({ type: 'withdrawn', id: flags.id }));
   process.on('SIGINT', () => {});
   // Losing the demo (its IPC channel): the same close, so no node outlives it.
-  process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+  demo = serveParent<never, never, NodeMessage>({ onParentGone: () => process.kill(process.pid, 'SIGTERM') });
 
   if (flags.kind === 'pod-runner') {
     // one of the pair: both submit every task, only the elected one creates pods

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ChildHandle } from '@rollcall/conformance/child';
 import { createRegistry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';
@@ -53,7 +53,7 @@ export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
   const spec = podsSpec(name);
   writeFileSync(specFile, JSON.stringify(spec));
 
-  const children = new Map<string, ChildProcess>();
+  const children = new Map<string, ChildHandle<never, NodeMessage>>();
   const reports = new Map<string, { by: string; phase: string; exitCode?: number; result?: unknown }[]>();
   const running = new Set<string>();
   let leader: { id: string; token: number } | undefined;
@@ -80,9 +80,9 @@ export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
   });
   try {
     for (const id of RUNNERS) {
-      const child = spawn(process.execPath, [BIN, 'demo-node', '--kind', 'pod-runner', '--id', id, '--config', configFile, '--pods', specFile], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      const child = new ChildHandle<never, NodeMessage>({ entry: BIN, args: ['demo-node', '--kind', 'pod-runner', '--id', id, '--config', configFile, '--pods', specFile], stdout: 'ignore', stderr: 'pipe', label: id });
       children.set(id, child);
-      child.on('message', (m: NodeMessage) => {
+      child.onEvent((m) => {
         if (m.type !== 'task') return;
         const s = m.status;
         if (s.phase === 'running' && !running.has(s.taskId)) (running.add(s.taskId), log(`${s.taskId} running (pod ${s.podName}, template ${s.template}) — seen by ${m.id}`));
@@ -96,7 +96,7 @@ export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
     log(`two runners (${RUNNERS.join(', ')}) of pair ${name} each submit the same ${spec.tasks.length} tasks; only the leader creates pods`);
     await until('a runner to lead and three tasks to run', 60_000, () => leader !== undefined && running.size >= 3);
     const killed = leader!;
-    children.get(killed.id)!.kill('SIGKILL');
+    children.get(killed.id)!.signal('SIGKILL');
     log(`SIGKILL ${killed.id}, the leader, with ${running.size} tasks running`);
     await until('the other runner to take over', 30_000, () => leader !== undefined && leader.id !== killed.id);
     await until('every task to end', 120_000, () => spec.tasks.every((t) => reports.has(t.taskId)));
@@ -109,8 +109,8 @@ export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
     process.stdout.write(once ? `\nevery task succeeded and was reported exactly once, across the leader's SIGKILL (${killed.id} → ${leader!.id}, fencing token ${killed.token} → ${leader!.token})\n` : '\nsome task did not succeed exactly once: see above\n');
     return once ? ExitCode.OK : ExitCode.CHECK_FAILED;
   } finally {
-    for (const child of children.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await Promise.all([...children.values()].map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    for (const child of children.values()) child.signal('SIGTERM');
+    await Promise.all([...children.values()].map((c) => c.exited));
     observer.close?.();
     await view.close();
     rmSync(dir, { recursive: true, force: true });

@@ -1,44 +1,40 @@
-import type { ConfigSource, ErrorCode, JsonValue } from '@rollcall/core';
-import type { IpcStoreDescription } from '../ipc-store.js';
+import type { ErrorCode } from '@rollcall/core';
 
-/** The control messages between the suite and its crash child (`ch: 'ctl'`; store traffic uses `ch: 'store'`). */
+/**
+ * The envelope of every control message between a parent and a child process
+ * run through this harness (`ch: 'ctl'`; the IPC store's traffic uses
+ * `ch: 'store'` on the same channel). What is inside (`init`, `command`,
+ * `event`) is each user's own protocol.
+ */
+export type ParentMessage<Init, Command> =
+  | { ch: 'ctl'; kind: 'init'; init: Init }
+  /** With an `id`, the child answers with one `reply`; without, it answers nothing. */
+  | { ch: 'ctl'; kind: 'command'; id?: number; command: Command };
 
-/** How the child builds its registry. */
-export type ChildInit = (
-  /** Connect on its own: `createRegistry(config)`. */
-  | { kind: 'config'; config: ConfigSource }
-  /** Use the parent's store over IPC: `createRegistry(config, { store: ipcStore })`. */
-  | { kind: 'ipc-store'; config: Record<string, unknown>; store: IpcStoreDescription }
-) & {
-  /** Shifts the child's wall clock (record timestamps) by this many milliseconds, as a host with a wrong clock. Its monotonic clock is untouched. */
-  wallSkewMs?: number;
-};
+/** A failure as it crosses the channel: its stable code survives. */
+export interface WireFailure {
+  code?: ErrorCode;
+  message: string;
+}
 
-/** What the parent can ask the child to do. Each is answered by one `reply`. */
-export type ChildCommand =
-  | { op: 'announce'; role: string; id: string; payload?: JsonValue }
-  | { op: 'update'; role: string; id: string; payload: JsonValue }
-  /** Replies at once; `elected` events follow. */
-  | { op: 'campaign'; election: string }
-  /** Replies once the lock is held, with its fencing token. */
-  | { op: 'lock'; name: string };
-
-/** What the child reports as it happens. */
-export type ChildEvent =
-  | { type: 'elected'; election: string; fencingToken: number }
-  | { type: 'lost'; election: string; fencingToken: number; reason: string }
-  | { type: 'lockAcquired'; name: string; fencingToken: number }
-  | { type: 'lockLost'; name: string; fencingToken: number; reason: string };
-
-export type ParentMessage = { ch: 'ctl'; kind: 'init'; init: ChildInit } | { ch: 'ctl'; kind: 'command'; id: number; command: ChildCommand };
-
-export type ChildMessage =
+export type ChildMessage<Event> =
   | { ch: 'ctl'; kind: 'ready' }
-  | { ch: 'ctl'; kind: 'fatal'; error: { code?: ErrorCode; message: string } }
-  | { ch: 'ctl'; kind: 'reply'; id: number; ok: true; value?: JsonValue }
-  | { ch: 'ctl'; kind: 'reply'; id: number; ok: false; error: { code?: ErrorCode; message: string } }
-  | { ch: 'ctl'; kind: 'event'; event: ChildEvent };
+  | { ch: 'ctl'; kind: 'fatal'; error: WireFailure }
+  | { ch: 'ctl'; kind: 'reply'; id: number; ok: true; value?: unknown }
+  | { ch: 'ctl'; kind: 'reply'; id: number; ok: false; error: WireFailure }
+  | { ch: 'ctl'; kind: 'event'; event: Event };
 
 export function isControl(message: unknown): message is { ch: 'ctl' } {
   return typeof message === 'object' && message !== null && (message as { ch?: unknown }).ch === 'ctl';
+}
+
+/** A failure as the other side will read it. */
+export function toWireFailure(err: unknown): WireFailure {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return { ...(typeof code === 'string' ? { code: code as ErrorCode } : {}), message: String((err as Error)?.message ?? err) };
+}
+
+/** The Error a {@link WireFailure} stands for, with its `code`. */
+export function fromWireFailure(failure: WireFailure, prefix = ''): Error & { code?: ErrorCode } {
+  return Object.assign(new Error(`${prefix}${failure.message}`), failure.code === undefined ? {} : { code: failure.code });
 }

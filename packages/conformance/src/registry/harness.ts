@@ -2,7 +2,7 @@ import type { MemberEvent, MemberLiveness, Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/admin';
 import { afterEach, beforeEach } from 'vitest';
 import type { ConformanceConfig, RegistryCapabilities } from '../capabilities.js';
-import { CrashClient } from '../crash-client.js';
+import { CrashClient } from '../crash/client.js';
 import { uniqueCluster } from '../names.js';
 import type { ConformanceTimings } from '../timings.js';
 import { waitFor } from '../wait-for.js';

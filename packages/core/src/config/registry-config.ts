@@ -115,7 +115,7 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
     type: 'enum',
     values: MEMBER_LIVENESS_MODES,
     default: 'heartbeat',
-    doc: 'How member liveness reaches peers: heartbeat (each heartbeat rewrites the member record, every reader of the role receives it) or reaper (heartbeats renew heartbeat/<role>/<id>, read by one elected reaper per role; readers receive joins, payload changes and removals only). Same mode in every process of a cluster.',
+    doc: 'How member liveness reaches peers: heartbeat (each heartbeat rewrites the member record, every reader of the role receives it), reaper (heartbeats renew heartbeat/<role>/<id>, read by one elected reaper per role; readers receive joins, payload changes and removals only) or pod (a member in a pod is alive while its pod is Ready; no heartbeat writes; needs a backend with pod readiness: kubernetes).',
   },
   requestTimeoutMs: STORE_RUNTIME_OPTIONS.requestTimeoutMs,
   maxPayloadBytes: { type: 'integer', default: 65536, min: 1, doc: 'Largest member payload, bytes.' },

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
-import { followPodLogs, KubeAdmin, signalContainer, waitFor } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { followPodLogs, KubeAdmin, serverWait, signalContainer } from '@rollcall/tools/testenv';
 import { registryPlugin } from '../../src/index.js';
 import { kubeEnv } from '../kube-env.js';
 import { judgeRollout } from './rollout-verdict.js';
@@ -49,10 +50,7 @@ beforeAll(async () => {
   leader.on('changed', ({ leader: holder }) => leaders.push({ at: Date.now(), identity: holder?.identity, fencingToken: holder?.fencingToken }));
   await apps.createNamespacedDeployment({ namespace, body: workerDeployment({ name: 'masters', role: 'master', serviceAccount: 'rollcall-coordinator', replicas: 3, cluster }) });
   await apps.createNamespacedDeployment({ namespace, body: workerDeployment({ name: 'workers', role: 'worker', serviceAccount: 'rollcall-member', replicas: 4, cluster }) });
-  await waitFor(() => current('master').length === 3 && current('worker').length === 4 && leaderNow()?.identity !== undefined, {
-    what: '3 masters, 4 workers and a leader, from real pods',
-    timeoutMs: 120_000,
-  });
+  await waitFor(() => current('master').length === 3 && current('worker').length === 4 && leaderNow()?.identity !== undefined, 120_000, serverWait({ what: '3 masters, 4 workers and a leader, from real pods' }));
 }, 180_000);
 
 afterAll(async () => {
@@ -90,7 +88,7 @@ describe('Rollcall in real pods', () => {
   it('a rolling update of each Deployment: one leader at every instant, rising tokens, no lost or phantom member event, every old process withdrawn', async () => {
     const follower = followPodLogs(admin.kc, namespace, `${WORKER_POD_LABEL}=yes`, 'main');
     try {
-      await waitFor(() => follower.logs.filter((l) => l.lines.some((line) => line.includes('"announced"'))).length === 7, { what: 'the logs of 7 running processes', timeoutMs: 30_000 });
+      await waitFor(() => follower.logs.filter((l) => l.lines.some((line) => line.includes('"announced"'))).length === 7, 30_000, serverWait({ what: 'the logs of 7 running processes' }));
       const viewAtStart = new Set(members.keys());
       const from = seen.length;
       for (const name of ['masters', 'workers']) {
@@ -103,7 +101,8 @@ describe('Rollcall in real pods', () => {
             const want = d.spec!.replicas!;
             return (d.status?.observedGeneration ?? 0) >= d.metadata!.generation! && d.status?.updatedReplicas === want && d.status?.replicas === want && d.status?.availableReplicas === want;
           },
-          { what: `the rollout of ${name}`, timeoutMs: 240_000 },
+          240_000,
+          serverWait({ what: `the rollout of ${name}` }),
         );
       }
       // every old process gone and its log read to the end
@@ -112,7 +111,8 @@ describe('Rollcall in real pods', () => {
           const pods = new Set((await admin.core.listNamespacedPod({ namespace, labelSelector: `${WORKER_POD_LABEL}=yes` })).items.map((p) => p.metadata!.name!));
           return pods.size === 7 && follower.logs.every((l) => l.ended || pods.has(l.pod));
         },
-        { what: 'the old pods gone, their logs ended', timeoutMs: 120_000 },
+        120_000,
+        serverWait({ what: 'the old pods gone, their logs ended' }),
       );
       const fresh = await createRegistry({ type: 'kubernetes', cluster, identity: 'auditor', kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace } }, { plugins: [registryPlugin as never] });
       const viewAtEnd = new Set([...(await fresh.members('master')), ...(await fresh.members('worker'))].map((m) => m.id));
@@ -133,29 +133,29 @@ describe('Rollcall in real pods', () => {
     const victim = members.get(before.identity!)!;
     const from = seen.length;
     signalContainer(await podOf(victim), 'main', 'SIGKILL');
-    await waitFor(() => seen.slice(from).some((e) => e.type === 'removed' && e.member.id === victim.id), { what: `the killed leader ${victim.id} removed`, timeoutMs: 60_000 });
-    await waitFor(() => leaderNow()?.identity !== undefined && leaderNow()!.identity !== before.identity, { what: 'a new leader', timeoutMs: 60_000 });
+    await waitFor(() => seen.slice(from).some((e) => e.type === 'removed' && e.member.id === victim.id), 60_000, serverWait({ what: `the killed leader ${victim.id} removed` }));
+    await waitFor(() => leaderNow()?.identity !== undefined && leaderNow()!.identity !== before.identity, 60_000, serverWait({ what: 'a new leader' }));
     const removal = seen.slice(from).find((e) => e.type === 'removed' && e.member.id === victim.id)!;
     expect(removal.reason).toBe('expired');
     expect(removal.member.payload).toEqual(victim.payload);
     expect(leaderNow()!.fencingToken!).toBeGreaterThan(before.fencingToken!);
     // the kubelet restarted the container: a new process, a new member
-    await waitFor(() => current('master').length === 3, { what: 'three masters again', timeoutMs: 60_000 });
+    await waitFor(() => current('master').length === 3, 60_000, serverWait({ what: 'three masters again' }));
   }, 120_000);
 
   it('a leader pod deleted (SIGTERM, grace period): its member withdrawn and leadership handed over well within the lease', async () => {
-    await waitFor(() => leaderNow()?.identity !== undefined, { what: 'a leader', timeoutMs: 60_000 });
+    await waitFor(() => leaderNow()?.identity !== undefined, 60_000, serverWait({ what: 'a leader' }));
     const before = leaderNow()!;
     const victim = members.get(before.identity!)!;
     const from = seen.length;
     const deletedAt = Date.now();
     await admin.core.deleteNamespacedPod({ name: (victim.payload as { pod: string }).pod, namespace });
-    await waitFor(() => seen.slice(from).some((e) => e.type === 'removed' && e.member.id === victim.id), { what: `${victim.id} withdrawn`, timeoutMs: 30_000 });
-    await waitFor(() => leaderNow()?.identity !== undefined && leaderNow()!.identity !== before.identity, { what: 'the next leader', timeoutMs: 30_000 });
+    await waitFor(() => seen.slice(from).some((e) => e.type === 'removed' && e.member.id === victim.id), 30_000, serverWait({ what: `${victim.id} withdrawn` }));
+    await waitFor(() => leaderNow()?.identity !== undefined && leaderNow()!.identity !== before.identity, 30_000, serverWait({ what: 'the next leader' }));
     expect(seen.slice(from).find((e) => e.type === 'removed' && e.member.id === victim.id)!.reason).toBe('deleted');
     // handed over, not expired: the next leader took office before the old lease (15 s) could run out
     expect(leaderNow()!.at - deletedAt).toBeLessThan(15_000);
-    await waitFor(() => current('master').length === 3, { what: 'three masters again', timeoutMs: 60_000 });
+    await waitFor(() => current('master').length === 3, 60_000, serverWait({ what: 'three masters again' }));
   }, 120_000);
 
   it('a frozen worker whose pod is deleted: its Lease is garbage-collected with the pod, before its member lease could expire', async () => {
@@ -165,10 +165,10 @@ describe('Rollcall in real pods', () => {
     signalContainer(pod, 'main', 'SIGSTOP');
     const frozenAt = Date.now();
     await admin.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 1 });
-    await waitFor(() => seen.slice(from).some((e) => e.type === 'removed' && e.member.id === victim.id), { what: `${victim.id} removed with its pod`, timeoutMs: 30_000 });
+    await waitFor(() => seen.slice(from).some((e) => e.type === 'removed' && e.member.id === victim.id), 30_000, serverWait({ what: `${victim.id} removed with its pod` }));
     const removal = seen.slice(from).find((e) => e.type === 'removed' && e.member.id === victim.id)!;
     expect(removal.reason).toBe('deleted');
     expect(removal.at - frozenAt).toBeLessThan(20_000);
-    await waitFor(() => current('worker').length === 4, { what: 'four workers again', timeoutMs: 60_000 });
+    await waitFor(() => current('worker').length === 4, 60_000, serverWait({ what: 'four workers again' }));
   }, 120_000);
 });

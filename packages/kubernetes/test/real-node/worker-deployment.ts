@@ -1,4 +1,4 @@
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1Deployment, V1EnvVar } from '@kubernetes/client-node';
 import { onRealNode } from '@rollcall/tools/testenv';
 
 /** The label every pod of a {@link workerDeployment} carries, for following their logs. */
@@ -10,7 +10,7 @@ export const WORKER_POD_LABEL = 'rollcall.test/worker';
  * credentials of `serviceAccount`, pod name and uid from the downward API, the
  * readiness probe, a rolling update that surges one pod and keeps all available.
  */
-export function workerDeployment(options: { name: string; role: string; serviceAccount: string; replicas: number; cluster: string }): V1Deployment {
+export function workerDeployment(options: { name: string; role: string; serviceAccount: string; replicas: number; cluster: string; env?: V1EnvVar[] }): V1Deployment {
   const field = (path: string) => ({ valueFrom: { fieldRef: { fieldPath: path } } });
   return {
     metadata: { name: options.name },
@@ -34,8 +34,9 @@ export function workerDeployment(options: { name: string; role: string; serviceA
                 { name: 'POD_NAME', ...field('metadata.name') },
                 { name: 'POD_NAMESPACE', ...field('metadata.namespace') },
                 { name: 'POD_UID', ...field('metadata.uid') },
+                ...(options.env ?? []),
               ],
-              readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 1 },
+              readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
             },
           ],
         }),

@@ -1,4 +1,5 @@
-import { waitFor } from '../../wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from '../../server-wait.js';
 import { unitLogFile } from '../../paths.js';
 import { createIfAbsent, getJson } from './admin-client.js';
 import { FAKE_NODES, KWOK_NODE_ANNOTATION, TEST_NAMESPACES } from './layout.js';
@@ -17,11 +18,7 @@ export async function createTestNamespaces(): Promise<void> {
 /** Waits until the controller manager has created each test namespace's "default" service account (pods need it). */
 export async function waitForDefaultServiceAccounts(): Promise<void> {
   for (const ns of TEST_NAMESPACES) {
-    await waitFor(async () => (await getJson(`/api/v1/namespaces/${ns}/serviceaccounts/default`)) !== undefined, {
-      what: `service account ${ns}/default (created by kube-controller-manager)`,
-      timeoutMs: 60_000,
-      logFile: unitLogFile('kube-controller-manager'),
-    });
+    await waitFor(async () => (await getJson(`/api/v1/namespaces/${ns}/serviceaccounts/default`)) !== undefined, 60_000, serverWait({ what: `service account ${ns}/default (created by kube-controller-manager)`, logFile: unitLogFile('kube-controller-manager') }));
   }
 }
 
@@ -45,7 +42,8 @@ export async function createFakeNodes(): Promise<void> {
         const node = await getJson<NodeStatus>(`/api/v1/nodes/${name}`);
         return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
       },
-      { what: `fake node ${name} to be Ready (kwok)`, timeoutMs: 60_000, logFile: unitLogFile('kwok') },
+      60_000,
+      serverWait({ what: `fake node ${name} to be Ready (kwok)`, logFile: unitLogFile('kwok') }),
     );
   }
 }

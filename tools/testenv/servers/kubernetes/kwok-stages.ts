@@ -12,7 +12,40 @@ export const KWOK_POD_ANNOTATIONS = {
   message: 'kwok.rollcall.dev/termination-message',
   /** The containers never start: each stays `waiting` with this reason (ErrImagePull, ImagePullBackOff, InvalidImageName, CreateContainerConfigError). */
   waitingReason: 'kwok.rollcall.dev/waiting-reason',
+  /** A Running pod's readiness, as a failing or passing readiness probe sets it: `false` turns its Ready condition False, `true` back to True. */
+  ready: 'kwok.rollcall.dev/ready',
 } as const;
+
+/** A Stage that sets a Running pod's Ready (and ContainersReady) condition to `status` while its {@link KWOK_POD_ANNOTATIONS.ready} annotation is `value`. */
+const readinessStage = (name: string, value: 'true' | 'false', status: 'True' | 'False') => `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: ${name}
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.ready}"]'
+      operator: 'In'
+      values: ['${value}']
+  weight: 10000
+  next:
+    # No timestamps: applied again to a pod already so, it changes nothing.
+    statusTemplate: |
+      conditions:
+      - status: "${status}"
+        type: Ready
+      - status: "${status}"
+        type: ContainersReady
+`;
 
 /** Containers of this name (in any pod) have kwok serve `kwokContainerLogPath()` as their log: append CRI-format lines (`<RFC3339Nano> stdout F <text>`) to it. */
 export const KWOK_LOG_CONTAINER = 'rollcall-logs';
@@ -107,6 +140,8 @@ ${podStage('rollcall-pod-waiting', 'Pending', KWOK_POD_ANNOTATIONS.waitingReason
       {{ end }}
       phase: Pending
 `).trimStart()}---
+${readinessStage('rollcall-pod-not-ready', 'false', 'False').trimStart()}---
+${readinessStage('rollcall-pod-ready-again', 'true', 'True').trimStart()}---
 # The node lifecycle controller, marking a node whose heartbeats lapsed (an API server
 # restart on a loaded machine), once wrote its status back without addresses; the default
 # stages only add them at initialisation, and without an address the API server cannot

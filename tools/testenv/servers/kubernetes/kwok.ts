@@ -32,11 +32,14 @@ export function kwokUnit(): Unit {
           `--config=${kwokStagesPath()}`,
           `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION.key}=${KWOK_NODE_ANNOTATION.value}`,
           `--server-address=127.0.0.1:${p}`,
-          // node and pod addresses stay on loopback: when the API server proxies logs or
+          // the node address stays on loopback: when the API server proxies logs or
           // exec to a fake node's kubelet it reaches kwok itself, never another host
           '--node-ip=127.0.0.1',
           `--node-port=${p}`,
-          '--cidr=127.1.0.0/16',
+          // Pod addresses are never dialled, but the endpoints controller must be able to
+          // publish them: an EndpointSlice refuses loopback addresses. A private range
+          // apart from the real node's pods (10.201.0.0/24) and the Services (10.96.0.0/16).
+          '--cidr=10.202.0.0/16',
           `--tls-cert-file=${certOf(KWOK_SERVING)}`,
           `--tls-private-key-file=${keyOf(KWOK_SERVING)}`,
         ],

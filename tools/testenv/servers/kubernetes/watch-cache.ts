@@ -1,4 +1,5 @@
-import { waitFor } from '../../wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from '../../server-wait.js';
 import { adminRequest } from './admin-client.js';
 
 /** The collections Rollcall keeps records in; their watch caches are the ones checked. */
@@ -31,9 +32,5 @@ async function watchIsGone(collection: string, resourceVersion: number): Promise
  * because it resumes from a compacted revision.
  */
 export async function waitForWatchCachesPast(resourceVersion: number, timeoutMs: number): Promise<void> {
-  await waitFor(async () => (await Promise.all(RECORD_COLLECTIONS.map((c) => watchIsGone(c, resourceVersion)))).every(Boolean), {
-    what: `kube-apiserver's watch caches of ${RECORD_COLLECTIONS.join(' and ')} to answer 410 Gone from resourceVersion ${resourceVersion}`,
-    timeoutMs,
-    intervalMs: 100,
-  });
+  await waitFor(async () => (await Promise.all(RECORD_COLLECTIONS.map((c) => watchIsGone(c, resourceVersion)))).every(Boolean), timeoutMs, serverWait({ what: `kube-apiserver's watch caches of ${RECORD_COLLECTIONS.join(' and ')} to answer 410 Gone from resourceVersion ${resourceVersion}`, intervalMs: 100 }));
 }

@@ -4,7 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
 import { ensureDebianPackages } from '../../../debian-packages.js';
 import { startUnits, type Unit } from '../../../unit.js';
-import { waitFor } from '../../../wait-for.js';
+import { waitFor } from '@rollcall/conformance';
+import { serverWait } from '../../../server-wait.js';
 import { unitLogFile } from '../../../paths.js';
 import { TestenvError } from '../../../errors.js';
 import { getJson } from '../admin-client.js';
@@ -72,7 +73,8 @@ export async function upNode(): Promise<void> {
       const node = await getJson<{ status?: { conditions?: { type: string; status: string }[] } }>(`/api/v1/nodes/${REAL_NODE_NAME}`);
       return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     },
-    { what: `the real node ${REAL_NODE_NAME} to be Ready`, timeoutMs: 90_000, logFile: unitLogFile(KUBELET_UNIT) },
+    90_000,
+    serverWait({ what: `the real node ${REAL_NODE_NAME} to be Ready`, logFile: unitLogFile(KUBELET_UNIT) }),
   );
 }
 

@@ -1,4 +1,5 @@
 import { type ErrorCode, RegistryError } from '@rollcall/core';
+import type { MessageChannel } from '../child/channel.js';
 import type { LeaseRecord, RecordKey, RecordList, RecordStore, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 
 /**
@@ -9,14 +10,6 @@ import type { LeaseRecord, RecordKey, RecordList, RecordStore, StoredRecord, Wat
  * channel, nothing is simulated. When the child dies, its records stay in the
  * parent's store and expire like any crashed client's.
  */
-
-/** The part of a ChildProcess (parent side) or of `process` (child side) the proxy needs. */
-export interface IpcChannel {
-  /** With a callback, a failed send (the other side is gone) is reported there rather than as an `error` event. */
-  send(message: unknown, callback?: (error: Error | null) => void): unknown;
-  on(event: 'message', listener: (message: unknown) => void): unknown;
-  off(event: 'message', listener: (message: unknown) => void): unknown;
-}
 
 /** An error as it crosses the channel: its stable code survives. */
 interface WireError {
@@ -58,7 +51,7 @@ function fromWire(error: WireError): RegistryError {
  * its watch events. Returns a function that stops serving and closes every
  * watch the child opened (call it when the child exits).
  */
-export function serveStore(channel: IpcChannel, store: RecordStore): () => void {
+export function serveStore(channel: MessageChannel, store: RecordStore): () => void {
   const watches = new Map<number, WatchSubscription>();
   let open = true;
   const send = (reply: StoreReply) => {
@@ -121,7 +114,7 @@ export class IpcRecordStore implements RecordStore {
   private readonly onMessage = (message: unknown) => this.receive(message);
 
   constructor(
-    private readonly channel: IpcChannel,
+    private readonly channel: MessageChannel,
     description: IpcStoreDescription,
   ) {
     this.backend = description.backend;

@@ -1,0 +1,238 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigurationError, ErrorCode, type MemberEvent, type Registry } from '../src/index.js';
+import type { PodReadinessSource, PodReadinessWatch } from '../src/pod-readiness.js';
+import { memberKey } from '../src/spi.js';
+import { MemoryStore, type MemoryBackend } from '../src/testing.js';
+import { Harness, until } from './harness.js';
+
+// Defaults: heartbeat every 5 s, member lease 20 s.
+const LEASE = 20_000;
+const INTERVAL = 5_000;
+const pod = { member: { liveness: 'pod' as const } };
+
+/**
+ * The pods of a namespace as a readiness source shows them: for each role, the
+ * pods its Service selects and whether each is Ready (what the endpoints
+ * controller publishes). Changes reach watchers asynchronously, as a watch's do.
+ */
+class FakePods {
+  private readonly served = new Map<string, Map<string, boolean>>();
+  private readonly watchers = new Set<{ role: string; changed: (ready: ReadonlySet<string>) => void }>();
+  /** How many role watches were opened, by role: one per role a process reads. */
+  readonly opened = new Map<string, number>();
+
+  /** Puts pod `uid` behind `role`'s Service, Ready or not; undefined takes it out (the pod deleted). */
+  set(role: string, uid: string, ready: boolean | undefined): void {
+    let pods = this.served.get(role);
+    if (!pods) this.served.set(role, (pods = new Map()));
+    if (ready === undefined) pods.delete(uid);
+    else pods.set(uid, ready);
+    const now = this.ready(role);
+    for (const w of this.watchers) if (w.role === role) void Promise.resolve().then(() => w.changed(now));
+  }
+
+  private ready(role: string): Set<string> {
+    return new Set([...(this.served.get(role) ?? [])].filter(([, ready]) => ready).map(([uid]) => uid));
+  }
+
+  source(podUid: string | undefined): PodReadinessSource {
+    return {
+      podUid,
+      assertServed: async (role) => {
+        if (podUid === undefined || !this.served.get(role)?.has(podUid)) throw new ConfigurationError(`pod ${podUid} is not behind the Service of role ${role}`);
+      },
+      watchRole: (role, changed): PodReadinessWatch => {
+        this.opened.set(role, (this.opened.get(role) ?? 0) + 1);
+        const watcher = { role, changed };
+        this.watchers.add(watcher);
+        const listed = Promise.resolve().then(() => changed(this.ready(role)));
+        return { listed, close: () => this.watchers.delete(watcher) };
+      },
+    };
+  }
+}
+
+/** A memory store that offers pod readiness, as the Kubernetes store does. */
+class PodStore extends MemoryStore {
+  constructor(
+    backend: MemoryBackend,
+    readonly podReadiness: PodReadinessSource,
+  ) {
+    super({ backend, cluster: 'test' });
+  }
+}
+
+function log(registry: Registry, role: string) {
+  const events: MemberEvent[] = [];
+  registry.watchMembers(role, (e) => events.push(e));
+  return { events, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
+}
+
+describe('registry.member.liveness=pod', () => {
+  let h: Harness;
+  let pods: FakePods;
+  afterEach(async () => {
+    await h.closeAll();
+  });
+
+  const open = (identity: string, podUid: string | undefined, config: object = pod) => h.registry(identity, config, h.clock, new PodStore(h.backend, pods.source(podUid)));
+  const row = (role: string, id: string) => h.backend.rows.get(`test/${memberKey(role, id)}`);
+
+  it('a member in a Ready pod is written once and never renewed; readers follow its pod: not Ready removes it (expired, last data), Ready again adds it, deleted removes it', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    const r = await open('r', undefined);
+    const seen = log(r.registry, 'worker');
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    await until(() => seen.events.length === 1);
+    expect(row('worker', 'w1')!.record).toMatchObject({ liveness: { mode: 'pod', podUid: 'uid-a' } });
+    const written = row('worker', 'w1')!.version;
+    await h.clock.advance(5 * LEASE);
+    expect(row('worker', 'w1')!.version).toBe(written);
+    expect(seen.summary()).toEqual(['added w1']);
+
+    pods.set('worker', 'uid-a', false);
+    await until(() => seen.events.length === 2);
+    expect(seen.events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w1', payload: { n: 1 } } });
+    expect(await r.registry.members('worker')).toEqual([]);
+    expect(row('worker', 'w1')).toBeDefined(); // readers delete nothing: it may turn Ready again
+
+    pods.set('worker', 'uid-a', true);
+    await until(() => seen.events.length === 3);
+    pods.set('worker', 'uid-a', undefined);
+    await until(() => seen.events.length === 4);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired', 'added w1', 'removed w1 expired']);
+    expect(pods.opened.get('worker')).toBe(1); // one watch per role read, not per member
+  });
+
+  it('a restarted container\'s announce deletes what the earlier container of its pod announced, so the pod\'s next Ready brings back no phantom', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    pods.set('worker', 'uid-a', true);
+    const first = await open('first', 'uid-a');
+    const r = await open('r', undefined);
+    const seen = log(r.registry, 'worker');
+    await first.registry.announce({ role: 'worker', id: 'w-first' });
+    await until(() => seen.events.length === 1);
+    first.store.partition(); // the container dies: no withdraw
+    pods.set('worker', 'uid-a', false);
+    await until(() => seen.events.length === 2);
+    await h.clock.advance(1000);
+    const second = await open('second', 'uid-a'); // the kubelet restarts it: a new process, a new member id
+    await second.registry.announce({ role: 'worker', id: 'w-second' });
+    expect(row('worker', 'w-first')).toBeUndefined();
+    pods.set('worker', 'uid-a', true);
+    await until(() => seen.events.length === 3);
+    await h.clock.advance(LEASE);
+    expect(seen.summary()).toEqual(['added w-first', 'removed w-first expired', 'added w-second']);
+  });
+
+  it('a payload change is one write, and readers see it as updated', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    const r = await open('r', undefined);
+    const seen = log(r.registry, 'worker');
+    const m = await a.registry.announce({ role: 'worker', id: 'w1', payload: 1 });
+    await until(() => seen.events.length === 1);
+    const before = row('worker', 'w1')!.version;
+    await m.update(2);
+    await until(() => seen.events.length === 2);
+    expect(seen.summary()).toEqual(['added w1', 'updated w1']);
+    expect(Number(row('worker', 'w1')!.version)).toBeGreaterThan(Number(before));
+    await m.withdraw();
+    await until(() => seen.events.length === 3);
+    expect(seen.summary()[2]).toBe('removed w1 deleted');
+  });
+
+  it('the first members() of a role waits for its readiness: a Ready pod member is in the first answer', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    await a.registry.announce({ role: 'worker', id: 'w1' });
+    const r = await open('r', undefined);
+    expect((await r.registry.members('worker')).map((m) => m.id)).toEqual(['w1']);
+  });
+
+  it('announce fails INVALID_CONFIG, writing nothing, when its pod is not behind the role Service', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    const a = await open('a', 'uid-a');
+    await expect(a.registry.announce({ role: 'worker', id: 'w1' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, message: expect.stringContaining('Service of role worker') });
+    expect(row('worker', 'w1')).toBeUndefined();
+  });
+
+  it('a backend without pod readiness refuses the mode with INVALID_CONFIG', async () => {
+    h = new Harness();
+    await expect(h.registry('a', pod)).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, message: expect.stringContaining('registry.member.liveness=pod') });
+  });
+
+  it('a member outside a pod keeps heartbeats, and readers judge its lease', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    const a = await open('a', undefined);
+    const r = await open('r', undefined);
+    const seen = log(r.registry, 'worker');
+    await a.registry.announce({ role: 'worker', id: 'w1' });
+    expect(row('worker', 'w1')!.record).toMatchObject({ liveness: { mode: 'heartbeat' } });
+    const first = row('worker', 'w1')!.version;
+    await h.clock.advance(INTERVAL);
+    expect(row('worker', 'w1')!.version).not.toBe(first);
+    a.store.partition(); // a crash, as its readers see it
+    await h.clock.advance(LEASE + INTERVAL);
+    await until(() => seen.events.length === 2);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired']);
+  });
+
+  it('heartbeat and reaper readers never expire a pod member: they see it while its record exists', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    const hb = await open('hb', undefined, {});
+    const rp = await open('rp', undefined, { member: { liveness: 'reaper' } });
+    const hbSeen = log(hb.registry, 'worker');
+    const rpSeen = log(rp.registry, 'worker');
+    await a.registry.announce({ role: 'worker', id: 'w1' });
+    await until(() => hbSeen.events.length === 1 && rpSeen.events.length === 1);
+    await h.clock.advance(5 * LEASE);
+    expect(row('worker', 'w1')).toBeDefined();
+    expect(hbSeen.summary()).toEqual(['added w1']);
+    expect(rpSeen.summary()).toEqual(['added w1']);
+  });
+
+  it('a rolling switch from heartbeat to pod loses no member: each pod replaced in turn, readers of both modes see only the withdrawals', async () => {
+    h = new Harness();
+    pods = new FakePods();
+    const names = ['p0', 'p1', 'p2'];
+    // The heartbeat cluster: each pod a member and a reader of the role.
+    const old = await Promise.all(names.map((n) => open(`${n}-old`, `uid-${n}-old`, {})));
+    for (const [i, n] of names.entries()) await old[i]!.registry.announce({ role: 'worker', id: `${n}-old` });
+    const watcher = await open('watcher', undefined, {}); // a heartbeat reader that stays for the whole switch
+    const watched = log(watcher.registry, 'worker');
+    const logs = old.map((o) => log(o.registry, 'worker'));
+    await until(() => watched.events.length === 3);
+    for (const [i, n] of names.entries()) {
+      // A rolling update: the new pod starts (pod mode) and announces; the old one is stopped (it withdraws).
+      pods.set('worker', `uid-${n}-new`, true);
+      const next = await open(`${n}-new`, `uid-${n}-new`);
+      logs.push(log(next.registry, 'worker'));
+      await next.registry.announce({ role: 'worker', id: `${n}-new` });
+      await h.clock.advance(LEASE); // long enough for any reader that would expire the pod member to do it
+      await old[i]!.registry.close();
+      await h.clock.advance(2 * LEASE);
+    }
+    await until(() => watched.events.length === 9);
+    const after = (await watcher.registry.members('worker')).map((m) => m.id);
+    expect(after).toEqual(names.map((n) => `${n}-new`));
+    for (const n of names) expect(row('worker', `${n}-new`)!.record).toMatchObject({ liveness: { mode: 'pod', podUid: `uid-${n}-new` } });
+    // Every removal any process saw was a withdrawal of an old member, never an expiry.
+    const removals = [watched, ...logs].flatMap((l) => l.events.filter((e) => e.type === 'removed'));
+    expect(removals.every((e) => e.type === 'removed' && e.reason === 'deleted' && e.member.id.endsWith('-old'))).toBe(true);
+    expect(watched.summary().filter((s) => s.startsWith('removed'))).toEqual(names.map((n) => `removed ${n}-old deleted`));
+  });
+});

@@ -1,0 +1,174 @@
+import { ConfigurationError, type Logger, type RegistryError } from '@rollcall/core';
+import type { PodReadinessSource, PodReadinessWatch } from '@rollcall/core/spi';
+import type { ApiClient } from './client.js';
+import { BACKEND } from './errors.js';
+import { ResourceInformer } from './informer.js';
+import type { ObjectMeta } from './codec.js';
+
+/** The slice of a `discovery.k8s.io/v1` EndpointSlice read here. */
+interface EndpointSlice {
+  metadata: ObjectMeta;
+  endpoints?: { conditions?: { ready?: boolean | null; serving?: boolean | null }; targetRef?: { kind?: string; uid?: string } }[] | null;
+}
+
+/** The label the endpoints controller puts on every slice of a Service. */
+const SERVICE_LABEL = 'kubernetes.io/service-name';
+/** A Service name: a DNS-1035 label. */
+const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const RETRY_MS = 500;
+const MAX_RETRY_MS = 30_000;
+
+export interface EndpointReadinessConfig {
+  client: ApiClient;
+  logger: Logger;
+  namespace: string;
+  /** The Service of a role: `{role}` is replaced by the role, lowercased, `.` and `_` as `-`. */
+  serviceTemplate: string;
+  /** This process's pod uid (the downward API's `metadata.uid`); undefined outside a pod. */
+  podUid: string | undefined;
+  /** How long announce waits for this pod to show in its role's Service. Milliseconds. */
+  servedTimeoutMs: number;
+  watchSilenceTimeoutMs: number;
+  watchTimeoutSeconds: number;
+}
+
+/**
+ * Pod readiness for `registry.member.liveness=pod`, from the EndpointSlices of
+ * one Service per role: the endpoints controller lists every pod the Service
+ * selects with its `ready` condition, which is the pod's Ready condition (and
+ * false once it terminates), and names the pod by uid in `targetRef`. Readers
+ * need get/list/watch on `endpointslices` only — never on pods, whose specs and
+ * environment a pod watch would show them. One watch per role read.
+ */
+export class EndpointReadiness implements PodReadinessSource {
+  constructor(private readonly config: EndpointReadinessConfig) {}
+
+  get podUid(): string | undefined {
+    return this.config.podUid;
+  }
+
+  /** The Service of `role`; INVALID_CONFIG when the template makes no valid Service name of it. */
+  serviceName(role: string): string {
+    const name = this.config.serviceTemplate.replaceAll('{role}', role.toLowerCase().replace(/[._]/g, '-'));
+    if (!SERVICE_NAME.test(name)) {
+      throw new ConfigurationError(`registry.kubernetes.memberService ${JSON.stringify(this.config.serviceTemplate)} makes ${JSON.stringify(name)} of role ${role}: not a Service name (a DNS-1035 label: 1-63 of a-z 0-9 -, starting with a letter)`, { key: 'registry.kubernetes.memberService', backend: BACKEND });
+    }
+    return name;
+  }
+
+  async assertServed(role: string): Promise<void> {
+    const service = this.serviceName(role);
+    const uid = this.config.podUid;
+    if (uid === undefined) return;
+    let seen = false;
+    let resolve!: () => void;
+    const found = new Promise<void>((r) => (resolve = r));
+    const watch = this.follow(role, service, (slices) => {
+      if (slices.some((s) => endpointsOf(s).some((e) => e.targetRef?.uid === uid))) {
+        seen = true;
+        resolve();
+      }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await watch.listed;
+      await Promise.race([found, new Promise<void>((r) => (timer = setTimeout(r, this.config.servedTimeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+      watch.close();
+    }
+    if (!seen) {
+      throw new ConfigurationError(
+        `registry.member.liveness=pod: this pod (uid ${uid}) is not behind Service ${service} in namespace ${this.config.namespace} after ${this.config.servedTimeoutMs} ms: ` +
+          `create Service ${service} (clusterIP: None) whose selector matches a label of this pod's template, or set registry.kubernetes.memberService`,
+        { key: 'registry.kubernetes.memberService', backend: BACKEND },
+      );
+    }
+  }
+
+  watchRole(role: string, changed: (ready: ReadonlySet<string>) => void): PodReadinessWatch {
+    let service: string;
+    try {
+      service = this.serviceName(role);
+    } catch (err) {
+      const listed = Promise.reject(err as RegistryError);
+      return { listed, close: () => {} };
+    }
+    return this.follow(role, service, (slices) => changed(readyPods(slices)));
+  }
+
+  /** One informer on `service`'s slices; `report` gets them all after the first list and after each change (one report per burst). */
+  private follow(role: string, service: string, report: (slices: EndpointSlice[]) => void): PodReadinessWatch {
+    const { client, logger, namespace } = this.config;
+    let closed = false;
+    let pending = false;
+    // A relist applies its objects one by one: report once they are all in, so no pod looks gone half-way.
+    const schedule = () => {
+      if (pending || closed) return;
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+        if (!closed) report(informer.list());
+      });
+    };
+    const informer = new ResourceInformer<EndpointSlice & { metadata: ObjectMeta & { resourceVersion?: string } }>(
+      {
+        client,
+        logger,
+        path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+        labelSelector: `${SERVICE_LABEL}=${service}`,
+        resource: 'endpointslices.discovery.k8s.io',
+        namespace,
+        silenceTimeoutMs: this.config.watchSilenceTimeoutMs,
+        timeoutSeconds: this.config.watchTimeoutSeconds,
+      },
+      { upsert: schedule, delete: schedule },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    let delay = RETRY_MS;
+    // The informer resumes a broken watch itself; a first list that failed is tried again here.
+    const start = (): Promise<void> =>
+      informer.start().then(
+        () => report(informer.list()),
+        (err: unknown) => {
+          if (!closed) {
+            logger.debug({ err, role, service }, '[rollcall] [kubernetes] cannot list the role Service\'s endpointslices; trying again');
+            timer = setTimeout(() => void start().catch(() => {}), delay);
+            delay = Math.min(delay * 2, MAX_RETRY_MS);
+          }
+          throw err;
+        },
+      );
+    const listed = start();
+    listed.catch(() => {});
+    return {
+      listed,
+      close: () => {
+        closed = true;
+        clearTimeout(timer);
+        informer.close();
+      },
+    };
+  }
+}
+
+function endpointsOf(slice: EndpointSlice) {
+  return slice.endpoints ?? [];
+}
+
+/**
+ * The uids of the Ready pods behind a Service. An endpoint is its pod's
+ * readiness: `serving` where the controller reports it (Ready, terminating or
+ * not: a terminating member is alive until it withdraws), else `ready`. A pod
+ * in several slices (while the controller moves it) is Ready if any says so.
+ */
+export function readyPods(slices: EndpointSlice[]): Set<string> {
+  const ready = new Set<string>();
+  for (const slice of slices) {
+    for (const e of endpointsOf(slice)) {
+      const uid = e.targetRef?.kind === 'Pod' ? e.targetRef.uid : undefined;
+      if (uid && (e.conditions?.serving ?? e.conditions?.ready ?? true)) ready.add(uid);
+    }
+  }
+  return ready;
+}

@@ -1,0 +1,75 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ConnectionState, Registry } from '@rollcall/core';
+
+/** What {@link serveReadinessProbe} takes. */
+export interface ReadinessProbeOptions {
+  /** TCP port of the probe; 0 picks a free one (tests). Default 8086. */
+  port?: number;
+  /** Address to listen on. Default `0.0.0.0` (the kubelet probes the pod IP). */
+  host?: string;
+  /** Path the probe answers on; any other is 404. Default `/readyz`. */
+  path?: string;
+  /**
+   * How long the connection may stay `lost` before the probe fails. The API
+   * server being away is not this process dying: a restart shorter than the
+   * member lease plus this removes no member. Milliseconds. Default 60000.
+   */
+  lostGraceMs?: number;
+  /** Your own condition, ANDed in (e.g. the application finished warming up). Default: always true. */
+  healthy?: () => boolean;
+}
+
+/** A running probe. */
+export interface ReadinessProbe {
+  /** The port it listens on. */
+  readonly port: number;
+  /** Whether it answers 200 now. */
+  ready(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The readiness probe of a pod whose members use `registry.member.liveness=pod`:
+ * an HTTP endpoint that answers 200 while the registry can serve — open, and
+ * `connected`, `suspended` (a call failed; the backend may be restarting), or
+ * `lost` for less than `lostGraceMs` — and 503 otherwise (closing or closed,
+ * lost for longer, or `healthy()` false). A process that hangs stops answering,
+ * so the kubelet marks its pod not Ready and readers remove its members, as a
+ * missed heartbeat would. The pod template's stanza:
+ *
+ * ```yaml
+ * readinessProbe:
+ *   httpGet: { path: /readyz, port: 8086 }
+ *   periodSeconds: 1
+ *   failureThreshold: 1
+ * ```
+ */
+export async function serveReadinessProbe(registry: Registry, options: ReadinessProbeOptions = {}): Promise<ReadinessProbe> {
+  const path = options.path ?? '/readyz';
+  const lostGraceMs = options.lostGraceMs ?? 60_000;
+  let lostSince: number | undefined = registry.state === 'lost' ? performance.now() : undefined;
+  const track = (state: ConnectionState) => (lostSince = state === 'lost' ? (lostSince ?? performance.now()) : undefined);
+  const offs = (['connected', 'suspended', 'lost', 'reconnected'] as const).map((type) => registry.on(type, (e: { state: ConnectionState }) => track(e.state)));
+  const ready = () => registry.isOpen && (lostSince === undefined || performance.now() - lostSince < lostGraceMs) && (options.healthy?.() ?? true);
+  const server: Server = createServer((req, res) => {
+    if ((req.url ?? '').split('?')[0] !== path) {
+      res.writeHead(404).end();
+      return;
+    }
+    const ok = ready();
+    res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? `ok ${registry.state}\n` : `not ready ${registry.isOpen ? registry.state : 'closed'}\n`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8086, options.host ?? '0.0.0.0', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    ready,
+    close: () => {
+      offs.forEach((off) => off());
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
