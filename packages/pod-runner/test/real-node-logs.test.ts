@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onRealNode, requireTestEnv, waitFor } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { onRealNode, requireTestEnv, serverWait } from '@rollcall/tools/testenv';
 import { logFile, type LogLine, type PodRunner, type PodTemplateSpec } from '../src/index.js';
 import { admin, runnerNamespace, startRunner } from './runner-env.js';
 
@@ -68,7 +69,7 @@ describe('a task log on the real node', () => {
     const status = await runner.result('rotating');
     clearInterval(watching);
     expect(status).toMatchObject({ phase: 'succeeded', exitCode: 0 });
-    await waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), { what: 'the succeeded pod deleted', timeoutMs: 30_000 });
+    await waitFor(() => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).then(() => false, () => true), 30_000, serverWait({ what: 'the succeeded pod deleted' }));
     await following;
     console.log(`[real-node-logs] the kubelet rotated the task's log ${rotated.size} times`);
     expect(rotated.size).toBeGreaterThanOrEqual(2);
