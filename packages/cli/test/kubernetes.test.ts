@@ -104,8 +104,9 @@ describe('on the real Kubernetes API server', () => {
     expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ missing: expect.arrayContaining(['create pods', 'get pods/log', 'list events']), fix: `rollcall manifests --role pod-runner --namespace ${namespace} | kubectl apply -f -` });
   });
 
-  it('tasks: lists, shows, prints the log of and cancels a pod runner\'s tasks, read from their pods', async () => {
-    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'cli', templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'task:1' }] } } }] });
+  it('tasks: lists, shows, prints the log of and cancels a pod runner\'s tasks, read from their pods, and the log from the runner\'s log directory once the pod is gone', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'rollcall-cli-task-logs-'));
+    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'cli', logs: { dir: logDir }, templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'task:1' }] } } }] });
     try {
       await runner.submit({ taskId: 'cli-task', taskType: 'report', tags: { tier: 'batch' } });
       await waitFor(() => runner.get('cli-task')?.phase === 'running', 15_000, 'the task to run');
@@ -126,8 +127,18 @@ describe('on the real Kubernetes API server', () => {
       const missing = await run(['tasks', 'show', 'no-such-task', ...where]);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('NOT_FOUND');
+      await waitFor(async () => (await run(['tasks', ...where])).stdout.includes('cli-task') === false, 15_000, 'the cancelled pod to be gone');
+      // the runner's own read of an ended task waits for its capture to be over
+      for await (const _ of runner.logs('cli-task', { tailLines: 1 }));
+      const stored = await run(['tasks', 'logs', 'cli-task', '--tail', '1', '--log-dir', logDir, ...where]);
+      expect(stored.code, stored.stderr).toBe(0);
+      expect(stored.stdout).toBe(`${line}\n`);
+      const elsewhere = await run(['tasks', 'logs', 'cli-task', '--log-dir', join(logDir, 'elsewhere'), ...where]);
+      expect(elsewhere.code).not.toBe(0);
+      expect(elsewhere.stderr).toContain('NOT_FOUND');
     } finally {
       await runner.close();
+      rmSync(logDir, { recursive: true, force: true });
     }
   });
 

@@ -2,6 +2,8 @@ export { createPodRunner } from './create-pod-runner.js';
 export { PodRunner, type CancelOptions, type TaskFilter } from './runner.js';
 export type { PodRunnerOptions, CapacityOptions } from './options.js';
 export type { LogLine, LogOptions } from './logs.js';
+export { directoryLogSink, logFile, DEFAULT_LOG_DIR, type LogKey, type LogSink, type TaskLogOptions } from './log-sink.js';
+export { DEFAULT_MAX_LOG_BYTES, CUT_MARKER } from './log-writer.js';
 export type { Task, TaskPhase, TaskResources, TaskStatus, TaskTimeouts, PendingCause, AttemptOutcome } from './task.js';
 export { RETRYABLE_REASONS, type RetryPolicy, type RetryableReason, type ExitCodeRule } from './retry-policy.js';
 export { TERMINAL_PHASES, DEFAULT_TIMEOUTS } from './task.js';

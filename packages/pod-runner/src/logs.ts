@@ -1,5 +1,6 @@
 import { hasCode, type Logger } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
+import { sortable } from './log-time.js';
 
 /** Options of {@link PodRunner.logs}, as `kubectl logs` has them. */
 export interface LogOptions {
@@ -21,12 +22,6 @@ export interface LogLine {
   text: string;
 }
 
-/** `2026-12-03T04:03:21.1073977Z` → `2026-12-03T04:03:21.107397700Z`: equal width, so strings compare as times. */
-function sortable(time: string): string {
-  const match = /^(.*?:\d\d)(?:\.(\d+))?Z$/.exec(time);
-  return match ? `${match[1]}.${(match[2] ?? '').padEnd(9, '0')}Z` : time;
-}
-
 export interface LogStreamInput {
   client: ApiClient;
   logger: Logger;
@@ -39,6 +34,8 @@ export interface LogStreamInput {
   options: LogOptions;
   /** True once the task has ended: a following stream that ends cleanly is then over. */
   ended(): boolean;
+  /** Lines already had (a capture resuming what it stored): the last one's time and how many lines share it; the stream starts after them. */
+  after?: { time: string; count: number };
 }
 
 const MAX_FAILURES = 8;
@@ -56,8 +53,8 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
   let failure: Error | undefined;
   let done = false;
   let abort: (() => void) | undefined;
-  let lastKey = '';
-  let atLastKey = 0;
+  let lastKey = input.after ? sortable(input.after.time) : '';
+  let atLastKey = input.after?.count ?? 0;
   let bytes = 0;
   let failures = 0;
   let opened = 0;

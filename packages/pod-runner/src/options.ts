@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock, Logger, Registry } from '@rollcall/core';
+import type { TaskLogOptions } from './log-sink.js';
 import type { TemplateRule } from './templates.js';
 import type { TaskStatus, TaskTimeouts } from './task.js';
 
@@ -26,6 +27,13 @@ export interface PodRunnerOptions {
   keepFailedPodsMs?: number;
   /** First wait before creating again after a quota refusal (403 "exceeded quota"), a 429 or a quota race (409 Conflict on create); doubles up to 30 s, and a pod finishing retries at once. Milliseconds. Default 1000. */
   requeueDelayMs?: number;
+  /**
+   * Each task's log is copied, while it runs, into a sink, so `logs()` and
+   * `rollcall tasks logs` serve it after the pod is gone. Default: files under
+   * {@link DEFAULT_LOG_DIR}, 10 MiB per task attempt. `false`: nothing is captured
+   * (logs are read from the pod while it exists).
+   */
+  logs?: TaskLogOptions | false;
   /** Path of a kubeconfig file. Default as kubectl: `KUBECONFIG`, `~/.kube/config`, or the in-cluster service account. */
   kubeconfig?: string;
   /** Kubeconfig context. Default the current one. */

@@ -18,6 +18,8 @@ export interface PodReleaserOptions {
   latest: (name: string) => Pod | undefined;
   /** The runner is closed: start nothing. */
   closed: () => boolean;
+  /** Resolves once the task's log is stored as far as it must be before its pod is deleted (see LogCapture.untilLogged). */
+  untilLogged?: (state: TaskState) => Promise<void>;
 }
 
 /**
@@ -86,6 +88,8 @@ export class PodReleaser {
         return;
       }
       if (state) state.release.deleteRequested = true;
+      // the log's last lines stored before the pod goes (a kept pod stays long enough)
+      if (state) await this.options.untilLogged?.(state);
       await api.delete(name, state?.release.graceSeconds);
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return;

@@ -4,6 +4,7 @@ import { Capacity } from './capacity.js';
 import { BACKEND, isRequeueable, notLeader } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
+import { createLogCapture, type LogCapture } from './log-capture.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
 import { buildPod } from './pod-build.js';
@@ -58,6 +59,7 @@ export class PodRunner {
   private readonly gate: LeaderGate;
   private readonly releaser: PodReleaser;
   private readonly timers: TaskTimers;
+  private readonly logCapture: LogCapture | undefined;
   private closed = false;
   private informer: ResourceInformer<Pod> | undefined;
 
@@ -77,6 +79,7 @@ export class PodRunner {
     this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
+    this.logCapture = createLogCapture(options.logs, { client, logger: this.logger, namespace, runner: name }, options.registry !== undefined);
     this.releaser = new PodReleaser({
       api: this.api,
       clock: this.clock,
@@ -84,6 +87,7 @@ export class PodRunner {
       keepFailedPodsMs: options.keepFailedPodsMs ?? 0,
       latest: (podName) => this.informer?.get(podName),
       closed: () => this.closed,
+      untilLogged: (state) => this.logCapture?.untilLogged(state.status, state.pod) ?? Promise.resolve(),
     });
   }
 
@@ -131,6 +135,7 @@ export class PodRunner {
       lost: (reason) => {
         this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
         for (const state of this.tasks.values()) this.timers.clearPodTimers(state);
+        void this.logCapture?.stopAll();
       },
     });
   }
@@ -215,19 +220,25 @@ export class PodRunner {
     const entry = this.requireEntry(taskId);
     // a container that has not started has no log yet: a follower waits for it (the API server would refuse)
     const notStarted = entry.status.phase === 'queued' || entry.status.phase === 'pending';
+    const started = options.follow && notStarted ? this.untilStarted(taskId, entry.status) : undefined;
+    const container = this.taskContainer(entry);
+    const fromPod = () =>
+      logStream({ client: this.client, logger: this.logger, namespace: this.namespace, podName: () => entry.status.podName, container: options.container ?? container, options, started, ended: () => isTerminal(entry.status) });
+    // the captured copy, which outlives the pod: followed, or read once the task ended or its pod is gone;
+    // a read of a running task is the kubelet's (what it has now, not what the capture stored so far)
+    const captured = this.logCapture && (options.container === undefined || options.container === container);
+    if (captured && (options.follow || !entry.pod || isTerminal(entry.status))) {
+      return this.logCapture!.read(entry.status, options, started, () => isTerminal(entry.status), entry.pod ? fromPod : undefined);
+    }
     if (!entry.pod && !(options.follow && notStarted)) {
       throw new StoreConflictError('NOT_FOUND', `task ${taskId} has no pod${isTerminal(entry.status) ? ' any more' : ' yet'}: no log to read`, { backend: BACKEND });
     }
-    return logStream({
-      client: this.client,
-      logger: this.logger,
-      namespace: this.namespace,
-      podName: () => entry.status.podName,
-      container: options.container ?? (entry.pod && taskContainerName(entry.pod)) ?? entry.spec!.template.rule.container ?? entry.spec!.template.template.spec!.containers[0]!.name,
-      options,
-      started: options.follow && notStarted ? this.untilStarted(taskId, entry.status) : undefined,
-      ended: () => isTerminal(entry.status),
-    });
+    return fromPod();
+  }
+
+  /** The container whose log is the task's (and is captured): found by name (see taskContainerName). */
+  private taskContainer(entry: TaskState): string {
+    return (entry.pod && taskContainerName(entry.pod)) ?? entry.spec?.template.rule.container ?? entry.spec?.template.template.spec!.containers[0]!.name ?? '';
   }
 
   /** Resolves once the task's status leaves queued and pending (its container started, or it ended). */
@@ -272,6 +283,7 @@ export class PodRunner {
     }
     this.hub.close();
     await Promise.allSettled([...this.tasks.values()].map((e) => e.release.inFlight));
+    await this.logCapture?.stopAll();
     this.client.close();
   }
 
@@ -369,6 +381,8 @@ export class PodRunner {
     // A pod of another attempt: an earlier one still held by our finalizer is let go.
     if (decision.action === 'release-other') return void this.releaser.releasePod(pod, undefined);
     entry.pod = pod;
+    const attempt = entry.status.attempt;
+    this.logCapture?.observe(entry.status, pod, this.taskContainer(entry), decision.action !== 'release', () => isTerminal(entry.status) || entry.status.attempt !== attempt);
     if (decision.action === 'release') return void this.releaser.release(entry);
     // queued here, but its pod exists (made by the runner that led before): follow it, never create it again
     this.queue.remove(entry);
@@ -426,6 +440,7 @@ export class PodRunner {
     if (!entry || entry.status.podName !== pod.metadata.name) return;
     entry.pod = undefined;
     entry.release.deleteTimer?.cancel();
+    this.logCapture?.gone(entry.status);
     if (!isTerminal(entry.status)) {
       // gone without the runner seeing it end (its last state may say why: evicted, preempted, its node lost)
       this.finish(entry, lostByDeletion(pod));
@@ -530,7 +545,7 @@ export class PodRunner {
     entry.createError = undefined;
     if (this.freeSlot(entry)) this.queue.endPause();
     // the ended attempt's pod goes now; a later state of it is let go as another attempt's (reconcile's release-other)
-    if (oldPod) void this.releaser.releasePod(oldPod, undefined);
+    if (oldPod) void (this.logCapture?.untilLogged(ended, oldPod) ?? Promise.resolve()).then(() => this.releaser.releasePod(oldPod, undefined));
     const spec = entry.spec!;
     spec.task = { ...spec.task, attempt: ended.attempt + 1 };
     const built = buildPod({ runner: this.name, namespace: this.namespace, task: spec.task, template: spec.template.template, templateName: spec.template.rule.name, container: spec.template.rule.container, submittedAt: entry.status.submittedAt });

@@ -2,6 +2,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, StoreConflictError } from '@rollcall/core';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
+import { readStoredLog } from './log-read.js';
+import { directoryLogSink, latestStoredAttempt, type LogSink } from './log-sink.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_RUNNER_NAME } from './options.js';
 import { statusFromPod } from './pod-task.js';
@@ -19,6 +21,12 @@ export interface TaskViewOptions {
   kubeConfig?: KubeConfig;
   /** Milliseconds. Default 5000. */
   requestTimeoutMs?: number;
+  /**
+   * Where the runner keeps its tasks' logs (its `logs` option): `logs` reads a
+   * task whose pod is gone from here. A directory (the runner's `logs.dir`) or
+   * the runner's sink. Default the directory sink's default, DEFAULT_LOG_DIR.
+   */
+  logs?: { dir?: string; sink?: LogSink };
 }
 
 /**
@@ -28,13 +36,16 @@ export interface TaskViewOptions {
  */
 export class TaskView {
   private readonly api: PodsApi;
+  private readonly sink: LogSink;
 
   constructor(
     private readonly client: ApiClient,
     readonly namespace: string,
     readonly name: string,
+    logs: TaskViewOptions['logs'] = {},
   ) {
     this.api = new PodsApi(client, namespace);
+    this.sink = logs.sink ?? directoryLogSink(logs.dir);
   }
 
   private pods(taskId?: string): Promise<Pod[]> {
@@ -51,9 +62,19 @@ export class TaskView {
     return statuses.sort((a, b) => b.attempt - a.attempt)[0];
   }
 
-  /** The log of the task's latest attempt; with `follow`, until its container exits. */
+  /**
+   * The log of the task's latest attempt; with `follow`, until its container
+   * exits. From its pod, or, when the pod is gone, from the runner's log sink
+   * (NOT_FOUND when neither has it).
+   */
   async logs(taskId: string, options: LogOptions = {}): Promise<AsyncIterableIterator<LogLine>> {
-    const status = await this.require(taskId);
+    const status = await this.get(taskId);
+    if (!status) {
+      const base = { namespace: this.namespace, runner: this.name, taskId };
+      const attempt = await latestStoredAttempt(this.sink, base);
+      if (attempt === undefined) throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${this.name} in namespace ${this.namespace}, and no stored log (is the runner's log directory given?)`, { backend: BACKEND });
+      return readStoredLog(this.sink, { ...base, attempt }, { ...options, follow: false });
+    }
     const pods = await this.pods(taskId);
     const pod = pods.find((p) => p.metadata.name === status.podName)!;
     return logStream({
@@ -96,5 +117,5 @@ export class TaskView {
 export function openTaskView(options: TaskViewOptions = {}): TaskView {
   const kc = options.kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
-  return new TaskView(new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(undefined)), namespace, options.name ?? DEFAULT_RUNNER_NAME);
+  return new TaskView(new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(undefined)), namespace, options.name ?? DEFAULT_RUNNER_NAME, options.logs);
 }

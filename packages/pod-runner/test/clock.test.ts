@@ -88,11 +88,14 @@ describe('a kept failed pod', () => {
     const podVerbs = role.rules!.find((r) => r.resources?.includes('pods'))!.verbs;
     try {
       const { podName } = await keeper.submit({ taskId: 'kept', taskType: 'report', ...exits(1, { runMs: 100 }) });
-      expect(await keeper.result('kept')).toMatchObject({ phase: 'failed', exitCode: 1 });
+      const failed = await keeper.result('kept');
+      expect(failed).toMatchObject({ phase: 'failed', exitCode: 1 });
       const pod = () => admin.core.readNamespacedPod({ name: podName, namespace: env.namespace }).catch(() => undefined);
       await waitFor(async () => (await pod())?.metadata?.finalizers === undefined, 15_000, 'the status recorded and the finalizer off');
       await setPodVerbs(podVerbs.filter((v) => v !== 'delete'));
-      await keepClock.advance(10 * MINUTE);
+      // the keep counts from the container's finishedAt (the kubelet's wall clock, whole seconds), which may be
+      // up to a second past this clock's start: advance to exactly that deadline
+      await keepClock.advance(Date.parse(failed.finishedAt!) + 10 * MINUTE - keepClock.wallNow().getTime());
       await waitFor(() => warnings.includes('[rollcall] [pod-runner] could not delete a kept failed pod; trying again'), 15_000, 'the refused delete logged');
       expect(await pod()).toBeDefined();
       await setPodVerbs(podVerbs);

@@ -4,9 +4,11 @@ import { rejection, waitFor } from '@rollcall/conformance';
 import { ErrorCode } from '@rollcall/core';
 import { KWOK_LOG_CONTAINER, kwokContainerLogPath, proxiedKubeconfig, type TcpProxy } from '@rollcall/tools/testenv';
 import type { LogLine, PodRunner } from '../src/index.js';
-import { runnerNamespace, startRunner } from './runner-env.js';
+import { exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let runner: PodRunner;
+let namespace: string;
+let start: () => Promise<PodRunner>;
 let proxy: TcpProxy;
 let written = 0;
 
@@ -24,9 +26,11 @@ function writeLines(count: number, prefix: string): string[] {
 
 beforeAll(async () => {
   const env = await runnerNamespace('pod-logs');
+  namespace = env.namespace;
   const proxied = await proxiedKubeconfig(env.kubeconfig);
   proxy = proxied.proxy;
-  runner = await startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
+  start = () => startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
+  runner = await start();
   appendFileSync(kwokContainerLogPath(), ''); // the file is shared by every such container: only lines from now on count
 });
 
@@ -66,5 +70,45 @@ describe('logs', () => {
     expect(lines).toEqual(last.slice(1));
     expect((await rejection(async () => runner.logs('no-such-task'))).code).toBe(ErrorCode.NOT_FOUND);
     await runner.cancel('tail-me', { graceSeconds: 0 });
+  });
+
+  it('serves a task\'s captured log after its pod is gone, and follows it to the end', async () => {
+    await runner.submit({ taskId: 'outlive-me', taskType: 'report', ...exits(0, { runMs: 3000 }) });
+    await waitFor(() => runner.get('outlive-me')?.phase === 'running', 15_000, 'the task to run');
+    // kwok serves one file for every such container, this instance's earlier runs included: only this run's lines count
+    const prefix = `kept-${process.pid}-${Date.now()}`;
+    const following: string[] = [];
+    const reading = (async () => {
+      for await (const line of runner.logs('outlive-me', { follow: true })) if (line.text.startsWith(prefix)) following.push(line.text);
+    })();
+    const kept = writeLines(4, prefix);
+    await waitFor(() => following.length === 4, 15_000, () => `the follower to see the lines (saw ${following.length})`);
+    expect((await runner.result('outlive-me')).phase).toBe('succeeded');
+    await waitFor(async () => (await runnerPods(namespace)).every((p) => !p.metadata?.name?.includes('outlive-me')), 15_000, 'the pod to be deleted');
+    await reading;
+    const served: string[] = [];
+    for await (const line of runner.logs('outlive-me')) if (line.text.startsWith(prefix)) served.push(line.text);
+    expect(served).toEqual(kept);
+    expect(following).toEqual(kept);
+    const tail: string[] = [];
+    for await (const line of runner.logs('outlive-me', { tailLines: 2 })) tail.push(line.text);
+    expect(tail).toEqual(kept.slice(2));
+  });
+
+  it('a runner started again continues the capture after what was stored: no line twice, none lost', async () => {
+    const prefix = `carried-${process.pid}-${Date.now()}`;
+    await runner.submit({ taskId: 'carry-on', taskType: 'report', ...exits(0, { runMs: 10_000 }) });
+    await waitFor(() => runner.get('carry-on')?.phase === 'running', 15_000, 'the task to run');
+    const before = writeLines(3, prefix);
+    let seen = 0;
+    for await (const line of runner.logs('carry-on', { follow: true })) if (line.text.startsWith(prefix) && ++seen === 3) break;
+    await runner.close();
+    const meanwhile = writeLines(2, prefix); // no runner up: the kubelet's copy only
+    runner = await start();
+    const after = writeLines(2, prefix);
+    expect((await runner.result('carry-on')).phase).toBe('succeeded');
+    const served: string[] = [];
+    for await (const line of runner.logs('carry-on')) if (line.text.startsWith(prefix)) served.push(line.text);
+    expect(served).toEqual([...before, ...meanwhile, ...after]);
   });
 });

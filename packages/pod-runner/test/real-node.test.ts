@@ -10,9 +10,8 @@ let runner: PodRunner;
 
 beforeAll(async () => {
   env = await runnerNamespace('real-node');
-  // a failed task's pod kept: a follower that first learns of the task at its end can still read
-  // the log (a pod released at once takes it along: issue 25's logs that outlive the pod)
-  runner = await startRunner(env, { keepFailedPodsMs: 60_000, templates: [{ name: 'real', template: { spec: onRealNode({ containers: [{ name: 'main' }] }) as PodTemplateSpec['spec'] } }] });
+  // no pod is kept: a follower that first learns of the task at its end reads the captured log
+  runner = await startRunner(env, { templates: [{ name: 'real', template: { spec: onRealNode({ containers: [{ name: 'main' }] }) as PodTemplateSpec['spec'] } }] });
 });
 
 afterAll(async () => {

@@ -10,6 +10,8 @@ export interface TaskFlags {
   runner?: string;
   output?: string;
   json?: boolean;
+  /** The runner's log directory (its `logs.dir`): where `tasks logs` reads a task whose pod is gone. */
+  logDir?: string;
 }
 
 async function withView<T>(flags: TaskFlags, action: (view: TaskView) => Promise<T>): Promise<T> {
@@ -19,6 +21,7 @@ async function withView<T>(flags: TaskFlags, action: (view: TaskView) => Promise
     kubeconfig: flags.kubeconfig ?? process.env.REGISTRY_KUBERNETES_KUBECONFIG,
     context: flags.context,
     name: flags.runner,
+    logs: { dir: flags.logDir },
   });
   try {
     return await action(view);

@@ -20,6 +20,9 @@ const resolvConf = () => join(nodeDir(), 'resolv.conf');
 /** Where the kubelet keeps containers' logs (pods/log reads them). */
 export const podLogsDir = () => join(nodeDir(), 'pod-logs');
 
+/** The size at which the kubelet rotates a container's log (checked every 3 s, the least it allows). */
+export const CONTAINER_LOG_MAX_SIZE = '128Ki';
+
 /** KubeletConfiguration (JSON is YAML): what a kubelet needs on this machine, and no more. */
 function kubeletConfig(): object {
   return {
@@ -56,8 +59,11 @@ function kubeletConfig(): object {
     // status soon after a change (a test waits for Ready transitions)
     nodeStatusUpdateFrequency: '10s',
     syncFrequency: '10s',
-    containerLogMaxSize: '10Mi',
+    // small and often, so a test sees its task's log rotated while it follows it (the
+    // kubelet's defaults are 10Mi checked every 10s); no test reads more than the current file
+    containerLogMaxSize: CONTAINER_LOG_MAX_SIZE,
     containerLogMaxFiles: 3,
+    containerLogMonitorInterval: '3s',
     protectKernelDefaults: false,
   };
 }
