@@ -1,7 +1,6 @@
 import { appendFile, mkdir, open, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PodRunnerOptions } from './options.js';
 
 /** Which log: one per task attempt of one runner. */
 export interface LogKey {
@@ -33,7 +32,7 @@ export interface LogSink {
   readonly shared?: boolean;
 }
 
-/** Where a runner keeps its tasks' logs (`logs` of {@link PodRunnerOptions}). */
+/** Where a runner keeps its tasks' logs (its option `logs`). */
 export interface TaskLogOptions {
   /** The directory of the default sink (see {@link logFile} for the layout). Default {@link DEFAULT_LOG_DIR}. Ignored when `sink` is given. */
   dir?: string;
