@@ -29,30 +29,34 @@ export class TaskTimers {
 
   /** Arms the Unknown bound once: the pod seen Unknown again keeps the timer it has. */
   armUnknown(state: TaskState, deadline: number, fire: () => void): void {
-    if (state.timers.unknown) return;
-    state.timers.unknown = this.clock.setTimeout(() => {
-      state.timers.unknown = undefined;
-      fire();
-    }, delayUntilWall(this.clock, deadline));
+    this.armBound(state, 'unknown', deadline, fire);
   }
 
   clearUnknown(state: TaskState): void {
-    state.timers.unknown?.cancel();
-    state.timers.unknown = undefined;
+    this.clearBound(state, 'unknown');
   }
 
   /** Arms the queue bound once per wait in the queue (a requeue after a refusal keeps it). */
   armQueue(state: TaskState, deadline: number, fire: () => void): void {
-    if (state.timers.queue) return;
-    state.timers.queue = this.clock.setTimeout(() => {
-      state.timers.queue = undefined;
+    this.armBound(state, 'queue', deadline, fire);
+  }
+
+  clearQueue(state: TaskState): void {
+    this.clearBound(state, 'queue');
+  }
+
+  /** A bound armed once until it fires or is cleared, at a wall-clock `deadline`. */
+  private armBound(state: TaskState, slot: 'unknown' | 'queue', deadline: number, fire: () => void): void {
+    if (state.timers[slot]) return;
+    state.timers[slot] = this.clock.setTimeout(() => {
+      state.timers[slot] = undefined;
       fire();
     }, delayUntilWall(this.clock, deadline));
   }
 
-  clearQueue(state: TaskState): void {
-    state.timers.queue?.cancel();
-    state.timers.queue = undefined;
+  private clearBound(state: TaskState, slot: 'unknown' | 'queue'): void {
+    state.timers[slot]?.cancel();
+    state.timers[slot] = undefined;
   }
 
   /** The backoff before a retry: `fire` queues the next attempt. Milliseconds on the clock. */
