@@ -22,60 +22,48 @@ const READ_BYTES = 64 * 1024;
  */
 export async function* readStoredLog(sink: LogSink, key: LogKey, options: LogOptions, live?: LiveLog): AsyncGenerator<LogLine> {
   const since = options.sinceTime === undefined ? undefined : sortable(options.sinceTime);
-  let offset = 0;
+  const cursor = { offset: 0 };
   let bytes = 0;
-  let want = READ_BYTES;
   // tailLines counts from what is stored when the read begins
   let skip = 0;
   if (options.tailLines !== undefined) {
     let total = 0;
-    for await (const _ of storedLines(sink, key, 0)) total += 1;
+    for await (const _ of storedLines(sink, key, { offset: 0 })) total += 1;
     skip = Math.max(0, total - options.tailLines);
   }
   for (;;) {
     // read `over` before the sink: a capture over by then stored everything this read can see
     const wasOver = !live || !options.follow || live.over();
     const changed = live && options.follow && !wasOver ? live.changed() : undefined;
-    for (;;) {
-      const chunk = await sink.read(key, offset, want);
-      const end = chunk.lastIndexOf(10);
-      if (end < 0) {
-        // a line longer than the chunk: read more at once; a short chunk: nothing new yet
-        if (chunk.length < want) break;
-        want *= 2;
+    for await (const raw of storedLines(sink, key, cursor)) {
+      if (skip > 0) {
+        skip -= 1;
         continue;
       }
-      offset += end + 1;
-      want = READ_BYTES;
-      for (const raw of chunk.subarray(0, end).toString('utf8').split('\n')) {
-        if (skip > 0) {
-          skip -= 1;
-          continue;
-        }
-        const line = parseStoredLine(raw);
-        if (since !== undefined && sortable(line.time) < since) continue;
-        bytes += Buffer.byteLength(line.text) + 1;
-        yield line;
-        if (options.limitBytes !== undefined && bytes >= options.limitBytes) return;
-      }
+      const line = parseStoredLine(raw);
+      if (since !== undefined && sortable(line.time) < since) continue;
+      bytes += Buffer.byteLength(line.text) + 1;
+      yield line;
+      if (options.limitBytes !== undefined && bytes >= options.limitBytes) return;
     }
     if (wasOver) return;
     await changed;
   }
 }
 
-/** Every stored line from byte `offset` on, as it is now. */
-async function* storedLines(sink: LogSink, key: LogKey, offset: number): AsyncGenerator<string> {
+/** Every whole line stored from `cursor.offset` on, as it is now; the cursor moves past each chunk of lines it yields. */
+async function* storedLines(sink: LogSink, key: LogKey, cursor: { offset: number }): AsyncGenerator<string> {
   let want = READ_BYTES;
   for (;;) {
-    const chunk = await sink.read(key, offset, want);
+    const chunk = await sink.read(key, cursor.offset, want);
     const end = chunk.lastIndexOf(10);
     if (end < 0) {
+      // a line longer than the chunk: read more at once; a short chunk: nothing new yet
       if (chunk.length < want) return;
       want *= 2;
       continue;
     }
-    offset += end + 1;
+    cursor.offset += end + 1;
     want = READ_BYTES;
     yield* chunk.subarray(0, end).toString('utf8').split('\n');
   }
