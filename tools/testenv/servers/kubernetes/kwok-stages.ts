@@ -16,36 +16,6 @@ export const KWOK_POD_ANNOTATIONS = {
   ready: 'kwok.rollcall.dev/ready',
 } as const;
 
-/** A Stage that sets a Running pod's Ready (and ContainersReady) condition to `status` while its {@link KWOK_POD_ANNOTATIONS.ready} annotation is `value`. */
-const readinessStage = (name: string, value: 'true' | 'false', status: 'True' | 'False') => `
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: ${name}
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values: ['Running']
-    - key: '.metadata.annotations["${KWOK_POD_ANNOTATIONS.ready}"]'
-      operator: 'In'
-      values: ['${value}']
-  weight: 10000
-  next:
-    # No timestamps: applied again to a pod already so, it changes nothing.
-    statusTemplate: |
-      conditions:
-      - status: "${status}"
-        type: Ready
-      - status: "${status}"
-        type: ContainersReady
-`;
 
 /** Containers of this name (in any pod) have kwok serve `kwokContainerLogPath()` as their log: append CRI-format lines (`<RFC3339Nano> stdout F <text>`) to it. */
 export const KWOK_LOG_CONTAINER = 'rollcall-logs';
@@ -53,8 +23,8 @@ export const KWOK_LOG_CONTAINER = 'rollcall-logs';
 /** The log file of every {@link KWOK_LOG_CONTAINER} container; kwok follows it. */
 export const kwokContainerLogPath = () => join(unitDir('kwok'), 'container-logs', `${KWOK_LOG_CONTAINER}.log`);
 
-/** A Stage for live pods in `phase` that carry `annotation`; `rest` continues its spec after the weight (two-space indent). */
-const podStage = (name: string, phase: string, annotation: string, rest: string) => `
+/** A Stage for live pods in `phase` that carry `annotation` (with `value`, when given); `rest` continues its spec after the weight (two-space indent). */
+const podStage = (name: string, phase: string, annotation: string, rest: string, value?: string) => `
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
@@ -71,9 +41,28 @@ spec:
       operator: 'In'
       values: ['${phase}']
     - key: '.metadata.annotations["${annotation}"]'
-      operator: 'Exists'
+${value === undefined ? "      operator: 'Exists'" : `      operator: 'In'\n      values: ['${value}']`}
   weight: 10000
 ${rest.replace(/^\n/, '')}`;
+
+/** A Stage that sets a Running pod's Ready (and ContainersReady) condition to `status` while its {@link KWOK_POD_ANNOTATIONS.ready} annotation is `value`. */
+const readinessStage = (name: string, value: 'true' | 'false', status: 'True' | 'False') =>
+  podStage(
+    name,
+    'Running',
+    KWOK_POD_ANNOTATIONS.ready,
+    `
+  next:
+    # No timestamps: applied again to a pod already so, it changes nothing.
+    statusTemplate: |
+      conditions:
+      - status: "${status}"
+        type: Ready
+      - status: "${status}"
+        type: ContainersReady
+`,
+    value,
+  );
 
 /**
  * Stages of our own, loaded after kwokctl's defaults. Each selects pods by a
