@@ -1,4 +1,4 @@
-import { createRegistry, type Clock, type Registry, type CoreConfigInput } from '../src/index.js';
+import { createRegistry, type Clock, type CoreConfigInput, type MemberEvent, type Registry } from '../src/index.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { ManualClock, MemoryBackend, MemoryStore, settle } from '../src/testing.js';
 
@@ -87,4 +87,15 @@ export async function until(condition: () => boolean, rounds = 100): Promise<voi
     await settle(1);
   }
   throw new Error(`condition not reached after ${rounds} settles: ${condition.toString()}`);
+}
+
+/** A role's member events as `registry` delivers them, with the `clock` time each arrived, and a one-line summary of each. */
+export function memberLog(registry: Registry, role: string, clock?: Clock) {
+  const events: MemberEvent[] = [];
+  const at: number[] = [];
+  registry.watchMembers(role, (e) => {
+    events.push(e);
+    if (clock) at.push(clock.now());
+  });
+  return { events, at, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
 }

@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, ErrorCode, type MemberEvent, type Registry } from '../src/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigurationError, ErrorCode } from '../src/index.js';
 import type { PodReadinessSource, PodReadinessWatch } from '../src/pod-readiness.js';
 import { memberKey } from '../src/spi.js';
 import { MemoryStore, type MemoryBackend } from '../src/testing.js';
-import { Harness, until } from './harness.js';
+import { Harness, memberLog, until } from './harness.js';
 
 // Defaults: heartbeat every 5 s, member lease 20 s.
 const LEASE = 20_000;
@@ -62,15 +62,13 @@ class PodStore extends MemoryStore {
   }
 }
 
-function log(registry: Registry, role: string) {
-  const events: MemberEvent[] = [];
-  registry.watchMembers(role, (e) => events.push(e));
-  return { events, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
-}
-
 describe('registry.member.liveness=pod', () => {
   let h: Harness;
   let pods: FakePods;
+  beforeEach(() => {
+    h = new Harness();
+    pods = new FakePods();
+  });
   afterEach(async () => {
     await h.closeAll();
   });
@@ -79,12 +77,10 @@ describe('registry.member.liveness=pod', () => {
   const row = (role: string, id: string) => h.backend.rows.get(`test/${memberKey(role, id)}`);
 
   it('a member in a Ready pod is written once and never renewed; readers follow its pod: not Ready removes it (expired, last data), Ready again adds it, deleted removes it', async () => {
-    h = new Harness();
-    pods = new FakePods();
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a');
     const r = await open('r', undefined);
-    const seen = log(r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker');
     await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
     await until(() => seen.events.length === 1);
     expect(row('worker', 'w1')!.record).toMatchObject({ liveness: { mode: 'pod', podUid: 'uid-a' } });
@@ -108,12 +104,10 @@ describe('registry.member.liveness=pod', () => {
   });
 
   it('a restarted container\'s announce deletes what the earlier container of its pod announced, so the pod\'s next Ready brings back no phantom', async () => {
-    h = new Harness();
-    pods = new FakePods();
     pods.set('worker', 'uid-a', true);
     const first = await open('first', 'uid-a');
     const r = await open('r', undefined);
-    const seen = log(r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker');
     await first.registry.announce({ role: 'worker', id: 'w-first' });
     await until(() => seen.events.length === 1);
     first.store.partition(); // the container dies: no withdraw
@@ -130,12 +124,10 @@ describe('registry.member.liveness=pod', () => {
   });
 
   it('a payload change is one write, and readers see it as updated', async () => {
-    h = new Harness();
-    pods = new FakePods();
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a');
     const r = await open('r', undefined);
-    const seen = log(r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker');
     const m = await a.registry.announce({ role: 'worker', id: 'w1', payload: 1 });
     await until(() => seen.events.length === 1);
     const before = row('worker', 'w1')!.version;
@@ -149,8 +141,6 @@ describe('registry.member.liveness=pod', () => {
   });
 
   it('the first members() of a role waits for its readiness: a Ready pod member is in the first answer', async () => {
-    h = new Harness();
-    pods = new FakePods();
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a');
     await a.registry.announce({ role: 'worker', id: 'w1' });
@@ -159,24 +149,19 @@ describe('registry.member.liveness=pod', () => {
   });
 
   it('announce fails INVALID_CONFIG, writing nothing, when its pod is not behind the role Service', async () => {
-    h = new Harness();
-    pods = new FakePods();
     const a = await open('a', 'uid-a');
     await expect(a.registry.announce({ role: 'worker', id: 'w1' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, message: expect.stringContaining('Service of role worker') });
     expect(row('worker', 'w1')).toBeUndefined();
   });
 
   it('a backend without pod readiness refuses the mode with INVALID_CONFIG', async () => {
-    h = new Harness();
     await expect(h.registry('a', pod)).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, message: expect.stringContaining('registry.member.liveness=pod') });
   });
 
   it('a member outside a pod keeps heartbeats, and readers judge its lease', async () => {
-    h = new Harness();
-    pods = new FakePods();
     const a = await open('a', undefined);
     const r = await open('r', undefined);
-    const seen = log(r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker');
     await a.registry.announce({ role: 'worker', id: 'w1' });
     expect(row('worker', 'w1')!.record).toMatchObject({ liveness: { mode: 'heartbeat' } });
     const first = row('worker', 'w1')!.version;
@@ -189,14 +174,12 @@ describe('registry.member.liveness=pod', () => {
   });
 
   it('heartbeat and reaper readers never expire a pod member: they see it while its record exists', async () => {
-    h = new Harness();
-    pods = new FakePods();
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a');
     const hb = await open('hb', undefined, {});
     const rp = await open('rp', undefined, { member: { liveness: 'reaper' } });
-    const hbSeen = log(hb.registry, 'worker');
-    const rpSeen = log(rp.registry, 'worker');
+    const hbSeen = memberLog(hb.registry, 'worker');
+    const rpSeen = memberLog(rp.registry, 'worker');
     await a.registry.announce({ role: 'worker', id: 'w1' });
     await until(() => hbSeen.events.length === 1 && rpSeen.events.length === 1);
     await h.clock.advance(5 * LEASE);
@@ -206,21 +189,19 @@ describe('registry.member.liveness=pod', () => {
   });
 
   it('a rolling switch from heartbeat to pod loses no member: each pod replaced in turn, readers of both modes see only the withdrawals', async () => {
-    h = new Harness();
-    pods = new FakePods();
     const names = ['p0', 'p1', 'p2'];
     // The heartbeat cluster: each pod a member and a reader of the role.
     const old = await Promise.all(names.map((n) => open(`${n}-old`, `uid-${n}-old`, {})));
     for (const [i, n] of names.entries()) await old[i]!.registry.announce({ role: 'worker', id: `${n}-old` });
     const watcher = await open('watcher', undefined, {}); // a heartbeat reader that stays for the whole switch
-    const watched = log(watcher.registry, 'worker');
-    const logs = old.map((o) => log(o.registry, 'worker'));
+    const watched = memberLog(watcher.registry, 'worker');
+    const logs = old.map((o) => memberLog(o.registry, 'worker'));
     await until(() => watched.events.length === 3);
     for (const [i, n] of names.entries()) {
       // A rolling update: the new pod starts (pod mode) and announces; the old one is stopped (it withdraws).
       pods.set('worker', `uid-${n}-new`, true);
       const next = await open(`${n}-new`, `uid-${n}-new`);
-      logs.push(log(next.registry, 'worker'));
+      logs.push(memberLog(next.registry, 'worker'));
       await next.registry.announce({ role: 'worker', id: `${n}-new` });
       await h.clock.advance(LEASE); // long enough for any reader that would expire the pod member to do it
       await old[i]!.registry.close();

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorCode, type MemberEvent, type Registry } from '../src/index.js';
+import { ErrorCode } from '../src/index.js';
 import { electionKey, memberKey } from '../src/spi.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { MemoryStore } from '../src/testing.js';
-import { Harness, until } from './harness.js';
+import { Harness, memberLog, until } from './harness.js';
 
 // Defaults: heartbeat every 5 s, member lease 20 s; elections and locks 15 s / 10 s / 2 s.
 const LEASE = 20_000;
@@ -26,12 +26,6 @@ class CountingStore extends MemoryStore {
   }
 }
 
-function log(registry: Registry, role: string) {
-  const events: MemberEvent[] = [];
-  registry.watchMembers(role, (e) => events.push(e));
-  return { events, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
-}
-
 describe.each(['heartbeat', 'reaper'] as const)('registry.readOnly, %s mode', (liveness) => {
   let h: Harness;
   afterEach(async () => h.closeAll());
@@ -44,7 +38,7 @@ describe.each(['heartbeat', 'reaper'] as const)('registry.readOnly, %s mode', (l
     await a.registry.announce({ role: 'worker', id: 'w1', payload: { cpu: 3 } });
     a.registry.campaign('master');
     await a.registry.lock('jobs');
-    const seen = log(reader.registry, 'worker');
+    const seen = memberLog(reader.registry, 'worker');
     await until(() => seen.events.length === 1);
     expect(await reader.registry.elections()).toMatchObject([{ name: 'master', holder: { identity: 'a' } }]);
     await h.clock.advance(2 * INTERVAL);
@@ -89,7 +83,7 @@ describe('registry.readOnly, reaper mode', () => {
     const a = await h.registry('a', mode);
     const reader = await h.registry('viewer', { ...mode, readOnly: true }, h.clock, new CountingStore({ backend: h.backend, cluster: 'test' }));
     await a.registry.announce({ role: 'worker', id: 'w1' });
-    const seen = log(reader.registry, 'worker');
+    const seen = memberLog(reader.registry, 'worker');
     await until(() => seen.events.length === 1);
     a.store.partition();
     await h.clock.advanceUntil(() => seen.events.length === 2, LEASE + INTERVAL);
@@ -127,7 +121,7 @@ describe('a member gone after its lease ran out is expired, whoever deleted it',
     await h.clock.advance(2 * INTERVAL + 1000);
     a.store.partition(); // crashed 1 s after its heartbeat at 10 s
     const viewer = await h.registry('viewer', { readOnly: true }, h.clock, new CoalescingStore({ backend: h.backend, cluster: 'test' }));
-    const seen = log(viewer.registry, 'worker');
+    const seen = memberLog(viewer.registry, 'worker');
     const w2 = await b.registry.announce({ role: 'worker', id: 'w2' });
     await until(() => seen.events.length === 2);
     await w2.withdraw();

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '../src/index.js';
+import { createRegistry, ErrorCode, type Registry } from '../src/index.js';
 import { formatMicroTime, type LeaseRecord } from '../src/lease-record.js';
 import { heartbeatKey, memberKey } from '../src/spi.js';
 import { reaperElection } from '../src/record-key.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { MemoryStore } from '../src/testing.js';
-import { Harness, until } from './harness.js';
+import { Harness, memberLog, until } from './harness.js';
 
 // Defaults: heartbeat every 5 s, member lease 20 s; elections 15 s / 10 s / 2 s.
 const reaper = { member: { liveness: 'reaper' as const } };
@@ -35,17 +35,6 @@ function record(id: string, payload?: unknown): LeaseRecord {
   return { holderIdentity: id, leaseDurationSeconds: LEASE / 1000, acquireTime: now, renewTime: now, leaseTransitions: 1, ...(payload === undefined ? {} : { payload: payload as never }) };
 }
 
-/** A role's member events with the clock time each arrived. */
-function log(h: Harness, registry: Registry, role: string) {
-  const events: MemberEvent[] = [];
-  const at: number[] = [];
-  registry.watchMembers(role, (e) => {
-    events.push(e);
-    at.push(h.clock.now());
-  });
-  return { events, at, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
-}
-
 /**
  * A member `a` announcing `w1` (with `payload`), `r` reading the role first (so it is the one to reap it) and `d`
  * reading it after: d's member log and its view of the reaper election.
@@ -54,9 +43,9 @@ async function memberAndTwoReaders(h: Harness, payload?: string) {
   const a = await h.registry('a', reaper);
   const r = await h.registry('r', reaper);
   const d = await h.registry('d', reaper);
-  log(h, r.registry, 'worker');
+  memberLog(r.registry, 'worker', h.clock);
   await a.registry.announce({ role: 'worker', id: 'w1', ...(payload === undefined ? {} : { payload }) });
-  return { a, r, d, seen: log(h, d.registry, 'worker'), lead: reaperOf(h, d.registry, 'worker') };
+  return { a, r, d, seen: memberLog(d.registry, 'worker', h.clock), lead: reaperOf(h, d.registry, 'worker') };
 }
 
 /** Keys of `kind` (`member/`, `heartbeat/`) in the backend now. */
@@ -82,9 +71,9 @@ describe('member liveness: reaper', () => {
     const r = await h.registry('r', reaper);
     const readerStore = new ReceivingStore({ backend: h.backend, cluster: 'test' });
     const b = await h.registry('b', reaper, h.clock, readerStore);
-    log(h, r.registry, 'worker'); // r reads first: the first candidate, so the reaper
+    memberLog(r.registry, 'worker', h.clock); // r reads first: the first candidate, so the reaper
     const member = await a.registry.announce({ role: 'worker', id: 'w1', payload: 1 });
-    const seen = log(h, b.registry, 'worker');
+    const seen = memberLog(b.registry, 'worker', h.clock);
     const lead = reaperOf(h, b.registry, 'worker');
     await until(() => lead.identity === 'r' && seen.events.length === 1);
     const beat = await a.store.get(heartbeatKey('worker', 'w1'));
@@ -104,9 +93,9 @@ describe('member liveness: reaper', () => {
     const a = await h.registry('a', reaper);
     const r = await h.registry('r', reaper);
     const b = await h.registry('b', reaper);
-    const byReaper = log(h, r.registry, 'worker');
+    const byReaper = memberLog(r.registry, 'worker', h.clock);
     await a.registry.announce({ role: 'worker', id: 'w1', payload: { cpu: 3 } });
-    const seen = log(h, b.registry, 'worker');
+    const seen = memberLog(b.registry, 'worker', h.clock);
     await h.clock.advance(2 * INTERVAL); // heartbeats at 5000 and 10000 land
     a.store.partition();
     await h.clock.advance(LEASE - 1);
@@ -155,7 +144,7 @@ describe('member liveness: reaper', () => {
     const raw = new MemoryStore({ backend: h.backend, cluster: 'test' });
     await raw.create(memberKey('worker', 'w9'), record('w9', { half: true }));
     const r = await h.registry('r', reaper);
-    const seen = log(h, r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker', h.clock);
     await h.clock.advance(0);
     const startedAt = h.clock.now();
     expect(seen.summary()).toEqual(['added w9']);
@@ -174,7 +163,7 @@ describe('member liveness: reaper', () => {
     await raw.create(heartbeatKey('worker', 'w8'), record('w8'));
     const a = await h.registry('a', reaper);
     const r = await h.registry('r', reaper);
-    const seen = log(h, r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker', h.clock);
     await a.registry.announce({ role: 'worker', id: 'w1' }); // the role has a live member: r campaigns
     await h.clock.advance(0);
     expect(keys(h, 'heartbeat/')).toHaveLength(2);
@@ -190,7 +179,7 @@ describe('member liveness: reaper', () => {
     h = new Harness();
     const a = await h.registry('a', reaper);
     const r = await h.registry('r', reaper);
-    const seen = log(h, r.registry, 'worker');
+    const seen = memberLog(r.registry, 'worker', h.clock);
     await a.registry.announce({ role: 'worker', id: 'w1', payload: 7 });
     await h.clock.advance(INTERVAL);
     const raw = new MemoryStore({ backend: h.backend, cluster: 'test' });
