@@ -58,10 +58,11 @@ export async function confirmByWrite(write: () => Promise<unknown>): Promise<Con
 /**
  * Confirms an expiry by a read, for a process that may not (or need not)
  * write: `confirmed` when the record is still `version`, `gone` when there is
- * none, `changed` otherwise. Rejects when the backend could not say.
+ * none, `changed` otherwise (any record, when `version` is undefined: none was
+ * seen). Rejects when the backend could not say.
  * @internal
  */
-export async function confirmByRead(store: Pick<MonitoredStore, 'get'>, key: RecordKey, version: string): Promise<Confirmation> {
+export async function confirmByRead(store: Pick<MonitoredStore, 'get'>, key: RecordKey, version: string | undefined): Promise<Confirmation> {
   const fresh = await store.get(key);
   return fresh === undefined ? 'gone' : fresh.version === version ? 'confirmed' : 'changed';
 }

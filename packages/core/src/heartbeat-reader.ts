@@ -42,9 +42,7 @@ export class HeartbeatReader implements LivenessStrategy {
         due: (pair) => this.confirm(role, pair),
         changed: (id, pair) => {
           const confirmed = expired.get(id);
-          // Only a write of the member's own (a heartbeat, a new announce) brings it back: a reaper's deletes and mark do not.
-          if (!pair) expired.delete(id);
-          else if (confirmed && ((pair.heartbeat && pair.heartbeat.version !== confirmed.heartbeat) || (pair.member && pair.member.version !== confirmed.member && pair.member.stored !== undefined && !isMarked(pair.member.stored.record)))) expired.delete(id);
+          if (!pair || (confirmed && wroteSince(pair, confirmed))) expired.delete(id);
           // Judged again on every change: its renewTime is its heartbeat's.
           this.context.rejudge(memberKey(role, id));
         },
@@ -75,10 +73,21 @@ export class HeartbeatReader implements LivenessStrategy {
   /** A pair ran out: confirmed by a read of its heartbeat record, its member is no longer vouched for. Not armed again until a record changes. */
   private async confirm(role: string, pair: HeartbeatPair): Promise<boolean> {
     if (!pair.member) return false; // a heartbeat alone: no member to report
-    const confirmation = pair.heartbeat ? await confirmByRead(this.context.store, heartbeatKey(role, pair.id), pair.heartbeat.version) : (await this.context.store.get(heartbeatKey(role, pair.id))) ? 'changed' : 'gone';
+    const confirmation = await confirmByRead(this.context.store, heartbeatKey(role, pair.id), pair.heartbeat?.version);
     if (confirmation === 'changed') return true; // the watch brings the heartbeat
     this.expired.get(role)?.set(pair.id, { member: pair.member.version, heartbeat: pair.heartbeat?.version });
     this.context.rejudge(memberKey(role, pair.id));
     return false;
   }
+}
+
+/**
+ * Whether the member wrote since its expiry was confirmed at `confirmed`'s
+ * versions — a heartbeat, or a new announce — which brings it back; a
+ * reaper's deletes and its mark do not.
+ */
+function wroteSince(pair: HeartbeatPair, confirmed: { member: string; heartbeat: string | undefined }): boolean {
+  if (pair.heartbeat && pair.heartbeat.version !== confirmed.heartbeat) return true;
+  const record = pair.member?.stored?.record;
+  return pair.member !== undefined && pair.member.version !== confirmed.member && record !== undefined && !isMarked(record);
 }
