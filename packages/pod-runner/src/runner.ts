@@ -1,7 +1,7 @@
 import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, silentLogger, StoreConflictError, systemClock } from '@rollcall/core';
 import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
 import { Capacity } from './capacity.js';
-import { BACKEND, isRequeueable, notLeader } from './errors.js';
+import { BACKEND, isRequeueable, notLeader, requeueReason } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
 import { createLogCapture, type LogCapture } from './log-capture.js';
@@ -13,6 +13,8 @@ import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
 import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { PodsApi } from './pods-api.js';
+import { ObservedApiClient } from './observed-client.js';
+import { type RunnerActivityListener, RunnerActivityReporter } from './runner-activity.js';
 import { type FinishChange, pendingTimedOut, queueTimedOut, reconcile, runTimedOut, unknownTimedOut } from './reconcile.js';
 import { nextAttempt } from './retry-policy.js';
 import { TaskEventHub } from './task-events.js';
@@ -60,6 +62,7 @@ export class PodRunner {
   private readonly releaser: PodReleaser;
   private readonly timers: TaskTimers;
   private readonly logCapture: LogCapture | undefined;
+  private readonly activity: RunnerActivityReporter;
   private closed = false;
   private informer: ResourceInformer<Pod> | undefined;
 
@@ -79,6 +82,8 @@ export class PodRunner {
     this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
+    this.activity = new RunnerActivityReporter(this.clock, this.logger);
+    if (client instanceof ObservedApiClient) client.report = (activity) => this.activity.emit(activity);
     this.logCapture = createLogCapture(options.logs, { client, logger: this.logger, namespace, runner: name }, options.registry !== undefined);
     this.releaser = new PodReleaser({
       api: this.api,
@@ -107,7 +112,10 @@ export class PodRunner {
       {
         upsert: (pod) => this.onPod(pod),
         delete: (pod) => this.onPodGone(pod),
-        interrupted: (err) => this.logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming'),
+        interrupted: (err) => {
+          this.activity.emit({ type: 'watchEnded', code: err.code });
+          this.logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming');
+        },
       },
     );
     await this.informer.start();
@@ -138,6 +146,21 @@ export class PodRunner {
         void this.logCapture?.stopAll();
       },
     });
+  }
+
+  /**
+   * Follows what the runner does — status changes, the time pods spend in each
+   * pending cause, requeues, retries, watch restarts, API requests — for
+   * metrics (`@rollcall/metrics`' `registerPodRunnerMetrics`). The listener is
+   * first told every task that has not ended. Returns the function that removes it.
+   */
+  observe(listener: RunnerActivityListener): () => void {
+    return this.activity.observe(listener);
+  }
+
+  /** Tasks waiting in the queue for capacity (or a quota pause) now; not those in a retry's backoff. */
+  get queueDepth(): number {
+    return this.queue.length;
   }
 
   /** How many times the pod collection was listed (1 after start; one more per 410). */
@@ -284,6 +307,7 @@ export class PodRunner {
     this.hub.close();
     await Promise.allSettled([...this.tasks.values()].map((e) => e.release.inFlight));
     await this.logCapture?.stopAll();
+    this.activity.close();
     this.client.close();
   }
 
@@ -355,6 +379,7 @@ export class PodRunner {
       case 'requeue': {
         this.freeSlot(entry);
         const retryInMs = this.queue.requeue(entry);
+        this.activity.emit({ type: 'requeue', taskType: entry.status.taskType, reason: requeueReason(result.error) });
         this.setStatus(entry, { phase: 'queued', message: `requeued: ${result.error.message}` });
         this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
         return;
@@ -430,6 +455,7 @@ export class PodRunner {
     this.queue.remove(entry);
     if (recorded && !isTerminal(entry.status)) {
       entry.status = { ...entry.status, ...recorded };
+      this.activity.status(entry.status, true);
       for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
     }
   }
@@ -470,6 +496,7 @@ export class PodRunner {
     if (!task) return undefined;
     const entry = newTaskState({ ...task.status, ...recordedStatus(pod) }, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
     this.tasks.set(taskId, entry);
+    this.activity.status(entry.status, true);
     return entry;
   }
 
@@ -566,6 +593,7 @@ export class PodRunner {
       startedAt: undefined,
       finishedAt: undefined,
     });
+    this.activity.emit({ type: 'retry', taskType: entry.status.taskType, reason: outcome.reason ?? outcome.phase });
     this.logger.info({ task: entry.status.taskId, attempt: entry.status.attempt, delayMs, after: outcome.reason }, '[rollcall] [pod-runner] retrying a task by its template\'s retry policy');
     this.pump();
     this.timers.armRetry(entry, delayMs, () => {
@@ -579,6 +607,7 @@ export class PodRunner {
 
   private publish(status: TaskStatus): void {
     this.hub.publish(status);
+    this.activity.status(status);
     try {
       this.options.onStatus?.(copyStatus(status));
     } catch (err) {
