@@ -11,7 +11,7 @@ import { buildPod } from './pod-build.js';
 import { lostByDeletion, taskContainerName } from './pod-status.js';
 import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
-import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
+import { FENCING_TOKEN_ANNOTATION, type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { PodsApi } from './pods-api.js';
 import { ObservedApiClient } from './observed-client.js';
 import { type RunnerActivityListener, RunnerActivityReporter } from './runner-activity.js';
@@ -78,7 +78,7 @@ export class PodRunner {
     this.clock = options.clock ?? systemClock;
     this.capacity = new Capacity({ total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    this.api = new PodsApi(client, namespace);
+    this.api = new PodsApi(client, namespace, (verb) => this.gate.fence(verb));
     this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
@@ -144,6 +144,10 @@ export class PodRunner {
         this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
         for (const state of this.tasks.values()) this.timers.clearPodTimers(state);
         void this.logCapture?.stopAll();
+      },
+      fenced: (verb) => {
+        this.activity.emit({ type: 'fenced', verb });
+        this.logger.warn({ verb }, '[rollcall] [pod-runner] a write held back: this runner\'s term may be over');
       },
     });
   }
@@ -376,6 +380,12 @@ export class PodRunner {
         return;
       case 'ended':
         return;
+      case 'fenced':
+        // this runner's term may be over: the task waits at the head of the queue for whoever leads (no quota pause)
+        this.freeSlot(entry);
+        this.queue.requeue(entry);
+        this.queue.endPause();
+        return;
       case 'requeue': {
         this.freeSlot(entry);
         const retryInMs = this.queue.requeue(entry);
@@ -395,6 +405,7 @@ export class PodRunner {
   /** A pod's latest state from the watch (or a create's answer): the leader reconciles, a follower only follows. */
   private onPod(pod: Pod): void {
     if (this.closed) return;
+    this.gate.see(pod.metadata.annotations?.[FENCING_TOKEN_ANNOTATION]);
     if (!this.isLeader) return this.follow(pod);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (!taskId) return;
