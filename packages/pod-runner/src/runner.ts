@@ -513,8 +513,11 @@ export class PodRunner {
 
   // --- timeouts ---
 
+  // A timer of a runner whose term may be over ends nothing (a process resumed from a pause runs its
+  // overdue timers before it hears it lost): whoever leads resumes the timer from the pod's timestamps.
+
   private async pendingTimedOut(entry: TaskState, cause: PendingCause): Promise<void> {
-    if (isTerminal(entry.status) || this.closed) return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader) return;
     const podEvents = await this.api.recentEvents(entry.status.podName, this.logger);
     if (isTerminal(entry.status)) return;
     this.finish(entry, pendingTimedOut(entry.status, cause, podEvents));
@@ -522,13 +525,13 @@ export class PodRunner {
   }
 
   private runTimedOut(entry: TaskState): void {
-    if (isTerminal(entry.status) || this.closed) return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader) return;
     this.finish(entry, runTimedOut(entry.timeouts));
     void this.releaser.release(entry);
   }
 
   private unknownTimedOut(entry: TaskState): void {
-    if (isTerminal(entry.status) || this.closed || entry.status.phase !== 'unknown') return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader || entry.status.phase !== 'unknown') return;
     this.finish(entry, unknownTimedOut(entry.status, entry.timeouts));
     void this.releaser.release(entry);
   }

@@ -72,22 +72,28 @@ describe('fencing', () => {
   it('a leader stopped (SIGSTOP) mid-task past its lease, then resumed (SIGCONT) after another runner took over: no write of its identity is accepted after it resumes', async () => {
     const tasks: Task[] = [
       { taskId: 'runs-across', taskType: 'report', ...exits(0, { runMs: 12_000 }) },
-      { taskId: 'ends-while-stopped', taskType: 'report', ...exits(0, { runMs: 2500 }) },
+      // kwok runs it 20 s; the runners' own run timer ends it after 3
+      { taskId: 'run-timer', taskType: 'report', timeouts: { run: 3000 }, ...exits(0, { runMs: 20_000 }) },
       { taskId: 'queued-behind', taskType: 'report', ...exits(0, { runMs: 500 }) },
     ];
     const a = leaderChild(tasks);
-    await waitFor(() => a.lines.some((l) => l.kind === 'submitted') && phaseIn(a.lines, 'runs-across') === 'running' && phaseIn(a.lines, 'ends-while-stopped') === 'running', 60_000, () => `runner A to lead and run two tasks, one queued (${a.stderr()})`);
+    await waitFor(() => a.lines.some((l) => l.kind === 'submitted') && phaseIn(a.lines, 'runs-across') === 'running' && phaseIn(a.lines, 'run-timer') === 'running', 60_000, () => `runner A to lead and run two tasks, one queued (${a.stderr()})`);
     expect(phaseIn(a.lines, 'queued-behind')).toBe('queued');
+    // A's run timer of `run-timer` and its renew deadline both pass while it is stopped: when it resumes, its
+    // overdue timers run before it has heard that it lost (and its watch brings what B did meanwhile)
     a.signal('SIGSTOP');
 
     // runner B, the other service account, given the same tasks, takes over once A's lease lapses
     const registry = await createRegistry({ type: 'kubernetes', cluster: 'pods', identity: 'runner-b', ...timing, kubernetes: { kubeconfig: kubeconfigB, namespace: env.namespace } }, { plugins: [registryPlugin as never] });
     closing.push(registry);
     const reports: TaskStatus[] = [];
-    const b: PodRunner = await startRunner({ namespace: env.namespace, kubeconfig: kubeconfigB }, { name, registry, identity: 'runner-b', capacity: { total: 2 }, templates, onStatus: (s) => reports.push(s) });
+    // capacity 1: B, re-attached to both pods, times one out and creates the queued task only once the other ends
+    const b: PodRunner = await startRunner({ namespace: env.namespace, kubeconfig: kubeconfigB }, { name, registry, identity: 'runner-b', capacity: { total: 1 }, templates, onStatus: (s) => reports.push(s) });
     closing.push(b);
     for (const task of tasks) await b.submit(task);
     await waitFor(() => b.isLeader, 30_000, 'runner B to take over from the stopped A');
+    expect(await b.result('run-timer')).toMatchObject({ phase: 'timed-out', reason: 'RunTimeout' });
+    expect(b.get('queued-behind')?.phase).toBe('queued');
 
     const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (marker) => {
       await admin.core.readNamespacedPod({ namespace: env.namespace, name: marker }).catch(() => undefined);
@@ -97,7 +103,7 @@ describe('fencing', () => {
     a.signal('SIGCONT');
     await waitFor(() => a.lines.slice(resumedAt).some((l) => l.kind === 'lost'), 15_000, 'runner A, resumed, to find it lost its leadership');
 
-    for (const task of tasks) expect((await b.result(task.taskId)).phase, task.taskId).toBe('succeeded');
+    for (const id of ['runs-across', 'queued-behind']) expect((await b.result(id)).phase, id).toBe('succeeded');
     await waitFor(async () => (await runnerPods(env.namespace, name)).length === 0, 20_000, 'every pod to be deleted');
     for (const task of tasks) expect(ended(reports, task.taskId), task.taskId).toHaveLength(1);
 
