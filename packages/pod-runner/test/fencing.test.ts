@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@rollcall/conformance';
-import { createRegistry } from '@rollcall/core';
+import { observeFor, waitFor } from '@rollcall/conformance';
+import { createRegistry, type Registry } from '@rollcall/core';
+import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing';
 import { registryPlugin } from '@rollcall/kubernetes';
 import { AuditLog, type AuditEvent, requireTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import type { PodRunner, Task, TaskStatus } from '../src/index.js';
@@ -80,7 +81,7 @@ describe('fencing', () => {
     await waitFor(() => a.lines.some((l) => l.kind === 'submitted') && phaseIn(a.lines, 'runs-across') === 'running' && phaseIn(a.lines, 'run-timer') === 'running', 60_000, () => `runner A to lead and run two tasks, one queued (${a.stderr()})`);
     expect(phaseIn(a.lines, 'queued-behind')).toBe('queued');
     // A's run timer of `run-timer` and its renew deadline both pass while it is stopped: when it resumes, its
-    // overdue timers run before it has heard that it lost (and its watch brings what B did meanwhile)
+    // overdue timers and what its watch brings of B's doing meet a runner that has not yet heard it lost
     a.signal('SIGSTOP');
 
     // runner B, the other service account, given the same tasks, takes over once A's lease lapses
@@ -116,5 +117,49 @@ describe('fencing', () => {
     expect(accepted(userB).filter((w) => w.includes('fence-runs-across-1'))).toEqual([expect.stringMatching(/^patch pods /), expect.stringMatching(/^delete pods /)]);
     // A reported no end after it resumed: B's records reached it through the watch
     expect(a.lines.slice(resumedAt).filter((l) => l.kind === 'status' && ['succeeded', 'failed', 'timed-out', 'cancelled', 'lost'].includes(l.status.phase))).toEqual([]);
+  });
+
+  it('a leader past its renew deadline by its clock, before its timers have run (the moment a pause ends): a pod event it reads changes nothing, until it hears it lost and the next term acts', async () => {
+    // the election on core's memory store and ManualClock: jump() moves time as a pause does, firing no timer
+    const clock = new ManualClock(Date.now());
+    const backend = new MemoryBackend();
+    const member = async (identity: string): Promise<Registry> => {
+      const r = await createRegistry({ type: 'memory', cluster: 'jump', identity }, { store: new MemoryStore({ backend, cluster: 'jump' }), clock });
+      closing.push(r);
+      return r;
+    };
+    const reportsA: TaskStatus[] = [];
+    const reportsB: TaskStatus[] = [];
+    const a = await startRunner(env, { name: 'jump', registry: await member('runner-a'), identity: 'runner-a', clock, onStatus: (s) => reportsA.push(s) });
+    closing.push(a);
+    expect(await clock.advanceUntil(() => a.isLeader, 5000)).toBe(true);
+    const b = await startRunner({ namespace: env.namespace, kubeconfig: kubeconfigB }, { name: 'jump', registry: await member('runner-b'), identity: 'runner-b', clock, onStatus: (s) => reportsB.push(s) });
+    closing.push(b);
+    expect(b.isLeader).toBe(false);
+
+    const { podName } = await a.submit({ taskId: 'ends-after-jump', taskType: 'report', ...exits(0, { runMs: 1500 }) });
+    await waitFor(() => a.get('ends-after-jump')?.phase === 'running', 15_000, 'the task to run');
+    const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (marker) => {
+      await admin.core.readNamespacedPod({ namespace: env.namespace, name: marker }).catch(() => undefined);
+    });
+    const window = audit.open();
+    clock.jump(10_001); // the default renew deadline, 10 s, has passed; no timer has fired, no `lost` is heard
+    expect(a.isLeader).toBe(false);
+
+    // the container ends: A's watch brings it, and A — no longer sure it leads — neither reports it nor writes
+    await waitFor(async () => (await admin.core.readNamespacedPod({ namespace: env.namespace, name: podName })).status?.containerStatuses?.[0]?.state?.terminated !== undefined, 15_000, 'the container to end');
+    await observeFor(2000);
+    expect(a.get('ends-after-jump')?.phase).toBe('running');
+    expect(reportsA.filter((r) => r.phase === 'succeeded')).toEqual([]);
+    const userA = `system:serviceaccount:${env.namespace}:rollcall-pod-runner`;
+    const writesA = (await audit.requests(window)).filter((e) => e.user?.username === userA && WRITES.has(e.verb));
+    expect(writesA.map((e) => `${e.verb} ${e.objectRef?.name} ${code(e)}`)).toEqual([]);
+
+    // time moves on: A hears it lost, and whoever is elected next (A again, in a new term, or B) reports the task once and lets the pod go
+    expect(await clock.advanceUntil(() => a.isLeader || b.isLeader, 60_000)).toBe(true);
+    const next = a.isLeader ? a : b;
+    expect(await next.result('ends-after-jump')).toMatchObject({ phase: 'succeeded' });
+    await waitFor(async () => (await runnerPods(env.namespace, 'jump')).length === 0, 15_000, 'the pod to be deleted');
+    expect([...reportsA, ...reportsB].filter((r) => r.phase === 'succeeded')).toHaveLength(1);
   });
 });
