@@ -147,7 +147,7 @@ export function program(setExit: (code: number) => void): Command {
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
-  demo.option('--pods', 'instead: a pod-runner pair on Kubernetes (the test control plane and its kwok) running tasks of two types on two templates; the leader is killed mid-run and the other re-attaches');
+  demo.option('--pods', 'instead: a pod-runner pair on Kubernetes (the test control plane and its kwok) running tasks of two types on two templates; the leader is killed mid-run and the other re-attaches (with --metrics-port, each runner serves its metrics: runner-a on the port, runner-b on the next)');
   demo.action(async (opts) => setExit(opts.pods ? await demoPodsCommand(opts) : await demoCommand(opts)));
 
   root
@@ -156,6 +156,7 @@ export function program(setExit: (code: number) => void): Command {
     .requiredOption('--id <id>')
     .requiredOption('--config <file>')
     .option('--pods <file>')
+    .option('--metrics-port <port>')
     .action(async (opts) => demoNode(opts));
 
   for (const cmd of [...root.commands, ...migrate.commands]) cmd.exitOverride().configureOutput({ outputError: () => {} });

@@ -7,7 +7,8 @@ import { createPodRunner } from '@rollcall/pod-runner';
 import { KubeAdmin, KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from './cli.js';
+import { scrapeUntil, sampleValue } from '@rollcall/tools/test-kit';
+import { Running, run } from './cli.js';
 
 // The real API server of tools/ (RBAC on), started by the global setup.
 const kube = readTestEnv().kubernetes!;
@@ -177,12 +178,21 @@ describe('on the real Kubernetes API server', () => {
     }
   });
 
-  it('demo --pods: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once', async () => {
-    const r = await run(['demo', '--pods', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`], { timeoutMs: 150_000 });
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/SIGKILL runner-[ab], the leader, with \d+ tasks running/);
-    expect(r.stdout).toMatch(/every task succeeded and was reported exactly once, across the leader's SIGKILL \(runner-([ab]) → runner-(?!\1)[ab], fencing token 1 → 2\)/);
-    expect(r.stdout).toMatch(/^etl-0 +etl +succeeded +runner-[ab] +\{"rows":100\}$/m);
+  it('demo --pods --metrics-port 0: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once; each runner serves its metrics, the survivor\'s showing it leads, counts what it finished and the pods it let go', async () => {
+    const demo = Running.start(['demo', '--pods', '--metrics-port', '0', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
+    const ports = await demo.until('both runners to serve their metrics', (out) => {
+      const found = Object.fromEntries([...out.matchAll(/(runner-[ab]) serves its metrics \(the runner's and its registry's\) at http:\/\/localhost:(\d+)\/metrics/g)].map((m) => [m[1]!, Number(m[2])]));
+      return Object.keys(found).length === 2 ? found : undefined;
+    }, 60_000);
+    const killed = await demo.until('the leader to be SIGKILLed', (out) => /SIGKILL (runner-[ab]), the leader/.exec(out)?.[1], 90_000);
+    const survivor = killed === 'runner-a' ? 'runner-b' : 'runner-a';
+    const samples = await scrapeUntil(`http://127.0.0.1:${ports[survivor]}/metrics`, `${survivor} to lead and report a task`, (s) => sampleValue(s, 'rollcall_pod_runner_leader') === 1 && s.some((x) => x.name === 'rollcall_pod_runner_tasks_finished_total' && x.labels.phase === 'succeeded' && x.value > 0) && (sampleValue(s, 'rollcall_pod_runner_requests_total', { verb: 'patch', resource: 'pods', code: 'OK' }) ?? 0) > 0, 60_000);
+    expect(samples.find((x) => x.name === 'rollcall_pod_runner_info')?.labels.runner).toMatch(/^demo-[0-9a-f]{4}$/);
+    expect(samples.some((x) => x.name === 'rollcall_election_leader' && x.value === 1)).toBe(true);
+    const { code } = await demo.exited;
+    expect(code, demo.stdout + demo.stderr).toBe(0);
+    expect(demo.stdout).toMatch(/every task succeeded and was reported exactly once, across the leader's SIGKILL \(runner-([ab]) → runner-(?!\1)[ab], fencing token 1 → 2\)/);
+    expect(demo.stdout).toMatch(/^etl-0 +etl +succeeded +runner-[ab] +\{"rows":100\}$/m);
   }, 160_000);
 
   it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {
