@@ -79,6 +79,7 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
       expect(child.lines.some((l) => l.startsWith('KILLED'))).toBe(true);
       kills += 1;
       for (const line of child.lines) if (line.startsWith('SUBMITTED ')) accepted.add(line.split(' ')[1]!);
+      process.stderr.write(`[durable] ${child.lines.find((l) => l.startsWith('KILLED'))}; accepted ${accepted.size}, acknowledged ${acks(ackFile).length}\n`);
     }
     expect(accepted.size).toBeGreaterThan(0);
 
@@ -114,5 +115,5 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
       creates.set(e.objectRef.name ?? '', (creates.get(e.objectRef.name ?? '') ?? 0) + 1);
     }
     expect(Object.fromEntries(creates)).toEqual(Object.fromEntries(tasks.map((t) => [`durable-${t.taskId}-1`, 1])));
-  });
+  }, 800_000); // above the sum of its waits: nine kills of 60 s, 90 s, 30 s twice, the audit marker's 30 s
 });
