@@ -51,9 +51,13 @@ function childRunner(tasks: Task[], ackFile: string, kill: Kill) {
 const acks = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Pick<TaskStatus, 'taskId' | 'attempt' | 'phase'>) : []);
 
 // Every kind of request the runner makes, killed right after its answer arrives (before the runner
-// sees it), and a kill instead of an acknowledgement; `nth` picks a request that comes mid-run.
+// sees it), and a kill instead of an acknowledgement; `nth` picks a request that comes mid-run. The
+// streams (the pod watch, a log capture) are long reads that change nothing: a kill during one is any
+// of these. A pod's events are listed only on a pending timeout, which these tasks never reach.
 const KILLS: Kill[] = [
-  { after: 'get configmaps', nth: 1 }, // the ledger read at start
+  { after: 'get configmaps', nth: 1 }, // the ledger read at start (absent: 404)
+  { after: 'create configmaps', nth: 1 }, // the ledger made
+  { after: 'create (dry run) pods', nth: 1 }, // a template checked at start
   { after: 'list pods', nth: 1 }, // the re-attach list
   { after: 'patch configmaps', nth: 1 }, // a submit stored
   { after: 'create pods', nth: 1 },
@@ -115,5 +119,5 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
       creates.set(e.objectRef.name ?? '', (creates.get(e.objectRef.name ?? '') ?? 0) + 1);
     }
     expect(Object.fromEntries(creates)).toEqual(Object.fromEntries(tasks.map((t) => [`durable-${t.taskId}-1`, 1])));
-  }, 800_000); // above the sum of its waits: nine kills of 60 s, 90 s, 30 s twice, the audit marker's 30 s
+  }, 920_000); // above the sum of its waits: eleven kills of 60 s, 90 s, 30 s twice, the audit marker's 30 s
 });
