@@ -7,7 +7,7 @@ import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing'
 import { registryPlugin } from '@rollcall/kubernetes';
 import { AuditLog, type AuditEvent, requireTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import type { PodRunner, Task, TaskStatus } from '../src/index.js';
-import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner, untilAuthorized } from './runner-env.js';
 
 /**
  * A leader stopped past its lease and resumed after another took over, as a
@@ -36,6 +36,7 @@ beforeAll(async () => {
       subjects: [{ kind: 'ServiceAccount', name: 'rollcall-pod-runner-b', namespace: env.namespace }],
     } as never);
   }
+  await untilAuthorized(env.namespace, 'rollcall-pod-runner-b');
   kubeconfigB = await serviceAccountKubeconfig(env.namespace, 'rollcall-pod-runner-b');
 });
 
