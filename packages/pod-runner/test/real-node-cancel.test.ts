@@ -106,6 +106,9 @@ describe('cancel of a running task on the real node', () => {
     // the handler's exit (0, its message), not the kubelet's SIGKILL (137) after 30 s
     expect(terminatedOf(last)).toMatchObject({ exitCode: 0, message: 'stopped on SIGTERM' });
     expect(watch.graceAsked()).toBe(30);
+    // a task created after the deletion ends after it on the one watch: the runner has seen the pod go by then
+    await runner.submit({ taskId: 'after-term', taskType: 'term', command: ['node', '-e', '0'] });
+    await runner.result('after-term');
     const terminal = reportsOf('cancel-term').filter((r) => ['succeeded', 'failed', 'timed-out', 'cancelled', 'lost'].includes(r.phase));
     expect(terminal).toHaveLength(1);
     expect(terminal[0]).toMatchObject({ phase: 'cancelled', reason: 'Cancelled', message: 'user asked' });
