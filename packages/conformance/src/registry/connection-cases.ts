@@ -43,6 +43,8 @@ export function connectionCases(h: Harness): void {
       const a = await h.registry('a');
       const states = logStates(a);
       await a.announce({ role: 'worker', id: 'w1' }); // keeps the registry talking to the backend
+      // ...with heartbeats; a member whose pod's readiness is its liveness writes nothing after announce, so the registry reads its role (a watch).
+      if (h.pods) await a.members('worker');
       expect(a.state).toBe('connected');
       await h.partition(a);
       await waitFor(() => a.state === 'suspended', noticeMs, 'suspended');
