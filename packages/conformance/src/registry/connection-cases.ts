@@ -155,6 +155,22 @@ export function connectionCases(h: Harness): void {
       expect(observer.leader?.identity).toBe('b');
     });
 
+    if (h.pods) {
+      it('pod liveness: a member cut off past its lease stays, without an event, while its pod is Ready (its liveness is the pod\'s, not its writes)', async () => {
+        const a = await h.registry('a');
+        const b = await h.registry('b');
+        await b.members('worker');
+        const log = logMembers(b, 'worker');
+        await a.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+        await log.next((e) => e.type === 'added', bound);
+        await h.partition(a);
+        // Past the lease a heartbeat would have had to renew, and the bound in which a removal would have arrived.
+        await observeFor(m.leaseDurationMs + bound);
+        expect(log.summary()).toEqual(['added w1']);
+        expect((await b.members('worker')).map((x) => [x.id, x.payload])).toEqual([['w1', { n: 1 }]]);
+      });
+    }
+
     it('a member cut off past its lease is removed for its peers with its last data, and comes back as added when healed', async () => {
       const a = await h.registry('a');
       const b = await h.registry('b');
