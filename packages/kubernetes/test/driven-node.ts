@@ -18,7 +18,8 @@ export class DrivenNode {
 
   /** Registers the node Ready and starts its heartbeats, one every `heartbeatMs` (a kubelet renews every 10 s of a 40 s lease). */
   static async start(admin: Admin, name: string, heartbeatMs = 2000): Promise<DrivenNode> {
-    await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, type: 'driven' } }, spec: {} } });
+    // Tainted: the scheduler places no other test's pod here (a pod bound by nodeName, as runPod's, ignores the taint).
+    await admin.core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, type: 'driven' } }, spec: { taints: [{ key: 'rollcall.dev/driven', effect: 'NoSchedule' }] } } });
     const node = new DrivenNode(admin, name);
     const now = new Date();
     await admin.core.patchNodeStatus(
