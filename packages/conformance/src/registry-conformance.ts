@@ -35,7 +35,7 @@ export interface RegistryConformanceOptions {
   timings?: Partial<ConformanceTimings>;
   /**
    * The member liveness mode every registry of the suite (crash children too) runs with. Default: the configuration's default, `heartbeat`.
-   * `pod` needs the `pods` capability: without it every case is skipped.
+   * `pod` needs the `pods` capability: without it the run is one skipped case that says so.
    */
   liveness?: MemberLiveness;
 }

@@ -63,13 +63,19 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
   const registries: Registry[] = [];
   const partitioned = new Set<Registry>();
   const children: CrashClient[] = [];
+  /** Every pod started for this case (deleted after it, even one whose registry failed to start), and whose each is. */
+  const started: ConformancePod[] = [];
   const podOf = new Map<Registry | CrashClient, ConformancePod>();
   /** Members whose pods lapse() turned not Ready. */
   const lapsed = new Set<Registry | CrashClient>();
   const podCapability = liveness === 'pod' ? capabilities.pods : undefined;
   const readinessBoundMs = timings.watchBoundMs + (podCapability?.readinessDelayMs ?? 0);
   /** A pod of its own for a registry about to start, in the pod mode. */
-  const startPod = async (identity: string) => podCapability?.start(identity);
+  const startPod = async (identity: string) => {
+    const pod = await podCapability?.start(identity);
+    if (pod) started.push(pod);
+    return pod;
+  };
 
   beforeEach(() => {
     cluster = uniqueCluster('reg');
@@ -80,10 +86,9 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
     for (const r of partitioned) await capabilities.partition?.heal(r);
     partitioned.clear();
     await Promise.allSettled(registries.splice(0).map((r) => r.close()));
-    const pods = [...podOf.values()];
     podOf.clear();
     lapsed.clear();
-    await Promise.allSettled(pods.map((p) => p.delete()));
+    await Promise.allSettled(started.splice(0).map((p) => p.delete()));
   });
 
   const harness: Harness = {
