@@ -97,7 +97,7 @@ describe('on the real Kubernetes API server', () => {
     const podRunner = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
     const ok = await run(['doctor', '--role', 'pod-runner', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${podRunner}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 10 permissions granted in namespace ${namespace} \\(pods, pods/log, events, podtemplates\\)`, 'm'));
+    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 13 permissions granted in namespace ${namespace} \\(pods, pods/log, events, configmaps, podtemplates\\)`, 'm'));
     const refused = await run(['doctor', '--role', 'pod-runner', '--json', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${memberKubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(refused.code, refused.stdout + refused.stderr).toBe(8);
     const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };

@@ -24,6 +24,9 @@ export async function createPodRunner(options: PodRunnerOptions): Promise<PodRun
   for (const [key, value] of Object.entries(options.timeouts ?? {})) {
     if (value !== undefined && (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))) throw new ConfigurationError(`timeouts.${key} ${value} is not valid: a positive number of milliseconds`, { key: `timeouts.${key}`, backend: BACKEND });
   }
+  for (const [key, value] of Object.entries({ 'ledger.retainDoneMs': options.ledger?.retainDoneMs, 'ledger.maxDone': options.ledger?.maxDone })) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new ConfigurationError(`${key} ${value} is not valid: a whole number, 1 or more`, { key, backend: BACKEND });
+  }
   const kc = options.kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
   const client = new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(options.identity));

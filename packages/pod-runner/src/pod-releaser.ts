@@ -18,6 +18,8 @@ export interface PodReleaserOptions {
   latest: (name: string) => Pod | undefined;
   /** The runner is closed: start nothing. */
   closed: () => boolean;
+  /** Resolves once the task's terminal status is in the ledger (true), or with false when it cannot be (the runner closed): the pod is then kept for the next runner. */
+  untilRecorded?: (state: TaskState) => Promise<boolean>;
   /** Resolves once the task's log is stored as far as it must be before its pod is deleted (see LogCapture.untilLogged). */
   untilLogged?: (state: TaskState) => Promise<void>;
 }
@@ -71,6 +73,8 @@ export class PodReleaser {
   async releasePod(pod: Pod, state: TaskState | undefined): Promise<void> {
     const { api, clock, logger } = this.options;
     const name = pod.metadata.name;
+    // the ledger holds the final status before the finalizer (the pod's own record of it) comes off
+    if (state && (await this.options.untilRecorded?.(state)) === false) return;
     try {
       if (pod.metadata.finalizers?.includes(FINALIZER)) {
         const annotations: Record<string, string> = {};
