@@ -36,7 +36,7 @@ export interface TaskFilter {
 
 /** Options of {@link PodRunner.cancel}. */
 export interface CancelOptions {
-  /** The pod's termination grace period. Seconds. Default the pod's own (30 unless its template says otherwise). */
+  /** The time the task's processes get between SIGTERM and SIGKILL. Whole seconds, 0 or more; the kubelet gives at least 2. Default the pod's own `terminationGracePeriodSeconds` (30 unless its template says otherwise). */
   graceSeconds?: number;
   /** Recorded as the task's message and on the pod. */
   reason?: string;
