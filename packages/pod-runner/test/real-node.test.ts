@@ -34,8 +34,11 @@ describe('a task on the real node', () => {
   });
 
   it('a follower reads a succeeded task to its last line, though its pod is deleted as the container exits', async () => {
-    // the task ends when told (SIGUSR2), after the follower has its first line
-    const script = "console.log('starting'); process.on('SIGUSR2', () => { console.log('done'); process.exit(0); }); setInterval(() => {}, 1000);";
+    // the task ends when told (SIGUSR2), after the follower has its first line. The handler comes before that
+    // line: the process is its container's pid 1, and the kernel drops a signal that pid 1 has no handler for,
+    // so a SIGUSR2 sent on seeing the line, should the process be descheduled between printing it and
+    // installing the handler (a loaded machine), would leave the task running and the follower waiting.
+    const script = "process.on('SIGUSR2', () => { console.log('done'); process.exit(0); }); console.log('starting'); setInterval(() => {}, 1000);";
     await runner.submit({ taskId: 'told', taskType: 'smoke', command: ['node', '-e', script] });
     for await (const status of runner.events('told')) if (status.phase === 'running') break;
     const lines: string[] = [];
