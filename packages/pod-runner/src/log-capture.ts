@@ -100,21 +100,26 @@ export class LogCapture {
     let over = false;
     let writer: LogWriter | undefined;
     const copy = async (follow: boolean) => {
-      stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last });
+      stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last, retryFirstOpen: true });
       for await (const line of stream) if (!writer!.write(line)) return false;
       return true;
     };
     const run = async () => {
       writer = await LogWriter.open(sink, key, maxBytes);
       if (writer.cut || stopped) return;
-      // the kubelet ends a follow as the container exits; after `settle`, one read from the last line gets the rest
-      if ((await copy(!settling)) && settling && !stopped) {
-        // a pod already gone has nothing left to read: what was stored is the log
-        await copy(false).catch((err: unknown) => {
-          if (!hasCode(err, 'NOT_FOUND')) throw err;
-        });
+      try {
+        // the kubelet ends a follow as the container exits; after `settle`, one read from the last line gets the rest
+        // (a follow ended by `settle` holds back a last line without a newline: only this read stores it)
+        if ((await copy(!settling)) && settling && !stopped) {
+          // a pod already gone has nothing left to read: what was stored is the log
+          await copy(false).catch((err: unknown) => {
+            if (!hasCode(err, 'NOT_FOUND')) throw err;
+          });
+        }
+      } finally {
+        // a capture that failed is over too: what it was given is stored before a follower hears so
+        await writer.flush();
       }
-      await writer.flush();
       if (writer.failure) throw writer.failure;
     };
     const capture: Capture = {

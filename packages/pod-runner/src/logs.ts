@@ -1,4 +1,4 @@
-import { hasCode, type Logger } from '@rollcall/core';
+import { type ErrorCode, hasCode, type Logger } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 import { sortable } from './log-time.js';
 
@@ -36,7 +36,18 @@ export interface LogStreamInput {
   ended(): boolean;
   /** Lines already had (a capture resuming what it stored): the last one's time and how many lines share it; the stream starts after them. */
   after?: { time: string; count: number };
+  /**
+   * A copy whose failures no caller hears (the capture): a first open refused
+   * for a moment (a timeout, an answer of 5xx or 429, or the node's 400 for a
+   * log file it cannot read now) is tried again as a resume is. The pod gone
+   * (NOT_FOUND) and a refusal of the credentials still end it at once.
+   * Default false: the first open's error is the caller's.
+   */
+  retryFirstOpen?: boolean;
 }
+
+/** Errors a first open ends on even when it is retried: the pod is gone, or the credentials may not read its log. */
+const FINAL_OPEN_ERRORS: ErrorCode[] = ['NOT_FOUND', 'PERMISSION_DENIED', 'UNAUTHENTICATED'];
 
 const MAX_FAILURES = 8;
 
@@ -127,8 +138,9 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
       // the container exited (the kubelet ended the stream), then the task ended and its pod was released: nothing was lost
       if (endedCleanly && input.ended() && hasCode(err, 'NOT_FOUND')) return finish();
       failures += 1;
-      // the first open tells the caller (no such pod, no permission); a resume keeps trying a while
-      if (opened === 1 || failures >= MAX_FAILURES) return finish(err as Error);
+      // the first open tells the caller (no such pod, no permission); a resume, and a capture's first open, keep trying a while
+      const final = opened === 1 && (!input.retryFirstOpen || FINAL_OPEN_ERRORS.some((code) => hasCode(err, code)));
+      if (final || failures >= MAX_FAILURES) return finish(err as Error);
       setTimeout(() => void open(), Math.min(100 * 2 ** failures, 5000));
     }
   };

@@ -1,10 +1,11 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection, waitFor } from '@rollcall/conformance';
 import { ErrorCode } from '@rollcall/core';
-import { KWOK_LOG_CONTAINER, kwokContainerLogPath, proxiedKubeconfig, type TcpProxy } from '@rollcall/tools/testenv';
+import { KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, proxiedKubeconfig, requireTestEnv, serverWait, type TcpProxy } from '@rollcall/tools/testenv';
 import type { LogLine, PodRunner } from '../src/index.js';
-import { exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+import { admin, exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let runner: PodRunner;
 let namespace: string;
@@ -22,6 +23,25 @@ function writeLines(count: number, prefix: string): string[] {
     texts.push(text);
   }
   return texts;
+}
+
+/** Whether the audit log, from byte `from` on, has a read of `pod`'s log (not a follow) that was refused. */
+function refusedLogRead(from: number, pod: string): boolean {
+  const path = requireTestEnv('kubernetes').auditLogPath;
+  const size = statSync(path).size;
+  const buffer = Buffer.alloc(size - from);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, buffer.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.includes('"subresource":"log"'))
+    .map((l) => JSON.parse(l) as { stage?: string; requestURI?: string; objectRef?: { name?: string }; responseStatus?: { code?: number } })
+    .some((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === pod && !e.requestURI?.includes('follow=true') && (e.responseStatus?.code ?? 0) >= 400);
 }
 
 beforeAll(async () => {
@@ -110,5 +130,42 @@ describe('logs', () => {
     const served: string[] = [];
     for await (const line of runner.logs('carry-on')) if (line.text.startsWith(prefix)) served.push(line.text);
     expect(served).toEqual([...before, ...meanwhile, ...after]);
+  });
+
+  it('a capture whose read at the container\'s exit is refused for a moment reads again: the last line, without a newline, is kept', async () => {
+    const prefix = `exit-${process.pid}-${Date.now()}`;
+    // runs until the test gives it an exit code (kwok's stage then ends its container)
+    await runner.submit({ taskId: 'read-again', taskType: 'report' });
+    await waitFor(() => runner.get('read-again')?.phase === 'running', 15_000, 'the task to run');
+    const { podName } = runner.get('read-again')!;
+    const following: string[] = [];
+    const reading = (async () => {
+      for await (const line of runner.logs('read-again', { follow: true })) if (line.text.startsWith(prefix)) following.push(line.text);
+    })();
+    const kept = writeLines(2, prefix);
+    await waitFor(() => following.length === 2, 15_000, () => `the follower to see the lines (saw ${following.length})`);
+    // a last line without a newline: a follow holds it until its stream ends, so the read after the exit is what stores it
+    const path = kwokContainerLogPath();
+    appendFileSync(path, `${new Date().toISOString().replace('Z', '999000Z')} stdout P ${prefix} last\n`);
+    try {
+      // the node answers 400 to a read of a log file that is not there (as during a rotation's rename): the read after the exit fails once
+      renameSync(path, `${path}.away`);
+      const audit = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+      try {
+        await admin.core.patchNamespacedPod({ name: podName, namespace, body: { metadata: { annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '0' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        await waitFor(() => refusedLogRead(audit, podName), 30_000, serverWait({ what: 'the capture\'s read after the exit refused' }));
+      } finally {
+        renameSync(`${path}.away`, path);
+      }
+      expect((await runner.result('read-again')).phase).toBe('succeeded');
+      await reading;
+    } finally {
+      // every rollcall-logs container shares the file: end the partial line, or the next line written would continue it
+      appendFileSync(path, `${new Date().toISOString()} stdout F \n`);
+    }
+    expect(following).toEqual([...kept, `${prefix} last`]);
+    const served: string[] = [];
+    for await (const line of runner.logs('read-again')) if (line.text.startsWith(prefix)) served.push(line.text);
+    expect(served).toEqual(following);
   });
 });
