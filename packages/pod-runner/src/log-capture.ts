@@ -1,4 +1,4 @@
-import { ConfigurationError, hasCode, type Logger, StoreConflictError } from '@rollcall/core';
+import { ConfigurationError, type ErrorCode, hasCode, type Logger, StoreConflictError } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
 import { type LiveLog, readStoredLog } from './log-read.js';
@@ -24,6 +24,11 @@ export interface LogCaptureOptions {
   /** Bytes kept per task attempt. */
   maxBytes: number;
 }
+
+/** What a capture's first open of a log is tried again on (see LogStreamInput.retryFirstOpenOn). */
+const RETRY_FIRST: readonly ErrorCode[] = ['UNAVAILABLE'];
+/** …and its read after the exit, of a log it has read. */
+const RETRY_READABLE: readonly ErrorCode[] = ['UNAVAILABLE', 'INVALID_ARGUMENT'];
 
 /** One task attempt's capture. */
 interface Capture extends LiveLog {
@@ -99,8 +104,10 @@ export class LogCapture {
     let settling = false;
     let over = false;
     let writer: LogWriter | undefined;
-    const copy = async (follow: boolean) => {
-      stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last, retryFirstOpen: true });
+    // `readable`: this log was read a moment ago, so a 400 now is the node failing for a moment, not a log that is not there
+    const copy = async (follow: boolean, readable: boolean) => {
+      const retryFirstOpenOn = readable ? RETRY_READABLE : RETRY_FIRST;
+      stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last, retryFirstOpenOn });
       for await (const line of stream) if (!writer!.write(line)) return false;
       return true;
     };
@@ -110,9 +117,9 @@ export class LogCapture {
       try {
         // the kubelet ends a follow as the container exits; after `settle`, one read from the last line gets the rest
         // (a follow ended by `settle` holds back a last line without a newline: only this read stores it)
-        if ((await copy(!settling)) && settling && !stopped) {
+        if ((await copy(!settling, false)) && settling && !stopped) {
           // a pod already gone has nothing left to read: what was stored is the log
-          await copy(false).catch((err: unknown) => {
+          await copy(false, true).catch((err: unknown) => {
             if (!hasCode(err, 'NOT_FOUND')) throw err;
           });
         }

@@ -37,17 +37,14 @@ export interface LogStreamInput {
   /** Lines already had (a capture resuming what it stored): the last one's time and how many lines share it; the stream starts after them. */
   after?: { time: string; count: number };
   /**
-   * A copy whose failures no caller hears (the capture): a first open refused
-   * for a moment (a timeout, an answer of 5xx or 429, or the node's 400 for a
-   * log file it cannot read now) is tried again as a resume is. The pod gone
-   * (NOT_FOUND) and a refusal of the credentials still end it at once.
-   * Default false: the first open's error is the caller's.
+   * For a copy whose failures no caller hears (the capture): the codes on which
+   * a first open is tried again, as a resume is, instead of ending the stream —
+   * UNAVAILABLE (a timeout, a 5xx, a 429), and INVALID_ARGUMENT for a log that
+   * was readable a moment ago (the node answers 400 to any read it cannot do
+   * now). Default none: the first open's error is the caller's.
    */
-  retryFirstOpen?: boolean;
+  retryFirstOpenOn?: readonly ErrorCode[];
 }
-
-/** Errors a first open ends on even when it is retried: the pod is gone, or the credentials may not read its log. */
-const FINAL_OPEN_ERRORS: ErrorCode[] = ['NOT_FOUND', 'PERMISSION_DENIED', 'UNAUTHENTICATED'];
 
 const MAX_FAILURES = 8;
 
@@ -139,7 +136,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
       if (endedCleanly && input.ended() && hasCode(err, 'NOT_FOUND')) return finish();
       failures += 1;
       // the first open tells the caller (no such pod, no permission); a resume, and a capture's first open, keep trying a while
-      const final = opened === 1 && (!input.retryFirstOpen || FINAL_OPEN_ERRORS.some((code) => hasCode(err, code)));
+      const final = opened === 1 && !input.retryFirstOpenOn?.some((code) => hasCode(err, code));
       if (final || failures >= MAX_FAILURES) return finish(err as Error);
       setTimeout(() => void open(), Math.min(100 * 2 ** failures, 5000));
     }
