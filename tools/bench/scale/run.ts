@@ -153,7 +153,9 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
       );
     }
 
-    say(`window of ${options.seconds} s: ${options.announces} announces, ${plan.crashes.length} crashes, ${options.handovers} handovers`);
+    // the elections-only baseline has no master to see an announce
+    const announceCount = plan.masters.length > 0 ? options.announces : 0;
+    say(`window of ${options.seconds} s: ${announceCount} announces, ${plan.crashes.length} crashes, ${options.handovers} handovers`);
     const requests = requestWindow(backend, target);
     const stopRequests = await requests.start();
     const windowMs = options.seconds * 1000;
@@ -163,8 +165,6 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
     const workersBefore = sampleProcesses(fleet.main.map((w) => w.pid));
     const before = await fleet.statuses(fleet.main);
 
-    // the elections-only baseline has no master to see an announce
-    const announceCount = plan.masters.length > 0 ? options.announces : 0;
     const announces = spread(announceCount, windowMs, async (i) => {
       const process = plan.workers[(i * 7) % plan.workers.length]!;
       const member = `probe-${i}`;
