@@ -102,15 +102,16 @@ export class ScalePods {
     await Promise.all(ids.map((id) => this.admin.core.deleteNamespacedPod({ name: podName(cluster, id), namespace, gracePeriodSeconds: 0 })));
   }
 
-  /** Deletes every pod of the size `cluster` and waits until they are gone, so the next size starts from none. */
-  async clear(cluster: string): Promise<void> {
+  /** Deletes every pod of the size `cluster` (`count` of them) and waits until they are gone, so the next size starts from none. */
+  async clear(cluster: string, count: number): Promise<void> {
     const { namespace } = this.target;
     const labelSelector = `${CLUSTER_LABEL}=${cluster}`;
-    await this.admin.core.deleteCollectionNamespacedPod({ namespace, labelSelector, gracePeriodSeconds: 0 });
+    // Thousands of pods outlast the request (the server goes on deleting them): the wait below is the bound.
+    await this.admin.core.deleteCollectionNamespacedPod({ namespace, labelSelector, gracePeriodSeconds: 0 }).catch(() => undefined);
     let left = 0;
     await waitFor(
       async () => (left = (await this.admin.core.listNamespacedPod({ namespace, labelSelector })).items.length) === 0,
-      readyBoundMs(0),
+      readyBoundMs(count),
       { what: `the pods of ${cluster} gone`, intervalMs: POLL_MS, explain: () => `${left} left` },
     );
   }
