@@ -28,6 +28,14 @@ export interface CandidateSpec {
   lockHoldMs: [number, number];
   /** More members the candidate announces under `role` and heartbeats, without updates (the rolling restart's 20 members). Default none. */
   extraMembers?: string[];
+  /** Serve the registry's readiness probe (`/readyz`) on this port once announced: a candidate in a pod, in pod liveness. Default none. */
+  probePort?: number;
+}
+
+/** What a candidate that connects back over a socket (CHANNEL_VARIABLE) is told first. */
+export interface CandidateInit {
+  /** Which start of this candidate this process is; overrides the spec's. */
+  incarnation: number;
 }
 
 /** Which of the two fenced resources: the election's or the lock's. */
@@ -96,3 +104,10 @@ export type CandidateCommand =
 
 /** The environment variable that carries a candidate's {@link CandidateSpec}. */
 export const SPEC_VARIABLE = 'SOAK_CANDIDATE';
+
+/**
+ * The environment variable that names the unix socket a candidate reports on and
+ * takes commands from, instead of stdout and stdin (a candidate in a pod, which its
+ * coordinator did not spawn); the first message on it is a {@link CandidateInit}.
+ */
+export const CHANNEL_VARIABLE = 'SOAK_CHANNEL';
