@@ -148,6 +148,8 @@ export class CandidatePods implements CandidateRunner {
     if (existing) return existing;
     const slot = { server: undefined as unknown as Server, waiting: [] as Socket[], wake: undefined as (() => void) | undefined };
     slot.server = createServer((socket) => {
+      // A SIGKILLed candidate resets its end: that is the kill, and the close tells it.
+      socket.on('error', () => {});
       slot.waiting.push(socket);
       slot.wake?.();
     });
