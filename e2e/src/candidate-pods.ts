@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Watch, type V1Pod } from '@kubernetes/client-node';
 import { KubeAdmin, onRealNode, waitForPod } from '@rollcall/tools/testenv';
@@ -7,11 +7,16 @@ import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { CandidateHandle, CandidateRunner, EventSink } from './candidate-handle.js';
 import { candidateEntry } from './candidate-process.js';
 import { CANDIDATE_CONTAINER, CandidatePod } from './candidate-pod.js';
+import { soakBackend, type Address } from './backends.js';
 import type { Placement } from './cluster.js';
 import { CHANNEL_VARIABLE, SPEC_VARIABLE, type CandidateSpec } from './protocol.js';
 
 /** The port of the readiness probe each candidate serves (see CandidateSpec.probePort). */
 export const PROBE_PORT = 8080;
+/** The port in each pod where the candidate's relay to its proxy listens (see CandidateSpec.relay). */
+const RELAY_PORT = 6443;
+/** The service account's files in a pod. */
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** The label on every candidate pod: the headless Service's selector. */
 const RUN_LABEL = 'rollcall.test/soak';
 /** Bound on a candidate's container (re)starting and connecting back, milliseconds: the kubelet's restart back-off included. */
@@ -45,6 +50,8 @@ export class CandidatePods implements CandidateRunner {
   readonly readiness = new Map<string, ReadinessChange[]>();
   private readonly servers = new Map<string, { server: Server; waiting: Socket[]; wake: (() => void) | undefined }>();
   private readonly pods = new Set<CandidatePod>();
+  /** Each candidate's bridge from `<name>-api.sock` to its proxy. */
+  private readonly bridges = new Map<string, Server>();
   private stopWatch: AbortController | undefined;
 
   private constructor(
@@ -78,12 +85,36 @@ export class CandidatePods implements CandidateRunner {
     return join(this.socketDir, 'resource.sock');
   }
 
-  /** Where the candidates' registries point: the Kubernetes API through in-cluster credentials, in pod liveness. */
+  /**
+   * Where the candidates' registries point, in pod liveness: the Kubernetes API
+   * with the pod's service-account token and CA, through the candidate's relay
+   * (127.0.0.1:RELAY_PORT in its pod), `<name>-api.sock` and the TCP proxy the
+   * cluster keeps for it, which the `cut` fault cuts.
+   */
   get placement(): Placement {
-    return { backends: [], registry: () => ({ type: 'kubernetes', kubernetes: { namespace: this.namespace }, member: { liveness: 'pod' } }) };
+    return {
+      backends: [soakBackend('kubernetes')],
+      registry: (name, _incarnation, vias) => {
+        this.bridge(name, vias.get('kubernetes')!);
+        const kubeconfig = join(this.socketDir, `${name}.kubeconfig`);
+        writeFileSync(
+          kubeconfig,
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Config',
+            clusters: [{ name: 'relay', cluster: { server: `https://127.0.0.1:${RELAY_PORT}`, 'certificate-authority': `${SERVICE_ACCOUNT_DIR}/ca.crt` } }],
+            users: [{ name: 'pod', user: { 'token-file': `${SERVICE_ACCOUNT_DIR}/token` } }],
+            contexts: [{ name: 'relay', context: { cluster: 'relay', user: 'pod', namespace: this.namespace } }],
+            'current-context': 'relay',
+          }),
+        );
+        return { type: 'kubernetes', kubernetes: { namespace: this.namespace, kubeconfig }, member: { liveness: 'pod' } };
+      },
+    };
   }
 
-  async start(spec: CandidateSpec, logFile: string, onEvent: EventSink): Promise<CandidateHandle> {
+  async start(given: CandidateSpec, logFile: string, onEvent: EventSink): Promise<CandidateHandle> {
+    const spec: CandidateSpec = { ...given, relay: { port: RELAY_PORT, socketPath: join(this.socketDir, `${given.name}-api.sock`) } };
     const slot = await this.serverOf(spec.name);
     // The first incarnation is the pod's first start; every later one the kubelet's restart after a SIGKILL.
     if (spec.incarnation === 1) await this.admin.core.createNamespacedPod({ namespace: this.namespace, body: this.podOf(spec) });
@@ -101,6 +132,21 @@ export class CandidatePods implements CandidateRunner {
     this.stopWatch?.abort();
     await this.admin.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
     await Promise.all([...this.servers.values()].map(({ server, waiting }) => (waiting.forEach((s) => s.destroy()), new Promise<void>((resolve) => server.close(() => resolve())))));
+    await Promise.all([...this.bridges.values()].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
+
+  /** `<name>-api.sock`, piped to the candidate's proxy at `via` (once per candidate; it listens before the pod starts). */
+  private bridge(name: string, via: Address): void {
+    if (this.bridges.has(name)) return;
+    const server = createServer((pod) => {
+      const proxy = createConnection(via.port, via.host);
+      const drop = () => (pod.destroy(), proxy.destroy());
+      pod.on('error', drop).on('close', drop);
+      proxy.on('error', drop).on('close', drop);
+      pod.pipe(proxy).pipe(pod);
+    });
+    server.listen(join(this.socketDir, `${name}-api.sock`));
+    this.bridges.set(name, server);
   }
 
   private startedBefore(name: string, containerId: string | undefined): boolean {

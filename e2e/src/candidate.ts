@@ -7,7 +7,7 @@
  * child-process harness's JSON lines on stdout and stdin (see protocol.ts). It
  * is killed, stopped and cut off by the coordinator.
  */
-import { createConnection, type Socket } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { serveParent } from '@rollcall/conformance/child';
 import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
 import { writeFenced } from './fenced-resource.js';
@@ -87,6 +87,19 @@ async function whileUnavailable<T>(where: string, step: () => Promise<T>, alsoRe
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+// In a pod: the local end of the way to the coordinator's proxy (see CandidateSpec.relay).
+if (spec.relay) {
+  const { port, socketPath } = spec.relay;
+  const relay = createServer((client) => {
+    const upstream = createConnection(socketPath);
+    const drop = () => (client.destroy(), upstream.destroy());
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => relay.once('error', reject).listen(port, '127.0.0.1', resolve)).catch(fatal);
 }
 
 const open = (): Promise<Registry> => whileUnavailable('open', () => createRegistry(spec!.registry, { logger }));

@@ -19,12 +19,10 @@ export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cu
  * The faults a candidate in a pod gets (see candidate-pods.ts): the container
  * SIGKILLed (the kubelet restarts it in the same pod) or SIGSTOPped (its
  * readiness probe fails) as a crash or a freeze inside the pod would hit it,
- * and the commands. Not yet: `cut` (a pod reaches no address of the host, so its
- * API connection cannot go through one of our proxies without a relay into the
- * pod) and `server-restart` (the real node's API server is the one every
- * real-node suite shares).
+ * its API connection cut at its proxy, and the commands. Not `server-restart`:
+ * the real node's API server is the one every real-node suite shares.
  */
-export const POD_FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'withdraw'];
+export const POD_FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'withdraw'];
 
 /** One fault as the soak applied it. */
 export interface FaultRecord {

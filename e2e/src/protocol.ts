@@ -30,6 +30,13 @@ export interface CandidateSpec {
   extraMembers?: string[];
   /** Serve the registry's readiness probe (`/readyz`) on this port once announced: a candidate in a pod, in pod liveness. Default none. */
   probePort?: number;
+  /**
+   * Before opening the registry, listen on 127.0.0.1:`port` and pipe each
+   * connection to the unix socket `socketPath`: in a pod, which reaches no address
+   * of the host, the way to the coordinator's TCP proxy in front of the API server
+   * (its kubeconfig points here), so the soak can cut it. Default none.
+   */
+  relay?: { port: number; socketPath: string };
 }
 
 /** What a candidate that connects back over a socket (CHANNEL_VARIABLE) is told first. */

@@ -10,7 +10,7 @@ describe('chaos soak in pods (registry.member.liveness=pod)', () => {
     const result = await runSoak({ backend: 'kubernetes', inPods: true, candidates: 3, durationMs: 60_000 });
     console.log(`${formatFigures(result.figures)}\n(logs and timeline: ${result.workDir})`);
     expect(result.violations, `logs and timeline: ${result.workDir}`).toEqual([]);
-    expect(result.kinds).toEqual(['resign', 'kill', 'pause', 'withdraw']);
+    expect(result.kinds).toEqual(['resign', 'kill', 'pause', 'cut', 'withdraw']);
     for (const kind of result.kinds) expect(result.figures.faults[kind]?.applied, kind).toBeGreaterThan(0);
     expect(result.figures.terms).toBeGreaterThanOrEqual(result.kinds.length);
     expect(result.figures.writes.accepted).toBeGreaterThan(0);
