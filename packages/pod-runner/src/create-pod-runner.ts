@@ -1,5 +1,6 @@
 import { ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS } from '@rollcall/core';
-import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { ObservedApiClient } from './observed-client.js';
 import { DEFAULT_RUNNER_NAME, type PodRunnerOptions } from './options.js';
 import { BACKEND } from './errors.js';
 import { PodRunner } from './runner.js';
@@ -29,7 +30,7 @@ export async function createPodRunner(options: PodRunnerOptions): Promise<PodRun
   }
   const kc = options.kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
-  const client = new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(options.identity));
+  const client = new ObservedApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(options.identity));
   try {
     const templates = await resolveTemplates(options.templates, client, namespace);
     const runner = new PodRunner(client, namespace, name, templates, options);

@@ -1,5 +1,6 @@
 import { RegistryError, UnavailableError } from '@rollcall/core';
 import type { KubeStatus } from '@rollcall/kubernetes/api';
+import type { RequeueReason } from './runner-activity.js';
 
 /** The `backend` of the runner's errors. */
 export const BACKEND = 'pod-runner';
@@ -20,4 +21,11 @@ export function isRequeueable(err: unknown): boolean {
   const status = err.cause as KubeStatus | undefined;
   if (status?.code === 429 || status?.reason === 'TooManyRequests') return true;
   return err.code === 'PERMISSION_DENIED' && /exceeded quota/i.test(status?.message ?? '');
+}
+
+/** Which refusal {@link isRequeueable} accepted, as a metric names it. */
+export function requeueReason(err: RegistryError): RequeueReason {
+  const status = err.cause as KubeStatus | undefined;
+  if (status?.code === 429 || status?.reason === 'TooManyRequests') return 'TooManyRequests';
+  return err.code === 'CONFLICT' ? 'Conflict' : 'QuotaExceeded';
 }

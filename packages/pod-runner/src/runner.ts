@@ -5,7 +5,7 @@ import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js'
 import { StatusDelivery } from './status-delivery.js';
 import { TaskLedger } from './task-ledger.js';
 import { Capacity } from './capacity.js';
-import { BACKEND, isRequeueable, notLeader } from './errors.js';
+import { BACKEND, isRequeueable, notLeader, requeueReason } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
 import { createLogCapture, type LogCapture } from './log-capture.js';
@@ -15,8 +15,10 @@ import { buildPod } from './pod-build.js';
 import { lostByDeletion, taskContainerName } from './pod-status.js';
 import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
-import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
+import { FENCING_TOKEN_ANNOTATION, type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { PodsApi } from './pods-api.js';
+import { ObservedApiClient } from './observed-client.js';
+import { type RunnerActivityListener, RunnerActivityReporter } from './runner-activity.js';
 import { type FinishChange, pendingTimedOut, queueTimedOut, reconcile, runTimedOut, unknownTimedOut } from './reconcile.js';
 import { nextAttempt } from './retry-policy.js';
 import { TaskEventHub } from './task-events.js';
@@ -34,7 +36,7 @@ export interface TaskFilter {
 
 /** Options of {@link PodRunner.cancel}. */
 export interface CancelOptions {
-  /** The pod's termination grace period. Seconds. Default the pod's own (30 unless its template says otherwise). */
+  /** The time the task's processes get between SIGTERM and SIGKILL. Whole seconds, 0 or more; the kubelet gives at least 2. Default the pod's own `terminationGracePeriodSeconds` (30 unless its template says otherwise). */
   graceSeconds?: number;
   /** Recorded as the task's message and on the pod. */
   reason?: string;
@@ -64,6 +66,7 @@ export class PodRunner {
   private readonly releaser: PodReleaser;
   private readonly timers: TaskTimers;
   private readonly logCapture: LogCapture | undefined;
+  private readonly activity: RunnerActivityReporter;
   private readonly ledger: TaskLedger;
   private readonly delivery: StatusDelivery;
   /** The ledger is read for this term (the leader's, or a runner's without a registry): until then nothing is created and a submit waits. */
@@ -86,10 +89,12 @@ export class PodRunner {
     this.clock = options.clock ?? systemClock;
     this.capacity = new Capacity({ total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    this.api = new PodsApi(client, namespace);
+    this.api = new PodsApi(client, namespace, (verb) => this.gate.fence(verb));
     this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
+    this.activity = new RunnerActivityReporter(this.clock, this.logger);
+    if (client instanceof ObservedApiClient) client.report = (activity) => this.activity.emit(activity);
     this.logCapture = createLogCapture(options.logs, { client, logger: this.logger, namespace, runner: name }, options.registry !== undefined);
     this.ledger = new TaskLedger({
       client,
@@ -129,7 +134,10 @@ export class PodRunner {
       {
         upsert: (pod) => this.onPod(pod),
         delete: (pod) => this.onPodGone(pod),
-        interrupted: (err) => this.logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming'),
+        interrupted: (err) => {
+          this.activity.emit({ type: 'watchEnded', code: err.code });
+          this.logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming');
+        },
       },
     );
     // without a registry this runner leads from the start: the ledger first, so the pods listed meet the tasks it holds
@@ -229,7 +237,26 @@ export class PodRunner {
         for (const state of this.tasks.values()) this.timers.clearPodTimers(state);
         void this.logCapture?.stopAll();
       },
+      fenced: (verb) => {
+        this.activity.emit({ type: 'fenced', verb });
+        this.logger.warn({ verb }, '[rollcall] [pod-runner] a write held back: this runner\'s term may be over');
+      },
     });
+  }
+
+  /**
+   * Follows what the runner does — status changes, the time pods spend in each
+   * pending cause, requeues, retries, watch restarts, API requests — for
+   * metrics (`@rollcall/metrics`' `registerPodRunnerMetrics`). The listener is
+   * first told every task that has not ended. Returns the function that removes it.
+   */
+  observe(listener: RunnerActivityListener): () => void {
+    return this.activity.observe(listener);
+  }
+
+  /** Tasks waiting in the queue for capacity (or a quota pause) now; not those in a retry's backoff. */
+  get queueDepth(): number {
+    return this.queue.length;
   }
 
   /** A new term: the ledger read (again after a failure, while this runner leads), then every pod re-attached and the queue tried. */
@@ -450,6 +477,7 @@ export class PodRunner {
     // what is being written goes out once more; what cannot be written is the next runner's (the pods are kept for it)
     await this.ledger.close();
     await this.logCapture?.stopAll();
+    this.activity.close();
     this.client.close();
   }
 
@@ -518,9 +546,16 @@ export class PodRunner {
         return;
       case 'ended':
         return;
+      case 'fenced':
+        // this runner's term may be over: the task waits at the head of the queue for whoever leads (no quota pause)
+        this.freeSlot(entry);
+        this.queue.requeue(entry);
+        this.queue.endPause();
+        return;
       case 'requeue': {
         this.freeSlot(entry);
         const retryInMs = this.queue.requeue(entry);
+        this.activity.emit({ type: 'requeue', taskType: entry.status.taskType, reason: requeueReason(result.error) });
         this.setStatus(entry, { phase: 'queued', message: `requeued: ${result.error.message}` });
         this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
         return;
@@ -536,6 +571,7 @@ export class PodRunner {
   /** A pod's latest state from the watch (or a create's answer): the leader reconciles, a follower only follows. */
   private onPod(pod: Pod): void {
     if (this.closed) return;
+    this.gate.see(pod.metadata.annotations?.[FENCING_TOKEN_ANNOTATION]);
     if (!this.isLeader) return this.follow(pod);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (!taskId) return;
@@ -596,6 +632,7 @@ export class PodRunner {
     this.queue.remove(entry);
     if (recorded && !isTerminal(entry.status)) {
       entry.status = { ...entry.status, ...recorded };
+      this.activity.status(entry.status, true);
       for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
     }
   }
@@ -636,13 +673,17 @@ export class PodRunner {
     if (!task) return undefined;
     const entry = newTaskState({ ...task.status, ...recordedStatus(pod) }, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
     this.tasks.set(taskId, entry);
+    this.activity.status(entry.status, true);
     return entry;
   }
 
   // --- timeouts ---
 
+  // A timer of a runner whose term may be over ends nothing (a process resumed from a pause runs its
+  // overdue timers before it hears it lost): whoever leads resumes the timer from the pod's timestamps.
+
   private async pendingTimedOut(entry: TaskState, cause: PendingCause): Promise<void> {
-    if (isTerminal(entry.status) || this.closed) return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader) return;
     const podEvents = await this.api.recentEvents(entry.status.podName, this.logger);
     if (isTerminal(entry.status)) return;
     this.finish(entry, pendingTimedOut(entry.status, cause, podEvents));
@@ -650,13 +691,13 @@ export class PodRunner {
   }
 
   private runTimedOut(entry: TaskState): void {
-    if (isTerminal(entry.status) || this.closed) return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader) return;
     this.finish(entry, runTimedOut(entry.timeouts));
     void this.releaser.release(entry);
   }
 
   private unknownTimedOut(entry: TaskState): void {
-    if (isTerminal(entry.status) || this.closed || entry.status.phase !== 'unknown') return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader || entry.status.phase !== 'unknown') return;
     this.finish(entry, unknownTimedOut(entry.status, entry.timeouts));
     void this.releaser.release(entry);
   }
@@ -760,6 +801,7 @@ export class PodRunner {
       startedAt: undefined,
       finishedAt: undefined,
     });
+    this.activity.emit({ type: 'retry', taskType: entry.status.taskType, reason: outcome.reason ?? outcome.phase });
     this.logger.info({ task: entry.status.taskId, attempt: entry.status.attempt, delayMs, after: outcome.reason }, '[rollcall] [pod-runner] retrying a task by its template\'s retry policy');
     this.pump();
     this.timers.armRetry(entry, delayMs, () => this.retryDue(entry));
@@ -777,6 +819,7 @@ export class PodRunner {
   /** A status change to `events()` now, and to `onStatus`: once on the way, a terminal one when stored (record). */
   private publish(status: TaskStatus): void {
     this.hub.publish(status);
+    this.activity.status(status);
     if (!isTerminal(status)) this.delivery.notify(status);
   }
 
