@@ -126,10 +126,11 @@ export class CandidatePods implements CandidateRunner {
     return candidate;
   }
 
-  /** Waits for every ended start's exit, stops the watch, deletes the namespace and closes the sockets. */
+  /** Waits for every ended start's exit, keeps the candidates' logs, stops the watch, deletes the namespace and closes the sockets. */
   async close(): Promise<void> {
     await Promise.all([...this.pods].filter((p) => !p.alive).map((p) => p.settle()));
     this.stopWatch?.abort();
+    await this.keepLogs();
     await this.admin.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
     await Promise.all([...this.servers.values()].map(({ server, waiting }) => (waiting.forEach((s) => s.destroy()), new Promise<void>((resolve) => server.close(() => resolve())))));
     await Promise.all([...this.bridges.values()].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
@@ -147,6 +148,22 @@ export class CandidatePods implements CandidateRunner {
     });
     server.listen(join(this.socketDir, `${name}-api.sock`));
     this.bridges.set(name, server);
+  }
+
+  /**
+   * A pod's log goes with it: each candidate's stderr (the registry's warnings)
+   * from its last start and the one before (all the kubelet keeps), to each
+   * incarnation's log file, before the namespace is deleted.
+   */
+  private async keepLogs(): Promise<void> {
+    const last = new Map<string, CandidatePod[]>();
+    for (const p of this.pods) last.set(p.name, [...(last.get(p.name) ?? []), p].sort((a, b) => b.record.incarnation - a.record.incarnation));
+    for (const [name, starts] of last) {
+      for (const [i, p] of starts.slice(0, 2).entries()) {
+        const log = await this.admin.core.readNamespacedPodLog({ name, namespace: this.namespace, container: CANDIDATE_CONTAINER, previous: i === 1 }).catch((err: unknown) => `(no log: ${(err as Error).message})\n`);
+        writeFileSync(p.record.logFile, log);
+      }
+    }
   }
 
   private startedBefore(name: string, containerId: string | undefined): boolean {
