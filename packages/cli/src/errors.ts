@@ -23,6 +23,8 @@ export const ExitCode = {
   NOT_READY: 9,
   /** A confirmation was declined, or could not be asked (no terminal and no `--yes`). */
   DECLINED: 10,
+  /** `tasks cancel`: the pod is marked, but no runner confirmed the cancel within `--wait` (none leads, or it is slow): the task may still run. */
+  NOT_CONFIRMED: 11,
   /** Stopped by SIGINT (Ctrl-C); everything it started was stopped first. */
   INTERRUPTED: 130,
   /** Stopped by SIGTERM (`watch`); everything it started was stopped first. */

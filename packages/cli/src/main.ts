@@ -142,12 +142,12 @@ export function program(setExit: (code: number) => void): Command {
   withPods(tasks.command('list', { isDefault: true }).description('every task that has a pod: phase, pending cause or reason, exit code, age')).action(async (opts) => tasksListCommand(opts));
   withPods(tasks.command('show').argument('<task>', 'task id').description("one task's status, exit code and result")).action(async (id: string, opts) => tasksShowCommand(id, opts));
   withPods(tasks.command('logs').argument('<task>', 'task id').description("a task's log").option('-f, --follow', 'until the container exits; a dropped stream resumes without repeating a line').option('--tail <lines>', 'only the last lines').option('--timestamps', "each line with the container's timestamp").option('--log-dir <dir>', "the runner's log directory (its logs.dir), read when the task's pod is gone; default the runner's default, <tmpdir>/rollcall-task-logs")).action(async (id: string, opts) => tasksLogsCommand(id, opts));
-  withPods(tasks.command('cancel').argument('<task>', 'task id').description('cancel a task: its pod is marked, the leading runner ends the task and deletes the pod').option('--reason <text>', 'recorded on the task')).action(async (id: string, opts) => tasksCancelCommand(id, opts));
+  withPods(tasks.command('cancel').argument('<task>', 'task id').description("cancel a task: its pod is marked, then the leading runner's confirmation is awaited (exit 11 when none comes)").option('--reason <text>', 'recorded on the task').option('--wait <seconds>', "how long to wait for the leading runner's confirmation; 0: do not wait", '30')).action(async (id: string, opts) => setExit(await tasksCancelCommand(id, opts)));
   examples(tasks, ['rollcall tasks -n batch', 'rollcall tasks show ingest-2026-12-03 -n batch --json', 'rollcall tasks logs ingest-2026-12-03 -n batch -f', 'rollcall tasks cancel ingest-2026-12-03 -n batch --reason "bad input"'], { config: false });
 
   const demo = withMetrics(withConfig(root.command('demo').description('run a small scheduler cluster as separate processes (3 masters, 4 workers) and show a failover live').option('--lease <ms>', 'election and member lease, milliseconds', '3000')));
   examples(demo, ['rollcall demo', 'rollcall demo -t etcd -o etcd.endpoints=http://127.0.0.1:2379', 'rollcall demo | cat            # plain lines instead of the live view']);
-  demo.option('--pods', 'instead: a pod-runner pair on Kubernetes (the test control plane and its kwok) running tasks of two types on two templates; the leader is killed mid-run and the other re-attaches');
+  demo.option('--pods', 'instead: a pod-runner pair on Kubernetes (the test control plane and its kwok) running tasks of two types on two templates; the leader is killed mid-run and the other re-attaches (with --metrics-port, each runner serves its metrics: runner-a on the port, runner-b on the next)');
   demo.action(async (opts) => setExit(opts.pods ? await demoPodsCommand(opts) : await demoCommand(opts)));
 
   root
@@ -156,6 +156,7 @@ export function program(setExit: (code: number) => void): Command {
     .requiredOption('--id <id>')
     .requiredOption('--config <file>')
     .option('--pods <file>')
+    .option('--metrics-port <port>')
     .action(async (opts) => demoNode(opts));
 
   for (const cmd of [...root.commands, ...migrate.commands]) cmd.exitOverride().configureOutput({ outputError: () => {} });

@@ -1,5 +1,5 @@
 import type { Registry } from '@rollcall/core';
-import { registerRollcallMetrics, serveMetrics, type RollcallMetricsOptions } from '@rollcall/metrics';
+import { type ObservablePodRunner, registerPodRunnerMetrics, registerRollcallMetrics, serveMetrics, type RollcallMetricsOptions } from '@rollcall/metrics';
 import { collectDefaultMetrics, Registry as PromRegistry } from 'prom-client';
 import { usageError } from './errors.js';
 
@@ -37,5 +37,35 @@ export async function serveRegistryMetrics(registry: Registry, port: number, opt
     metrics.close();
     const code = (err as NodeJS.ErrnoException).code;
     throw usageError(`--metrics-port ${port}: cannot listen (${code ?? String(err)})`, code === 'EADDRINUSE' ? 'another process listens there: pick another port, or 0 for any free one' : undefined);
+  }
+}
+
+/**
+ * Serves a pod runner's metrics and its registry's (its election observed,
+ * and the process's) at `http://<any interface>:<port>/metrics`; resolves with
+ * the port it listens on and the function that stops it. The CLI is where
+ * `@rollcall/metrics` and `@rollcall/pod-runner` meet: neither depends on the other.
+ */
+export async function serveRunnerMetrics(registry: Registry, runner: ObservablePodRunner, port: number): Promise<{ port: number; stop: () => Promise<void> }> {
+  const prom = new PromRegistry();
+  collectDefaultMetrics({ register: prom });
+  const registryMetrics = registerRollcallMetrics(registry, prom, { elections: [`pod-runner-${runner.name}`] });
+  const runnerMetrics = registerPodRunnerMetrics(runner, prom);
+  const close = () => {
+    runnerMetrics.close();
+    registryMetrics.close();
+  };
+  try {
+    const server = await serveMetrics(prom, { port });
+    return {
+      port: server.port,
+      stop: async () => {
+        close();
+        await server.close();
+      },
+    };
+  } catch (err) {
+    close();
+    throw err;
   }
 }

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { createPodRunner } from '@rollcall/pod-runner';
-import { KubeAdmin, KWOK_LOG_CONTAINER, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { KubeAdmin, KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from './cli.js';
+import { scrapeUntil, sampleValue } from '@rollcall/tools/test-kit';
+import { Running, run } from './cli.js';
 
 // The real API server of tools/ (RBAC on), started by the global setup.
 const kube = readTestEnv().kubernetes!;
@@ -92,12 +93,46 @@ describe('on the real Kubernetes API server', () => {
     expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role member: all 9 permissions granted in namespace ${namespace} \\(leases.coordination.k8s.io, endpointslices.discovery.k8s.io\\)`, 'm'));
   });
 
+  it('tasks cancel with no runner leading: the pod is marked, exit 11 after --wait; the runner started again cancels it; a task whose end was recorded is not marked', async () => {
+    const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'unled'];
+    const templates = [{ name: 'default', template: { spec: { containers: [{ name: 'main', image: 'task:1' }] } } }];
+    const first = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'unled', logs: false, keepFailedPodsMs: 60_000, templates });
+    await first.submit({ taskId: 'unled-task', taskType: 'report' });
+    await waitFor(() => first.get('unled-task')?.phase === 'running', 15_000, 'the task to run');
+    await first.close(); // the pod keeps running, and no runner leads
+    const unconfirmed = await run(['tasks', 'cancel', 'unled-task', '--wait', '1', ...where]);
+    expect(unconfirmed.code, unconfirmed.stderr).toBe(11);
+    expect(unconfirmed.stdout).toBe('unled-task: marked cancelled on its pod, but no runner confirmed within 1 s\n');
+    expect(unconfirmed.stderr).toContain('the task may still run');
+    const json = await run(['tasks', 'cancel', 'unled-task', '--wait', '0', '--json', ...where]);
+    expect(json.code).toBe(11);
+    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'unconfirmed', status: { taskId: 'unled-task' } });
+    const bad = await run(['tasks', 'cancel', 'unled-task', '--wait', 'soon', ...where]);
+    expect(bad.code).toBe(2);
+
+    // the runner started again re-attaches, finds the mark, ends the task cancelled and records it on the pod
+    const again = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'unled', logs: false, keepFailedPodsMs: 60_000, templates });
+    try {
+      expect(await again.result('unled-task')).toMatchObject({ phase: 'cancelled' });
+      // a failed task's pod is kept a minute (keepFailedPodsMs) with its recorded end: a cancel changes nothing
+      await again.submit({ taskId: 'failed-task', taskType: 'report', annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '1' } });
+      expect(await again.result('failed-task')).toMatchObject({ phase: 'failed' });
+      const core = kc.makeApiClient(CoreV1Api);
+      await waitFor(async () => (await core.listNamespacedPod({ namespace, labelSelector: 'rollcall.dev/task-id=failed-task' })).items[0]?.metadata?.annotations?.['rollcall.dev/recorded'] !== undefined, 15_000, 'the runner to record the end on the pod');
+      const ended = await run(['tasks', 'cancel', 'failed-task', ...where]);
+      expect(ended.code, ended.stderr).toBe(0);
+      expect(ended.stdout).toBe('failed-task: not cancelled: it had ended already; nothing was changed (failed, Error)\n');
+    } finally {
+      await again.close();
+    }
+  });
+
   it('doctor --role pod-runner: the pod runner\'s Role is enough, the member Role lacks every pod permission', async () => {
     await applyManifest('pod-runner', namespace);
     const podRunner = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
     const ok = await run(['doctor', '--role', 'pod-runner', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${podRunner}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 10 permissions granted in namespace ${namespace} \\(pods, pods/log, events, podtemplates\\)`, 'm'));
+    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 13 permissions granted in namespace ${namespace} \\(pods, pods/log, events, configmaps, podtemplates\\)`, 'm'));
     const refused = await run(['doctor', '--role', 'pod-runner', '--json', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${memberKubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(refused.code, refused.stdout + refused.stderr).toBe(8);
     const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };
@@ -123,6 +158,7 @@ describe('on the real Kubernetes API server', () => {
       expect(logs.stdout).toBe(`${line}\n`);
       const cancel = await run(['tasks', 'cancel', 'cli-task', '--reason', 'from the cli', ...where]);
       expect(cancel.code, cancel.stderr).toBe(0);
+      expect(cancel.stdout).toBe('cli-task: cancelled: the leading runner ended it and deletes its pod: from the cli\n');
       expect(await runner.result('cli-task')).toMatchObject({ phase: 'cancelled', message: 'from the cli' });
       const missing = await run(['tasks', 'show', 'no-such-task', ...where]);
       expect(missing.code).not.toBe(0);
@@ -142,12 +178,21 @@ describe('on the real Kubernetes API server', () => {
     }
   });
 
-  it('demo --pods: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once', async () => {
-    const r = await run(['demo', '--pods', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`], { timeoutMs: 150_000 });
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/SIGKILL runner-[ab], the leader, with \d+ tasks running/);
-    expect(r.stdout).toMatch(/every task succeeded and was reported exactly once, across the leader's SIGKILL \(runner-([ab]) → runner-(?!\1)[ab], fencing token 1 → 2\)/);
-    expect(r.stdout).toMatch(/^etl-0 +etl +succeeded +runner-[ab] +\{"rows":100\}$/m);
+  it('demo --pods --metrics-port 0: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once; each runner serves its metrics, the survivor\'s showing it leads, counts what it finished and the pods it let go', async () => {
+    const demo = Running.start(['demo', '--pods', '--metrics-port', '0', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
+    const ports = await demo.until('both runners to serve their metrics', (out) => {
+      const found = Object.fromEntries([...out.matchAll(/(runner-[ab]) serves its metrics \(the runner's and its registry's\) at http:\/\/localhost:(\d+)\/metrics/g)].map((m) => [m[1]!, Number(m[2])]));
+      return Object.keys(found).length === 2 ? found : undefined;
+    }, 60_000);
+    const killed = await demo.until('the leader to be SIGKILLed', (out) => /SIGKILL (runner-[ab]), the leader/.exec(out)?.[1], 90_000);
+    const survivor = killed === 'runner-a' ? 'runner-b' : 'runner-a';
+    const samples = await scrapeUntil(`http://127.0.0.1:${ports[survivor]}/metrics`, `${survivor} to lead and report a task`, (s) => sampleValue(s, 'rollcall_pod_runner_leader') === 1 && s.some((x) => x.name === 'rollcall_pod_runner_tasks_finished_total' && x.labels.phase === 'succeeded' && x.value > 0) && (sampleValue(s, 'rollcall_pod_runner_requests_total', { verb: 'patch', resource: 'pods', code: 'OK' }) ?? 0) > 0, 60_000);
+    expect(samples.find((x) => x.name === 'rollcall_pod_runner_info')?.labels.runner).toMatch(/^demo-[0-9a-f]{4}$/);
+    expect(samples.some((x) => x.name === 'rollcall_election_leader' && x.value === 1)).toBe(true);
+    const { code } = await demo.exited;
+    expect(code, demo.stdout + demo.stderr).toBe(0);
+    expect(demo.stdout).toMatch(/every task succeeded and was reported exactly once, across the leader's SIGKILL \(runner-([ab]) → runner-(?!\1)[ab], fencing token 1 → 2\)/);
+    expect(demo.stdout).toMatch(/^etl-0 +etl +succeeded +runner-[ab] +\{"rows":100\}$/m);
   }, 160_000);
 
   it('doctor: an identity bound to nothing cannot list, and every permission is reported missing', async () => {

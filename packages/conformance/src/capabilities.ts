@@ -32,14 +32,15 @@ export type ConformanceConfig = CoreConfigInput;
  *
  * - `config`: a real backend. The child calls `createRegistry()` with the
  *   returned configuration and connects on its own; it must survive structured
- *   cloning (plain data, no functions).
+ *   cloning (plain data, no functions). In pod mode `pod` is the child's own
+ *   pod, which the configuration must name (see {@link PodCapability}).
  * - `ipc-store`: a backend the child cannot reach on its own (the memory store
  *   lives in this process). The suite serves the store returned by `openStore`
  *   to the child over the IPC channel; the child's core algorithms run for real
  *   over that proxy, and a SIGKILL leaves its records behind to expire.
  */
 export type CrashChildTarget =
-  | { kind: 'config'; config(config: ConformanceConfig): ConfigSource }
+  | { kind: 'config'; config(config: ConformanceConfig, pod?: ConformancePod): ConfigSource }
   | { kind: 'ipc-store'; openStore(cluster: string): Promise<RecordStore> | RecordStore };
 
 /** Registry-level hooks for `registryConformance`. */
@@ -62,6 +63,51 @@ export interface RegistryCapabilities {
    * Records must survive (a real server's data directory). Absent: the restart case is skipped.
    */
   restartServer?(): Promise<void>;
+  /**
+   * Pods for the `pod` liveness mode (`registryConformance({ liveness: 'pod' })`).
+   * Absent: a pod-mode run registers its cases as skipped.
+   */
+  pods?: PodCapability;
+}
+
+/**
+ * A pod of the suite's, standing in for the pod a registry's process runs in.
+ * The suite never kills a pod's process through it: it changes what the
+ * cluster says of the pod, as a kubelet or the node controller would.
+ */
+export interface ConformancePod {
+  /** The pod's uid: the registry started in it names it as its own pod (on Kubernetes, `kubernetes.podUid`). */
+  readonly uid: string;
+  /**
+   * Turns the pod not Ready, as the kubelet does when its container dies or
+   * the node controller when its node is lost. Resolves once the API server
+   * has the condition; the readers' view follows through their watch.
+   */
+  notReady(): Promise<void>;
+  /** Turns the pod Ready again (its node back, its probe passing); resolves once the API server has the condition. */
+  ready(): Promise<void>;
+  /** Deletes the pod (grace 0); resolves once the API server accepted the delete. A member record the pod owns goes with it. */
+  delete(): Promise<void>;
+}
+
+/**
+ * How the suite runs in the `pod` liveness mode: every registry it creates
+ * (crash children too) gets a pod of its own, Ready and behind the Service of
+ * every role the cases use, before the registry is created; the suite passes
+ * the pod to `createRegistry` and to `crashChild.config`, whose configuration
+ * must name it. Where a case needs a member to stop being live (a crash, a
+ * partition) the suite turns its pod not Ready, and deletes it where the
+ * record must go, instead of waiting out a heartbeat lease.
+ */
+export interface PodCapability {
+  /** Creates a pod for the registry `identity` is about to run; resolves once it is Ready and its role Services list it. */
+  start(identity: string): Promise<ConformancePod>;
+  /**
+   * How long a pod's not-Ready condition, or its deletion, may take to reach a
+   * reader's view (the endpoints controller, then the reader's watch), on top
+   * of the suite's `watchBoundMs`. Milliseconds. Default 0.
+   */
+  readinessDelayMs?: number;
 }
 
 /** The skip title of a case that needs a capability the backend did not declare. */

@@ -8,7 +8,7 @@
  */
 export { storeConformance, type StoreConformanceOptions } from './store-conformance.js';
 export { registryConformance, type RegistryConformanceOptions } from './registry-conformance.js';
-export { skipReason, type ConformanceConfig, type CrashChildTarget, type RegistryCapabilities, type StoreCapabilities } from './capabilities.js';
+export { skipReason, type ConformanceConfig, type ConformancePod, type CrashChildTarget, type PodCapability, type RegistryCapabilities, type StoreCapabilities } from './capabilities.js';
 export { DEFAULT_CONFORMANCE_TIMINGS, resolveTimings, type ConformanceTimings } from './timings.js';
 export { nextEvent, observeFor, rejection, StopWaiting, waitFor, whenAborted, WaitTimeoutError, type Rejection, type Subscribable, type WaitForOptions } from './wait-for.js';
 export { collectWatch, describeEvent, type ChangeEvent, type CollectedWatch } from './collect-watch.js';

@@ -1,6 +1,6 @@
 import type { MemberLiveness, Registry } from '@rollcall/core';
-import { describe } from 'vitest';
-import type { ConformanceConfig, RegistryCapabilities } from './capabilities.js';
+import { describe, it } from 'vitest';
+import { skipReason, type ConformanceConfig, type ConformancePod, type PodCapability, type RegistryCapabilities } from './capabilities.js';
 import { badInputCases } from './registry/bad-input-cases.js';
 import { connectionCases } from './registry/connection-cases.js';
 import { crashCases } from './registry/crash-cases.js';
@@ -24,14 +24,19 @@ export interface RegistryConformanceOptions {
    * and in the bad-input cases deliberately broken keys). Add `type` and the
    * backend's own section, and pass the rest through unchanged, e.g.
    * `(config) => createRegistry({ ...config, type: 'etcd', etcd: { endpoints } })`.
-   * The suite closes every registry it creates.
+   * The suite closes every registry it creates. In the `pod` liveness mode
+   * `pod` is the registry's own pod (see {@link PodCapability}), which the
+   * configuration must name; it is absent for the bad-input cases' calls.
    */
-  createRegistry(config: ConformanceConfig): Promise<Registry>;
+  createRegistry(config: ConformanceConfig, pod?: ConformancePod): Promise<Registry>;
   /** What the backend supports beyond the SPI; cases needing a missing one are skipped, with the reason in the title. */
   capabilities?: RegistryCapabilities;
   /** Lease, heartbeat and bound timings; see {@link ConformanceTimings} for the defaults. */
   timings?: Partial<ConformanceTimings>;
-  /** The member liveness mode every registry of the suite (crash children too) runs with. Default: the configuration's default, `heartbeat`. */
+  /**
+   * The member liveness mode every registry of the suite (crash children too) runs with. Default: the configuration's default, `heartbeat`.
+   * `pod` needs the `pods` capability: without it the run is one skipped case that says so.
+   */
   liveness?: MemberLiveness;
 }
 
@@ -45,6 +50,10 @@ export function registryConformance(options: RegistryConformanceOptions): void {
   const timings = resolveTimings(options.timings);
   const capabilities = options.capabilities ?? {};
   describe(`${options.name}: Registry API`, () => {
+    if (options.liveness === 'pod' && !capabilities.pods) {
+      it.skip(skipReason(options.name, 'pods', 'the Registry API with registry.member.liveness=pod'), () => {});
+      return;
+    }
     const harness = createHarness(options.name, options.createRegistry, capabilities, timings, options.liveness);
     membershipCases(harness);
     electionCases(harness);

@@ -19,3 +19,10 @@ registryConformance({
   name: 'memory (no capabilities)',
   createRegistry: (config) => createRegistry({ ...config, type: 'memory', memory: { name: BACKEND } }),
 });
+
+// The pod liveness mode without the pods capability: one case, skipped, saying why.
+registryConformance({
+  name: 'memory (pod liveness, no pods capability)',
+  liveness: 'pod',
+  createRegistry: (config) => createRegistry({ ...config, type: 'memory', memory: { name: BACKEND } }),
+});

@@ -22,6 +22,8 @@ export interface KubernetesOptions {
   readonly memberService: string;
   /** `registry.member.liveness=pod`: the uid of the pod this process runs in. Default: `POD_UID` (the downward API's `metadata.uid`); neither means not in a pod (members keep heartbeats). */
   readonly podUid?: string;
+  /** The name of the pod this process runs in, a pod of the records' namespace: its member Leases are owned by it (with `podUid`), so deleting the pod removes them. Default: `POD_NAME` (with `POD_NAMESPACE` the records' namespace). */
+  readonly podName?: string;
   /** `registry.member.liveness=pod`: how long announce waits for this pod to show in its role's Service before failing INVALID_CONFIG. Milliseconds. Default 30000. */
   readonly memberServiceWaitMs: number;
 }
@@ -36,6 +38,7 @@ export const kubernetesOptions: OptionSchema = Object.freeze({
   watchTimeoutSeconds: { type: 'integer', default: 300, min: 1, doc: 'Server-side watch lifetime, s.' },
   memberService: { type: 'string', default: 'rollcall-{role}', doc: 'liveness=pod: the Service per role whose EndpointSlices give its pods\' readiness; {role} is the role.' },
   podUid: { type: 'string', doc: 'liveness=pod: this process\'s pod uid. Default POD_UID.' },
+  podName: { type: 'string', doc: 'This process\'s pod, in the records\' namespace: it owns the member Leases. Default POD_NAME.' },
   memberServiceWaitMs: { type: 'integer', default: 30_000, min: 0, doc: 'liveness=pod: how long announce waits for this pod in its role Service, ms.' },
 });
 

@@ -52,7 +52,7 @@ export async function connectKubernetesStore(context: PluginContext<KubernetesOp
     lock: options.lock,
     watchSilenceTimeoutMs: options.watchSilenceTimeoutMs,
     watchTimeoutSeconds: options.watchTimeoutSeconds,
-    podOwner: podOwner(namespace),
+    podOwner: podOwner(namespace, options),
     pods: { serviceTemplate: options.memberService, podUid: options.podUid ?? (process.env.POD_UID || undefined), servedTimeoutMs: options.memberServiceWaitMs },
   });
   // A registry that writes nothing makes no dry run either (an audit log counts it as a create): a wrong namespace then reads as empty.

@@ -1,10 +1,12 @@
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
-import { registryConformance, storeConformance } from '@rollcall/conformance';
+import { registryConformance, storeConformance, type ConformancePod } from '@rollcall/conformance';
 import { compactServer, proxiedKubeconfig, restartServer, type TcpProxy } from '@rollcall/tools/testenv';
 import { afterAll } from 'vitest';
 import { createKubernetesStore, registryPlugin } from '../src/index.js';
+import { Admin } from './admin.js';
 import { kubeEnv } from './kube-env.js';
+import { kwokMemberPods } from './kwok-member-pods.js';
 
 const env = kubeEnv();
 const proxies = new WeakMap<Registry, TcpProxy>();
@@ -27,27 +29,34 @@ storeConformance({
   capabilities: { compact, partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
 });
 
+const pods = kwokMemberPods(new Admin());
+
 // Once with heartbeats on the member Leases, once with one elected reaper per role reading heartbeat Leases
-// (registry.member.liveness=reaper): the contract holds either way.
+// (registry.member.liveness=reaper), once with each registry in a kwok pod of its own whose readiness is its
+// members' liveness (registry.member.liveness=pod): the contract holds every way.
 for (const [NAME, liveness] of [
   ['kubernetes', undefined],
   ['kubernetes (reaper liveness)', 'reaper'],
+  ['kubernetes (pod liveness)', 'pod'],
 ] as const) {
+  /** The backend section: in the pod mode the registry's pod is its own, and its records live beside the pod. */
+  const section = (kubeconfig: string, pod: ConformancePod | undefined) => ({ kubeconfig, namespace: env.namespace, ...(pod ? pods.section(pod) : {}) });
   registryConformance({
     name: NAME,
     liveness,
-    createRegistry: async (config) => {
+    createRegistry: async (config, pod) => {
       const { proxy, kubeconfig } = await proxiedKubeconfig();
       opened.push(proxy);
-      const registry = await createRegistry({ ...config, type: 'kubernetes', kubernetes: { kubeconfig, namespace: env.namespace } }, { plugins: [registryPlugin as never] });
+      const registry = await createRegistry({ ...config, type: 'kubernetes', kubernetes: section(kubeconfig, pod) }, { plugins: [registryPlugin as never] });
       proxies.set(registry, proxy);
       return registry;
     },
     capabilities: {
-      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'kubernetes', kubernetes: { kubeconfig: env.kubeconfig, namespace: env.namespace } }) },
+      crashChild: { kind: 'config', config: (config, pod) => ({ ...config, type: 'kubernetes', kubernetes: section(env.kubeconfig, pod) }) },
       partition: { partition: (r) => proxies.get(r)!.cut('reset'), heal: (r) => proxies.get(r)!.heal() },
       restartServer: () => restartServer('kube-apiserver'),
       compact,
+      pods,
     },
   });
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVENESS_ANNOTATION } from '../src/codec.js';
 import { objectName, registryPlugin, serveReadinessProbe } from '../src/index.js';
 import { Admin } from './admin.js';
+import { DrivenNode } from './driven-node.js';
 import { kubeEnv } from './kube-env.js';
 
 const admin = new Admin();
@@ -93,6 +94,38 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     const late = await open('reader-late');
     expect((await late.members('worker')).map((m) => m.id)).not.toContain('w-del');
   });
+
+  it('its node lost (no heartbeats): once the node lifecycle controller marks its pods not Ready, the member is removed, reason expired, with its last data; no phantom after', async () => {
+    // No kubelet and no kwok run this node: the test sends its heartbeats, then stops them.
+    const node = await DrivenNode.start(admin, `driven-${namespace}`);
+    try {
+      const uid = await node.runPod(namespace, 'worker-node', { app: 'worker' }, '10.203.0.2');
+      const reader = await open('reader-node');
+      const seen = log(reader, 'worker');
+      const member = await open('worker-node', uid);
+      const announced = await member.announce({ role: 'worker', id: 'w-node', payload: { slot: 2 } });
+      await seen.count(1);
+      await announced.update({ slot: 3 });
+      await seen.count(2);
+      const lostAt = node.loseNode();
+      // kube-controller-manager's --node-monitor-grace-period (its default, 50 s), then its --node-monitor-period (5 s).
+      await seen.count(3, 90_000);
+      const removedAt = performance.now();
+      expect(seen.events[2]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w-node', payload: { slot: 3 } } });
+      // The controller's doing: the node is Unknown and the pod not Ready (a member removed while its node still beat fails here)...
+      const [nodeNow, podNow] = await Promise.all([admin.core.readNode({ name: node.name }), admin.core.readNamespacedPod({ name: 'worker-node', namespace })]);
+      expect(nodeNow.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('Unknown');
+      expect(podNow.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
+      // ...and no sooner than the grace period after the last heartbeat (at most 2 s before the stop): the heartbeats kept it Ready.
+      expect(removedAt - lostAt).toBeGreaterThanOrEqual(50_000 - 2000);
+      const late = await open('reader-node-late');
+      expect((await late.members('worker')).map((m) => m.id)).not.toContain('w-node');
+      expect(seen.events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added w-node', 'updated w-node', 'removed w-node']);
+    } finally {
+      await admin.core.deleteNamespacedPod({ name: 'worker-node', namespace, gracePeriodSeconds: 0 }).catch(() => {});
+      await node.remove();
+    }
+  }, 150_000);
 
   it('a pod turned not Ready and Ready again (its probe failing, then passing): its member removed (expired), then added again — once each', async () => {
     const uid = await pod('worker-flip', 'worker');

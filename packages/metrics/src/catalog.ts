@@ -37,5 +37,30 @@ export const METRICS = {
   watchRelists: spec('rollcall_watch_relists_total', 'counter', [], 'Relists: a watch broke with REVISION_TOO_OLD, so the registry listed again before watching.'),
 } as const satisfies Record<string, MetricSpec>;
 
+/**
+ * Every metric `registerPodRunnerMetrics` exports, by the key the code uses:
+ * a pod runner's tasks, queue, pending time, requeues, retries, watch and API
+ * requests. Labels are bounded: phases, pending causes, reasons (stable codes),
+ * task types (the application's own, as few as its templates), verbs, resources
+ * and error codes; never a task id.
+ */
+export const POD_RUNNER_METRICS = {
+  podRunnerInfo: spec('rollcall_pod_runner_info', 'gauge', ['runner', 'namespace'], 'Always 1; the name and namespace of this process\'s pod runner.'),
+  podRunnerLeader: spec('rollcall_pod_runner_leader', 'gauge', [], '1 while this runner acts on pods (it leads its election, or has no registry), else 0.'),
+  podRunnerTasks: spec('rollcall_pod_runner_tasks', 'gauge', ['phase', 'task_type'], 'Tasks this runner holds that have not ended, by phase (queued, pending, running, unknown) and task type.'),
+  podRunnerTasksFinished: spec('rollcall_pod_runner_tasks_finished_total', 'counter', ['phase', 'reason', 'task_type'], 'Terminal statuses this runner reported, by phase (succeeded, failed, timed-out, cancelled, lost), reason code and task type.'),
+  podRunnerQueueDepth: spec('rollcall_pod_runner_queue_depth', 'gauge', [], 'Tasks waiting in the runner\'s queue for capacity or the end of a quota pause now (not those in a retry\'s backoff).'),
+  podRunnerPendingSeconds: spec('rollcall_pod_runner_pending_seconds', 'histogram', ['cause'], 'Time a task\'s pod spent in one pending cause (scheduling, unschedulable, image-pull, container-config, initializing, starting) before it left it, by the runner\'s clock.'),
+  podRunnerRequeues: spec('rollcall_pod_runner_requeues_total', 'counter', ['reason'], 'Creates refused and put back at the head of the queue, by reason: QuotaExceeded, TooManyRequests (429), Conflict (a quota race).'),
+  podRunnerRetries: spec('rollcall_pod_runner_retries_total', 'counter', ['reason', 'task_type'], 'Attempts retried by their template\'s retry policy, by the ended attempt\'s reason (Evicted, NodeLost, Error, ...).'),
+  podRunnerWatchRestarts: spec('rollcall_pod_runner_watch_restarts_total', 'counter', ['code'], 'Times the pod watch broke and was resumed, by error code (REVISION_TOO_OLD: relisted first).'),
+  podRunnerRequests: spec('rollcall_pod_runner_requests_total', 'counter', ['verb', 'resource', 'code'], 'API requests of the runner, as the audit log names them (verb create, get, list, watch, patch, delete; resource pods, pods/log, events, podtemplates), by outcome: OK or the error code.'),
+  podRunnerRequestDuration: spec('rollcall_pod_runner_request_duration_seconds', 'histogram', ['verb', 'code'], 'Time from an API request to its answer (for a watch or log stream: to its first byte of answer), by verb and outcome.'),
+  podRunnerFencedWrites: spec('rollcall_pod_runner_fenced_writes_total', 'counter', ['verb'], 'Writes not sent because this runner\'s term may be over: its renew deadline passed, or a pod carries a newer term\'s fencing token.'),
+} as const satisfies Record<string, MetricSpec>;
+
+/** Every metric of the package, a registry's and a pod runner's, in the README's order. */
+export const ALL_METRICS: readonly MetricSpec[] = [...Object.values(METRICS), ...Object.values(POD_RUNNER_METRICS)];
+
 /** The name of every metric `registerRollcallMetrics` exports (histograms add `_bucket`, `_sum` and `_count` series). */
 export const METRIC_NAMES: readonly string[] = Object.values(METRICS).map((m) => m.name);

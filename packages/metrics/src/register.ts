@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Registry } from '@rollcall/core';
 import type { Registry as PromRegistry } from 'prom-client';
 import { trackBackend } from './backend.js';
+import { METRICS } from './catalog.js';
 import { trackConnection } from './connection.js';
 import { trackElections } from './elections.js';
 import { createInstruments, removeInstruments } from './instruments.js';
@@ -27,14 +28,14 @@ export interface RollcallMetrics {
  */
 export function registerRollcallMetrics(registry: Registry, promRegistry: PromRegistry, options: RollcallMetricsOptions = {}): RollcallMetrics {
   if (typeof promRegistry?.getSingleMetric !== 'function') throw new InvalidArgumentError('registerRollcallMetrics() takes a prom-client Registry as its second argument');
-  const instruments = createInstruments(promRegistry, options.requestDurationBuckets ?? DEFAULT_REQUEST_BUCKETS_SECONDS);
+  const instruments = createInstruments(promRegistry, METRICS, options.requestDurationBuckets ?? DEFAULT_REQUEST_BUCKETS_SECONDS);
   const stops: (() => void)[] = [];
   let closed = false;
   const close = () => {
     if (closed) return;
     closed = true;
     stops.forEach((stop) => stop());
-    removeInstruments(promRegistry, instruments);
+    removeInstruments(promRegistry, METRICS, instruments);
   };
   try {
     stops.push(trackBackend(registry, instruments, close));

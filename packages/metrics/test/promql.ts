@@ -1,8 +1,8 @@
 import { parser } from '@prometheus-io/lezer-promql';
-import { METRICS } from '../src/index.js';
+import { ALL_METRICS } from '../src/index.js';
 
 /** Every series name a scrape can hold: each metric, and a histogram's _bucket, _sum and _count. */
-export const EXPORTED_SERIES: ReadonlySet<string> = new Set(Object.values(METRICS).flatMap((m) => (m.type === 'histogram' ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`] : [m.name])));
+export const EXPORTED_SERIES: ReadonlySet<string> = new Set(ALL_METRICS.flatMap((m) => (m.type === 'histogram' ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`] : [m.name])));
 
 /**
  * The metric names a PromQL expression selects, read from its syntax tree by

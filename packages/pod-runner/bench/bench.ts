@@ -1,101 +1,173 @@
 /**
- * The pod runner's benchmark: N tasks through one runner on kwok, printed as
- * Markdown (a line with date, machine and load, a table, the request split).
- *   npm run bench:pods -- [--tasks 500] [--capacity 50] [--run-ms 1000]
- * Runs on the test environment that ROLLCALL_TESTENV_ROOT / _PORT_BASE name
- * (brought up if needed). Not a test: nothing here passes or fails on a time.
+ * The pod runner's benchmark: N tasks through one runner, on kwok and on the
+ * real node side by side, printed as Markdown (a line with date, machine and
+ * load, a table with one row per node, the request split per node).
+ *   npm run bench:pods -- [--tasks 500] [--capacity 50] [--run-ms 1000] [--on kwok,real] [--real-tasks 500]
+ * kwok runs on the test environment that ROLLCALL_TESTENV_ROOT / _PORT_BASE
+ * name; the real node on the instance the real-node suites share
+ * (REAL_NODE_INSTANCE: ROLLCALL_TESTENV_NODE_ROOT / _NODE_PORT_BASE), each
+ * brought up if needed, one after the other. On kwok a task's container
+ * "runs" for --run-ms by annotation; on the real node it is a Node.js process
+ * that sleeps that long. "Seen running" counts the tasks the runner reported
+ * `running`: a short task's pod may go from pending to terminated between two of
+ * the kubelet's status updates, and the "→ running" columns are over those seen.
+ * Not a test: nothing here passes or fails on a time.
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, machine, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
-import { createPodRunner, TERMINAL_PHASES, type TaskStatus } from '../src/index.js';
+import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, machine, onRealNode, REAL_NODE_INSTANCE, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
+import { createPodRunner, TERMINAL_PHASES, type PodTemplateSpec, type Task, type TaskStatus } from '../src/index.js';
 
-const { values } = parseArgs({ options: { tasks: { type: 'string', default: '500' }, capacity: { type: 'string', default: '50' }, 'run-ms': { type: 'string', default: '1000' } } });
-const tasks = Number(values.tasks);
-const capacity = Number(values.capacity);
-const runMs = Number(values['run-ms']);
-
-const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-const loadBefore = loadavg()[0]!.toFixed(1);
-await up(['kubernetes']);
-const admin = new KubeAdmin();
-const namespace = await admin.namespace('pod-bench', { forPods: true });
-await admin.applyManifest('rollcall-pod-runner.yaml', namespace);
-const kubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
-const user = `system:serviceaccount:${namespace}:rollcall-pod-runner`;
-const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (name) => {
-  await admin.core.readNamespacedPod({ namespace, name }).catch(() => undefined);
-});
-
-const submitted = new Map<string, number>();
-const created = new Map<string, number>();
-const running = new Map<string, number>();
-const reported = new Map<string, { at: number; status: TaskStatus }>();
-let resolveAll: () => void = () => undefined;
-const allDone = new Promise<void>((resolve) => (resolveAll = resolve));
-const runner = await createPodRunner({
-  namespace,
-  kubeconfig,
-  capacity: { total: capacity },
-  templates: [{ name: 'bench', template: { spec: { containers: [{ name: 'main', image: 'bench:1' }] } } }],
-  onStatus: (status) => {
-    const now = performance.now();
-    if (status.phase === 'pending' && !created.has(status.taskId)) created.set(status.taskId, now);
-    if (status.phase === 'running' && !running.has(status.taskId)) running.set(status.taskId, now);
-    if (TERMINAL_PHASES.has(status.phase) && !reported.has(status.taskId)) {
-      reported.set(status.taskId, { at: now, status });
-      if (reported.size === tasks) resolveAll();
-    }
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '500' },
+    capacity: { type: 'string', default: '50' },
+    'run-ms': { type: 'string', default: '1000' },
+    on: { type: 'string', default: 'kwok,real' },
+    'real-tasks': { type: 'string' },
   },
 });
+const capacity = Number(values.capacity);
+const runMs = Number(values['run-ms']);
+const targets = values.on.split(',').map((s) => s.trim());
+for (const target of targets) if (target !== 'kwok' && target !== 'real') throw new Error(`--on ${values.on}: expected kwok, real or both`);
+const taskCount = (target: string) => Number(target === 'real' ? (values['real-tasks'] ?? values.tasks) : values.tasks);
 
-const window = audit.open();
-const cpuStart = process.cpuUsage();
-let peakRss = process.memoryUsage().rss;
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
-const started = performance.now();
-const wallStart = Date.now();
-log(`${tasks} tasks, capacity ${capacity}, each running ${runMs} ms, in ${namespace}`);
-for (let i = 0; i < tasks; i += 1) {
-  const taskId = `bench-${i}`;
-  submitted.set(taskId, performance.now());
-  void runner.submit({ taskId, taskType: 'bench', annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '0', [KWOK_POD_ANNOTATIONS.runFor]: `${runMs}ms` } });
-}
-await allDone;
-const elapsedMs = performance.now() - started;
-const cpu = process.cpuUsage(cpuStart);
-clearInterval(sampler);
-// every pod deleted before the window closes, so the requests counted are the whole life of every task
-for (;;) {
-  const left = (await admin.core.listNamespacedPod({ namespace })).items.length;
-  if (left === 0) break;
-  log(`${left} pods still being deleted`);
-  await new Promise((r) => setTimeout(r, 500));
-}
-const requests = (await audit.requests(window)).filter((e) => e.user?.username === user);
-await runner.close();
-await admin.core.deleteNamespace({ name: namespace });
-
-const toRunning = summarize([...running].map(([id, at]) => at - submitted.get(id)!));
-const createdToRunning = summarize([...running].map(([id, at]) => at - created.get(id)!));
-const toReported = summarize([...reported].map(([id, r]) => r.at - submitted.get(id)!));
-// the container's finishedAt has whole seconds: this column is ±1 s
-const finishedToReported = summarize([...reported].map(([, r]) => wallStart + (r.at - started) - Date.parse(r.status.finishedAt!)));
-const phases = [...reported.values()].reduce<Record<string, number>>((acc, r) => ((acc[r.status.phase] = (acc[r.status.phase] ?? 0) + 1), acc), {});
-const byVerb = requests.reduce<Record<string, number>>((acc, e) => {
-  const key = `${e.verb} ${e.objectRef?.resource ?? ''}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
-  acc[key] = (acc[key] ?? 0) + 1;
-  return acc;
-}, {});
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 const ms = (n: number) => `${Math.round(n)} ms`;
 
-console.log(`${new Date().toISOString().slice(0, 10)}, ${machine()}; load average ${loadBefore} → ${loadavg()[0]!.toFixed(1)}`);
+/** One node kind's measurements, as one table row and its request split. */
+interface Row {
+  cells: string[];
+  requests: string;
+}
+
+/** Points the test-environment helpers at the instance of `target`: the kwok one given, or the one with the real node. */
+function useInstance(target: string, kwok: { root?: string; portBase?: string; realNode?: string }): void {
+  const set = (name: string, value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
+  if (target === 'kwok') {
+    set('ROLLCALL_TESTENV_ROOT', kwok.root);
+    set('ROLLCALL_TESTENV_PORT_BASE', kwok.portBase);
+    set('ROLLCALL_TESTENV_REAL_NODE', kwok.realNode);
+  } else {
+    set('ROLLCALL_TESTENV_ROOT', REAL_NODE_INSTANCE.root);
+    set('ROLLCALL_TESTENV_PORT_BASE', String(REAL_NODE_INSTANCE.portBase));
+    set('ROLLCALL_TESTENV_REAL_NODE', '1');
+  }
+}
+
+async function measure(target: string, tasks: number): Promise<Row> {
+  await up(['kubernetes']);
+  const admin = new KubeAdmin();
+  const namespace = await admin.namespace('pod-bench', { forPods: true });
+  await admin.applyManifest('rollcall-pod-runner.yaml', namespace);
+  const kubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
+  const user = `system:serviceaccount:${namespace}:rollcall-pod-runner`;
+  const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (name) => {
+    await admin.core.readNamespacedPod({ namespace, name }).catch(() => undefined);
+  });
+  const template: PodTemplateSpec =
+    target === 'real' ? { spec: onRealNode({ containers: [{ name: 'main' }] }) as PodTemplateSpec['spec'] } : { spec: { containers: [{ name: 'main', image: 'bench:1' }] } };
+  const task = (taskId: string): Task =>
+    target === 'real'
+      ? { taskId, taskType: 'bench', command: ['node', '-e', `setTimeout(() => {}, ${runMs})`] }
+      : { taskId, taskType: 'bench', annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '0', [KWOK_POD_ANNOTATIONS.runFor]: `${runMs}ms` } };
+
+  const submitted = new Map<string, number>();
+  const created = new Map<string, number>();
+  const running = new Map<string, number>();
+  const reported = new Map<string, { at: number; status: TaskStatus }>();
+  let resolveAll: () => void = () => undefined;
+  const allDone = new Promise<void>((resolve) => (resolveAll = resolve));
+  const runner = await createPodRunner({
+    namespace,
+    kubeconfig,
+    capacity: { total: capacity },
+    templates: [{ name: 'bench', template }],
+    onStatus: (status) => {
+      const now = performance.now();
+      if (status.phase === 'pending' && !created.has(status.taskId)) created.set(status.taskId, now);
+      if (status.phase === 'running' && !running.has(status.taskId)) running.set(status.taskId, now);
+      if (TERMINAL_PHASES.has(status.phase) && !reported.has(status.taskId)) {
+        reported.set(status.taskId, { at: now, status });
+        if (reported.size === tasks) resolveAll();
+      }
+    },
+  });
+
+  const window = audit.open();
+  const cpuStart = process.cpuUsage();
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  const progress = setInterval(() => log(`${target}: ${reported.size}/${tasks} reported, ${running.size} started`), 10_000);
+  const started = performance.now();
+  const wallStart = Date.now();
+  const loadBefore = loadavg()[0]!.toFixed(1);
+  log(`${target}: ${tasks} tasks, capacity ${capacity}, each running ${runMs} ms, in ${namespace}`);
+  for (let i = 0; i < tasks; i += 1) {
+    const taskId = `bench-${i}`;
+    submitted.set(taskId, performance.now());
+    void runner.submit(task(taskId));
+  }
+  await allDone;
+  const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuStart);
+  clearInterval(sampler);
+  clearInterval(progress);
+  const loadAfter = loadavg()[0]!.toFixed(1);
+  // every pod deleted before the window closes, so the requests counted are the whole life of every task
+  for (;;) {
+    const left = (await admin.core.listNamespacedPod({ namespace })).items.length;
+    if (left === 0) break;
+    log(`${target}: ${left} pods still being deleted`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const requests = (await audit.requests(window)).filter((e) => e.user?.username === user);
+  await runner.close();
+  await admin.core.deleteNamespace({ name: namespace });
+
+  const toRunning = summarize([...running].map(([id, at]) => at - submitted.get(id)!));
+  const createdToRunning = summarize([...running].map(([id, at]) => at - created.get(id)!));
+  const toReported = summarize([...reported].map(([id, r]) => r.at - submitted.get(id)!));
+  // the container's finishedAt has whole seconds: this column is ±1 s
+  const finishedToReported = summarize([...reported].filter(([, r]) => r.status.finishedAt).map(([, r]) => wallStart + (r.at - started) - Date.parse(r.status.finishedAt!)));
+  const phases = [...reported.values()].reduce<Record<string, number>>((acc, r) => ((acc[r.status.phase] = (acc[r.status.phase] ?? 0) + 1), acc), {});
+  const byVerb = requests.reduce<Record<string, number>>((acc, e) => {
+    const key = `${e.verb} ${e.objectRef?.resource ?? ''}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
+    acc[key] = (acc[key] ?? 0) + 1;
+    return acc;
+  }, {});
+  return {
+    cells: [
+      target === 'real' ? 'real (kubelet, containerd)' : 'kwok',
+      `${tasks} (${Object.entries(phases).map(([p, n]) => `${n} ${p}`).join(', ')}; ${running.size} seen running)`,
+      String(capacity),
+      `${(elapsedMs / 1000).toFixed(1)} s`,
+      `${ms(toRunning.p50)} / ${ms(toRunning.p99)}`,
+      `${ms(createdToRunning.p50)} / ${ms(createdToRunning.p99)}`,
+      `${ms(toReported.p50)} / ${ms(toReported.p99)}`,
+      `${ms(finishedToReported.p50)} / ${ms(finishedToReported.p99)}`,
+      (requests.length / tasks).toFixed(2),
+      `${((cpu.user + cpu.system) / 1000 / 1000).toFixed(1)} s (${(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100).toFixed(0)} % of a core)`,
+      `${Math.round(peakRss / 2 ** 20)} MiB`,
+      `${loadBefore} → ${loadAfter}`,
+    ],
+    requests: `${target}: ${Object.entries(byVerb).sort().map(([k, n]) => `${k} ${n}`).join(', ')}`,
+  };
+}
+
+const kwokInstance = { root: process.env.ROLLCALL_TESTENV_ROOT, portBase: process.env.ROLLCALL_TESTENV_PORT_BASE, realNode: process.env.ROLLCALL_TESTENV_REAL_NODE };
+const rows: Row[] = [];
+for (const target of targets) {
+  useInstance(target, kwokInstance);
+  rows.push(await measure(target, taskCount(target)));
+}
+
+console.log(`${new Date().toISOString().slice(0, 10)}, ${machine()}`);
 console.log();
-console.log('| tasks | capacity | wall time | submit → running p50 / p99 (queue included) | pod created → running p50 / p99 | submit → reported p50 / p99 | finished → reported p50 / p99 (±1 s) | API requests per task | runner CPU | runner peak RSS |');
-console.log('|---|---|---|---|---|---|---|---|---|---|');
-console.log(
-  `| ${tasks} (${Object.entries(phases).map(([p, n]) => `${n} ${p}`).join(', ')}) | ${capacity} | ${(elapsedMs / 1000).toFixed(1)} s | ${ms(toRunning.p50)} / ${ms(toRunning.p99)} | ${ms(createdToRunning.p50)} / ${ms(createdToRunning.p99)} | ${ms(toReported.p50)} / ${ms(toReported.p99)} | ${ms(finishedToReported.p50)} / ${ms(finishedToReported.p99)} | ${(requests.length / tasks).toFixed(2)} | ${((cpu.user + cpu.system) / 1000 / 1000).toFixed(1)} s (${(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100).toFixed(0)} % of a core) | ${Math.round(peakRss / 2 ** 20)} MiB |`,
-);
+console.log('| node | tasks | capacity | wall time | submit → running p50 / p99 (queue included) | pod created → running p50 / p99 | submit → reported p50 / p99 | finished → reported p50 / p99 (±1 s) | API requests per task | runner CPU | bench process peak RSS | load average (1 min) before → after |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const row of rows) console.log(`| ${row.cells.join(' | ')} |`);
 console.log();
-console.log(`Requests by the runner's service account, from the audit log: ${Object.entries(byVerb).sort().map(([k, n]) => `${k} ${n}`).join(', ')}.`);
+console.log(`Requests by the runner's service account, from the audit log: ${rows.map((r) => r.requests).join('; ')}.`);
 process.exit(0);

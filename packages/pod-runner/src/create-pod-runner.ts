@@ -1,5 +1,6 @@
 import { ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS } from '@rollcall/core';
-import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { ObservedApiClient } from './observed-client.js';
 import { DEFAULT_RUNNER_NAME, type PodRunnerOptions } from './options.js';
 import { BACKEND } from './errors.js';
 import { PodRunner } from './runner.js';
@@ -24,9 +25,12 @@ export async function createPodRunner(options: PodRunnerOptions): Promise<PodRun
   for (const [key, value] of Object.entries(options.timeouts ?? {})) {
     if (value !== undefined && (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))) throw new ConfigurationError(`timeouts.${key} ${value} is not valid: a positive number of milliseconds`, { key: `timeouts.${key}`, backend: BACKEND });
   }
+  for (const [key, value] of Object.entries({ 'ledger.retainDoneMs': options.ledger?.retainDoneMs, 'ledger.maxDone': options.ledger?.maxDone })) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) throw new ConfigurationError(`${key} ${value} is not valid: a whole number, 1 or more`, { key, backend: BACKEND });
+  }
   const kc = options.kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
-  const client = new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(options.identity));
+  const client = new ObservedApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(options.identity));
   try {
     const templates = await resolveTemplates(options.templates, client, namespace);
     const runner = new PodRunner(client, namespace, name, templates, options);

@@ -21,3 +21,13 @@ export function isRequeueable(err: unknown): boolean {
   if (status?.code === 429 || status?.reason === 'TooManyRequests') return true;
   return err.code === 'PERMISSION_DENIED' && /exceeded quota/i.test(status?.message ?? '');
 }
+
+/** Why a create was put back in the queue: the quota refused it, the API server asked to slow down (429), or the quota admission lost a race (409). */
+export type RequeueReason = 'QuotaExceeded' | 'TooManyRequests' | 'Conflict';
+
+/** Which refusal {@link isRequeueable} accepted, as a metric names it. */
+export function requeueReason(err: RegistryError): RequeueReason {
+  const status = err.cause as KubeStatus | undefined;
+  if (status?.code === 429 || status?.reason === 'TooManyRequests') return 'TooManyRequests';
+  return err.code === 'CONFLICT' ? 'Conflict' : 'QuotaExceeded';
+}

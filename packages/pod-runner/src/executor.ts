@@ -9,12 +9,14 @@ import type { PodsApi } from './pods-api.js';
  *   a retry after a lost answer, or another runner's) — `pod` as answered;
  * - `ended`: the task ended while the create was refused; nothing to do;
  * - `requeue`: a quota refusal, a 429 or a quota race: try again later;
+ * - `fenced`: not sent, this runner's term may be over: the task waits for whoever leads;
  * - `failed`: the task fails with `reason`, and `error` is what submit rejects with.
  */
 export type CreateOutcome =
   | { outcome: 'created' | 'adopted'; pod: Pod }
   | { outcome: 'ended' }
   | { outcome: 'requeue'; error: RegistryError }
+  | { outcome: 'fenced' }
   | { outcome: 'failed'; reason: 'CreateFailed' | 'SpecConflict'; error: unknown };
 
 /**
@@ -27,6 +29,7 @@ export async function createTaskPod(api: PodsApi, pod: Pod, specHash: string | u
     return { outcome: 'created', pod: await api.create(pod) };
   } catch (err) {
     if (ended()) return { outcome: 'ended' };
+    if (hasCode(err, 'LEASE_LOST')) return { outcome: 'fenced' };
     if (hasCode(err, 'ALREADY_EXISTS')) return adopt(api, pod.metadata.name, specHash);
     if (isRequeueable(err)) return { outcome: 'requeue', error: err as RegistryError };
     return { outcome: 'failed', reason: 'CreateFailed', error: err };

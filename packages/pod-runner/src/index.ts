@@ -1,6 +1,8 @@
 export { createPodRunner } from './create-pod-runner.js';
 export { PodRunner, type CancelOptions, type TaskFilter } from './runner.js';
-export type { PodRunnerOptions, CapacityOptions } from './options.js';
+export type { PodRunnerOptions, CapacityOptions, LedgerOptions } from './options.js';
+export { LEDGER_FORMAT } from './ledger-format.js';
+export { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
 export type { LogLine, LogOptions } from './logs.js';
 export { directoryLogSink, logFile, DEFAULT_LOG_DIR, type LogKey, type LogSink, type TaskLogOptions } from './log-sink.js';
 export { DEFAULT_MAX_LOG_BYTES, CUT_MARKER } from './log-writer.js';
@@ -11,5 +13,7 @@ export type { TemplateRule, TemplateSource } from './templates.js';
 export type { PodTemplateSpec } from './pod.js';
 export { podName } from './pod-build.js';
 export { RUNNER_LABEL, TASK_ID_LABEL, TASK_TYPE_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_CONTAINER_ANNOTATION, FENCING_TOKEN_ANNOTATION, CANCELLED_ANNOTATION, RECORDED_ANNOTATION, FINALIZER } from './pod.js';
-export { openTaskView, TaskView, type TaskViewOptions } from './task-view.js';
+export { openTaskView, TaskView, DEFAULT_CANCEL_WAIT_MS, type TaskViewOptions, type CancelResult, type CancelOptions as TaskViewCancelOptions } from './task-view.js';
 export { statusFromPod } from './pod-task.js';
+export type { RunnerActivity, RunnerActivityListener } from './runner-activity.js';
+export type { RequeueReason } from './errors.js';

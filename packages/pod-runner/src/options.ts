@@ -12,6 +12,21 @@ export interface CapacityOptions {
   perType?: Record<string, number>;
 }
 
+/**
+ * The task ledger: the ConfigMap `pod-runner-<name>-ledger` that keeps what
+ * is not on a pod. An acknowledged task leaves a tombstone (its id, attempt,
+ * phase and reason: 375 bytes for a typical one) so a resubmit runs nothing; tombstones are
+ * removed after `retainDoneMs`, beyond `maxDone` (oldest first), and the oldest
+ * when a submit needs the room. A task resubmitted after its tombstone is gone
+ * runs again.
+ */
+export interface LedgerOptions {
+  /** How long a tombstone is kept after its status was acknowledged. Milliseconds. Default 86400000 (24 h). */
+  retainDoneMs?: number;
+  /** The most tombstones kept. Default 1000 (about 375 KB of the ConfigMap's 1 MiB). */
+  maxDone?: number;
+}
+
 /** What {@link createPodRunner} takes. */
 export interface PodRunnerOptions {
   /** Ordered template rules; the first that matches a task builds its pod. See {@link TemplateRule}. */
@@ -56,11 +71,18 @@ export interface PodRunnerOptions {
   /**
    * Called with every status change, including those a runner finds while it
    * re-attaches at start (a task that ended while no runner was up is reported
-   * here once, before createPodRunner resolves). A task's terminal status is
-   * reported once across runner restarts: it is written onto the pod, with the
-   * finalizer taken off, right after this call.
+   * here before createPodRunner resolves). A change on the way (`queued`,
+   * `pending`, `running`, `unknown`) is told once and not awaited. A terminal
+   * status is stored in the task ledger first, then delivered until
+   * acknowledged: the callback returns (anything but a promise), or its promise
+   * resolves; a throw or a rejection delivers it again after 1 s, doubling up to
+   * 60 s, and across runner restarts. Delivery is at least once: a runner killed
+   * after the acknowledgement and before it is stored delivers the same status
+   * (same `taskId` and `attempt`) again, so make the callback idempotent on those.
    */
-  onStatus?: (status: TaskStatus) => void;
+  onStatus?: (status: TaskStatus) => unknown;
+  /** The task ledger (queued tasks, unacknowledged terminal statuses, tombstones): see {@link LedgerOptions}. */
+  ledger?: LedgerOptions;
   /** Shown in User-Agent and as the election candidate. Default `<hostname>-<pid>`. */
   identity?: string;
   /** pino-shaped logger. Default silent. */

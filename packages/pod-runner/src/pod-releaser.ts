@@ -18,6 +18,8 @@ export interface PodReleaserOptions {
   latest: (name: string) => Pod | undefined;
   /** The runner is closed: start nothing. */
   closed: () => boolean;
+  /** Resolves once the task's terminal status is in the ledger (true), or with false when it cannot be (the runner closed): the pod is then kept for the next runner. */
+  untilRecorded?: (state: TaskState) => Promise<boolean>;
   /** Resolves once the task's log is stored as far as it must be before its pod is deleted (see LogCapture.untilLogged). */
   untilLogged?: (state: TaskState) => Promise<void>;
 }
@@ -60,7 +62,8 @@ export class PodReleaser {
     try {
       await this.options.api.delete(name, undefined);
     } catch (err) {
-      if (hasCode(err, 'NOT_FOUND')) return;
+      // gone already, or this runner's term may be over (whoever leads next deletes it)
+      if (hasCode(err, 'NOT_FOUND') || hasCode(err, 'LEASE_LOST')) return;
       this.options.logger.warn({ err, pod: name }, '[rollcall] [pod-runner] could not delete a kept failed pod; trying again');
       if (this.options.closed()) return;
       state.release.deleteTimer = this.options.clock.setTimeout(() => void this.deleteKept(name, state), RELEASE_RETRY_MS);
@@ -71,6 +74,8 @@ export class PodReleaser {
   async releasePod(pod: Pod, state: TaskState | undefined): Promise<void> {
     const { api, clock, logger } = this.options;
     const name = pod.metadata.name;
+    // the ledger holds the final status before the finalizer (the pod's own record of it) comes off
+    if (state && (await this.options.untilRecorded?.(state)) === false) return;
     try {
       if (pod.metadata.finalizers?.includes(FINALIZER)) {
         const annotations: Record<string, string> = {};
@@ -94,6 +99,8 @@ export class PodReleaser {
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return;
       if (!state) return;
+      // held back by the fence: this runner's term may be over, and whoever leads next re-attaches and releases it
+      if (hasCode(err, 'LEASE_LOST')) return void (state.release.deleteRequested = false);
       state.release.deleteRequested = false;
       logger.debug({ err, pod: name }, '[rollcall] [pod-runner] could not release a finished pod yet; retrying from its latest state');
       // A conflict means the watch brings a newer state; a refusal or an outage is retried after a pause.

@@ -37,9 +37,24 @@ const CONTAINER_CONFIG = new Set(['CreateContainerConfigError', 'CreateContainer
 /** Waiting reasons that no wait will cure: the task fails at once. */
 export const FATAL_WAITING = new Set(['InvalidImageName']);
 
-/** The termination message as JSON when it is JSON (an object, array, number, …), else undefined. */
-export function parseResult(message: string | undefined): JsonValue | undefined {
-  if (!message) return undefined;
+/**
+ * The most of a container's termination message the kubelet passes on, in bytes:
+ * the last 4096 of the file (MaxContainerTerminationMessageLength), and in a pod
+ * of more than three containers (init and ephemeral ones counted) only the first
+ * 12288 / n of those (MaxPodTerminationMessageLogLength shared out).
+ */
+export function terminationMessageLimit(pod: Pod): number {
+  const containers = pod.spec.containers.length + (pod.spec.initContainers?.length ?? 0) + ((pod.spec.ephemeralContainers as unknown[] | undefined)?.length ?? 0);
+  return Math.min(4096, Math.floor(12288 / Math.max(1, containers)));
+}
+
+/**
+ * The termination message as JSON when it is JSON (an object, array, number, …), else undefined.
+ * A message of `limit` bytes or more is never parsed: the kubelet may have cut it, and a cut
+ * JSON text can still parse (a long number, a tail that starts at a value).
+ */
+export function parseResult(message: string | undefined, limit = Infinity): JsonValue | undefined {
+  if (!message || Buffer.byteLength(message) >= limit) return undefined;
   const text = message.trim();
   if (!/^[[{"\d-]|^(true|false|null)$/.test(text)) return undefined;
   try {
@@ -101,7 +116,7 @@ export function readPod(pod: Pod, wallNow: Date = new Date()): PodReading {
     message,
     exitCode: terminated?.exitCode,
     terminationMessage: terminated?.message,
-    result: parseResult(terminated?.message),
+    result: parseResult(terminated?.message, terminationMessageLimit(pod)),
     startedAt: terminated?.startedAt ?? status.startTime,
     finishedAt: terminated?.finishedAt ?? wallNow.toISOString(),
   });

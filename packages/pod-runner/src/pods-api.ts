@@ -11,6 +11,8 @@ export class PodsApi {
   constructor(
     readonly client: ApiClient,
     readonly namespace: string,
+    /** Called before each write (create, patch, delete); throws to hold it back. The runner's is its leader gate's renew-deadline and newest-term check. */
+    private readonly fence: (verb: string) => void = () => {},
   ) {}
 
   /** `/api/v1/namespaces/<ns>/pods`, the collection the watch follows. */
@@ -23,6 +25,7 @@ export class PodsApi {
   }
 
   create(pod: Pod): Promise<Pod> {
+    this.fence('create');
     return this.client.request<Pod>({ method: 'POST', path: this.path, body: pod, context: this.context('create', pod.metadata.name) });
   }
 
@@ -44,11 +47,13 @@ export class PodsApi {
 
   /** A JSON merge patch of the pod's metadata. */
   async patchMetadata(name: string, metadata: Record<string, unknown>): Promise<void> {
+    this.fence('patch');
     await this.client.request({ method: 'PATCH', path: `${this.path}/${name}`, body: { metadata }, contentType: 'application/merge-patch+json', context: this.context('patch', name) });
   }
 
   /** Deletes the pod (its dependants in the background); a pod already gone is no error. */
   async delete(name: string, graceSeconds: number | undefined): Promise<void> {
+    this.fence('delete');
     try {
       await this.client.request({
         method: 'DELETE',

@@ -1,7 +1,11 @@
 import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, silentLogger, StoreConflictError, systemClock } from '@rollcall/core';
 import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
+import { LEDGER_FORMAT, type QueuedEntry, tombstone, tombstoneStatus, type LedgerEntry } from './ledger-format.js';
+import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
+import { StatusDelivery } from './status-delivery.js';
+import { TaskLedger } from './task-ledger.js';
 import { Capacity } from './capacity.js';
-import { BACKEND, isRequeueable, notLeader } from './errors.js';
+import { BACKEND, isRequeueable, notLeader, requeueReason } from './errors.js';
 import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
 import { createLogCapture, type LogCapture } from './log-capture.js';
@@ -11,8 +15,10 @@ import { buildPod } from './pod-build.js';
 import { lostByDeletion, taskContainerName } from './pod-status.js';
 import { PodReleaser } from './pod-releaser.js';
 import { recordedStatus, taskOfPod } from './pod-task.js';
-import { type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
+import { FENCING_TOKEN_ANNOTATION, type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { PodsApi } from './pods-api.js';
+import { ObservedApiClient } from './observed-client.js';
+import { type RunnerActivityListener, RunnerActivityReporter } from './runner-activity.js';
 import { type FinishChange, pendingTimedOut, queueTimedOut, reconcile, runTimedOut, unknownTimedOut } from './reconcile.js';
 import { nextAttempt } from './retry-policy.js';
 import { TaskEventHub } from './task-events.js';
@@ -30,7 +36,7 @@ export interface TaskFilter {
 
 /** Options of {@link PodRunner.cancel}. */
 export interface CancelOptions {
-  /** The pod's termination grace period. Seconds. Default the pod's own (30 unless its template says otherwise). */
+  /** The time the task's processes get between SIGTERM and SIGKILL. Whole seconds, 0 or more; the kubelet gives at least 2. Default the pod's own `terminationGracePeriodSeconds` (30 unless its template says otherwise). */
   graceSeconds?: number;
   /** Recorded as the task's message and on the pod. */
   reason?: string;
@@ -60,6 +66,14 @@ export class PodRunner {
   private readonly releaser: PodReleaser;
   private readonly timers: TaskTimers;
   private readonly logCapture: LogCapture | undefined;
+  private readonly activity: RunnerActivityReporter;
+  private readonly ledger: TaskLedger;
+  private readonly delivery: StatusDelivery;
+  /** The ledger is read for this term (the leader's, or a runner's without a registry): until then nothing is created and a submit waits. */
+  private ledgerLoaded: Promise<void> | undefined;
+  private ledgerReady = false;
+  /** The pods are listed: a queued task whose pod exists is known not to need one. */
+  private listed = false;
   private closed = false;
   private informer: ResourceInformer<Pod> | undefined;
 
@@ -75,11 +89,23 @@ export class PodRunner {
     this.clock = options.clock ?? systemClock;
     this.capacity = new Capacity({ total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    this.api = new PodsApi(client, namespace);
+    this.api = new PodsApi(client, namespace, (verb) => this.gate.fence(verb));
     this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
+    this.activity = new RunnerActivityReporter(this.clock, this.logger);
+    if (client instanceof ObservedApiClient) client.report = (activity) => this.activity.emit(activity);
     this.logCapture = createLogCapture(options.logs, { client, logger: this.logger, namespace, runner: name }, options.registry !== undefined);
+    this.ledger = new TaskLedger({
+      client,
+      namespace,
+      runner: name,
+      clock: this.clock,
+      logger: this.logger,
+      retainDoneMs: options.ledger?.retainDoneMs ?? DEFAULT_RETAIN_DONE_MS,
+      maxDone: options.ledger?.maxDone ?? DEFAULT_MAX_DONE,
+    });
+    this.delivery = new StatusDelivery({ onStatus: options.onStatus, clock: this.clock, logger: this.logger, acknowledged: (status) => this.acknowledged(status) });
     this.releaser = new PodReleaser({
       api: this.api,
       clock: this.clock,
@@ -88,6 +114,7 @@ export class PodRunner {
       latest: (podName) => this.informer?.get(podName),
       closed: () => this.closed,
       untilLogged: (state) => this.logCapture?.untilLogged(state.status, state.pod) ?? Promise.resolve(),
+      untilRecorded: (state) => state.stored ?? Promise.resolve(true),
     });
   }
 
@@ -107,11 +134,83 @@ export class PodRunner {
       {
         upsert: (pod) => this.onPod(pod),
         delete: (pod) => this.onPodGone(pod),
-        interrupted: (err) => this.logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming'),
+        interrupted: (err) => {
+          this.activity.emit({ type: 'watchEnded', code: err.code });
+          this.logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming');
+        },
       },
     );
+    // without a registry this runner leads from the start: the ledger first, so the pods listed meet the tasks it holds
+    if (!this.options.registry) await this.loadLedger();
     await this.informer.start();
+    this.listed = true;
     this.campaign();
+    this.pump();
+    // what ended while no runner was up is stored and handed to onStatus before start resolves
+    await this.ledger.idle();
+  }
+
+  /**
+   * Reads the ledger for this term: queued tasks (and retries in their backoff)
+   * back in the queue, terminal statuses not acknowledged delivered again,
+   * tombstones kept for resubmits. A task this runner holds already keeps its
+   * state, unless the ledger says it ended.
+   */
+  private loadLedger(): Promise<void> {
+    this.ledgerLoaded ??= (async () => {
+      const entries = await this.ledger.load();
+      for (const [taskId, entry] of entries) this.restore(taskId, entry);
+      this.ledgerReady = true;
+    })();
+    return this.ledgerLoaded;
+  }
+
+  private restore(taskId: string, stored: LedgerEntry): void {
+    const known = this.tasks.get(taskId);
+    if (stored.state !== 'queued') {
+      const status = stored.state === 'finished' ? stored.status : tombstoneStatus(stored);
+      if (known && known.status.attempt > status.attempt) return;
+      if (known && !isTerminal(known.status)) this.endQuietly(known, status);
+      if (stored.state === 'finished') {
+        if (!known) this.tasks.set(taskId, { ...newTaskState(status, { ...this.timeouts }, stored.specHash), stored: Promise.resolve(true) });
+        this.delivery.deliver(status);
+      }
+      return;
+    }
+    if (known) return;
+    const template = selectTemplate(this.templates, stored.task);
+    const built = template && buildPod({ runner: this.name, namespace: this.namespace, task: stored.task, template: template.template, templateName: template.rule.name, container: template.rule.container, submittedAt: stored.submittedAt });
+    const attempt = stored.task.attempt ?? 1;
+    const status: TaskStatus = { taskId, taskType: stored.task.taskType, tags: { ...stored.task.tags }, attempt, phase: 'queued', podName: built?.pod.metadata.name ?? `${this.name}-${taskId}-${attempt}`, template: template?.rule.name ?? '', submittedAt: stored.submittedAt };
+    if (stored.previousAttempts) status.previousAttempts = stored.previousAttempts;
+    const entry = newTaskState(status, { ...this.timeouts, ...stored.task.timeouts }, built?.specHash, template && { task: stored.task, template });
+    this.tasks.set(taskId, entry);
+    if (!template) return this.finish(entry, { phase: 'failed', reason: 'CreateFailed', message: `no template rule matches task ${taskId} of type ${stored.task.taskType} any more` });
+    const wait = (stored.retryAt ?? 0) - this.clock.wallNow().getTime();
+    if (wait > 0) {
+      entry.status = { ...status, reason: 'RetryBackoff', message: `attempt ${attempt} in ${wait} ms (restored from the ledger)` };
+      this.timers.armRetry(entry, wait, () => this.retryDue(entry));
+    } else {
+      this.enqueue(entry, stored.retryAt ?? Date.parse(stored.submittedAt));
+    }
+  }
+
+  /** A task this runner held ends as another runner (or the ledger) recorded it: no report, it was reported there. */
+  private endQuietly(entry: TaskState, status: TaskStatus): void {
+    this.queue.remove(entry);
+    this.timers.clear(entry);
+    this.freeSlot(entry);
+    entry.status = { ...entry.status, ...status };
+    for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
+  }
+
+  /** `onStatus` acknowledged a terminal status: its tombstone replaces it in the ledger (by the leader; another runner delivers it again). */
+  private acknowledged(status: TaskStatus): void {
+    if (this.closed || !this.isLeader) return;
+    const entry = this.tasks.get(status.taskId);
+    // a newer attempt submitted meanwhile owns the entry now
+    if (entry && entry.status.attempt !== status.attempt) return;
+    void this.ledger.write(status.taskId, tombstone(status, entry?.specHash, this.clock.wallNow().getTime()));
   }
 
   /** Whether this runner acts on pods: always without a registry, while it leads the runner election with one. */
@@ -128,16 +227,54 @@ export class PodRunner {
   private campaign(): void {
     this.gate.start({
       elected: (fencingToken) => {
-        this.logger.info({ fencingToken }, '[rollcall] [pod-runner] leading the runner election; re-attaching to the pods');
-        for (const pod of this.informer?.list() ?? []) this.onPod(pod);
-        this.pump();
+        this.logger.info({ fencingToken }, '[rollcall] [pod-runner] leading the runner election; reading the task ledger and re-attaching to the pods');
+        void this.takeOver();
       },
       lost: (reason) => {
         this.logger.warn({ reason }, '[rollcall] [pod-runner] lost the runner election; no longer acting on pods');
+        this.ledgerLoaded = undefined;
+        this.ledgerReady = false;
         for (const state of this.tasks.values()) this.timers.clearPodTimers(state);
         void this.logCapture?.stopAll();
       },
+      fenced: (verb) => {
+        this.activity.emit({ type: 'fenced', verb });
+        this.logger.warn({ verb }, '[rollcall] [pod-runner] a write held back: this runner\'s term may be over');
+      },
     });
+  }
+
+  /**
+   * Follows what the runner does — status changes, the time pods spend in each
+   * pending cause, requeues, retries, watch restarts, API requests — for
+   * metrics (`@rollcall/metrics`' `registerPodRunnerMetrics`). The listener is
+   * first told every task that has not ended. Returns the function that removes it.
+   */
+  observe(listener: RunnerActivityListener): () => void {
+    return this.activity.observe(listener);
+  }
+
+  /** Tasks waiting in the queue for capacity (or a quota pause) now; not those in a retry's backoff. */
+  get queueDepth(): number {
+    return this.queue.length;
+  }
+
+  /** A new term: the ledger read (again after a failure, while this runner leads), then every pod re-attached and the queue tried. */
+  private async takeOver(): Promise<void> {
+    while (this.isLeader && !this.closed) {
+      try {
+        await this.loadLedger();
+        break;
+      } catch (err) {
+        this.ledgerLoaded = undefined;
+        if (hasCode(err, 'SCHEMA_MISMATCH', 'CORRUPT_RECORD')) return this.logger.error({ err }, '[rollcall] [pod-runner] cannot read the task ledger; this runner leads but acts on nothing');
+        this.logger.warn({ err }, '[rollcall] [pod-runner] could not read the task ledger; trying again');
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, 1000));
+      }
+    }
+    if (!this.isLeader || this.closed) return;
+    for (const pod of this.informer?.list() ?? []) this.onPod(pod);
+    this.pump();
   }
 
   /** How many times the pod collection was listed (1 after start; one more per 410). */
@@ -146,12 +283,17 @@ export class PodRunner {
   }
 
   /**
-   * Accepts a task: its pod is created now if capacity allows, else it waits in
-   * the queue. Idempotent: submitting a known task id (and attempt) again
-   * returns its status and creates nothing — a cancelled task stays cancelled.
+   * Accepts a task: resolves once it is durable (in the task ledger), its pod
+   * created if capacity allows, else waiting in the queue. Idempotent: submitting
+   * a known task id (and attempt) again returns its status and creates nothing —
+   * a cancelled task stays cancelled, and a finished one is remembered by its
+   * tombstone (see `ledger`) after the runner restarts. Submitting the next
+   * attempt of a task acknowledges the previous attempt's terminal status.
    * Rejects with INVALID_ARGUMENT for a malformed task or one no template
-   * matches, CONFLICT when a pod of that name exists with another spec, and the
-   * API server's refusal (e.g. PERMISSION_DENIED) when creation failed.
+   * matches, PAYLOAD_TOO_LARGE when the ledger is full, CONFLICT when a pod of
+   * that name exists with another spec, and the API server's refusal (e.g.
+   * PERMISSION_DENIED) when storing the task or creating its pod failed; a
+   * rejected submit leaves nothing behind.
    */
   async submit(task: Task): Promise<TaskStatus> {
     this.assertOpen();
@@ -162,7 +304,15 @@ export class PodRunner {
     const submittedAt = this.clock.wallNow().toISOString();
     const timeouts = { ...this.timeouts, ...task.timeouts };
     const built = buildPod({ runner: this.name, namespace: this.namespace, task: { ...task, timeouts }, template: template.template, templateName: template.rule.name, container: template.rule.container, submittedAt });
+    if (this.isLeader) await this.loadLedger();
     const existing = this.tasks.get(task.taskId);
+    const stored = this.ledger.get(task.taskId);
+    if (!existing && stored?.state === 'done' && stored.status.attempt >= attempt) {
+      if (stored.status.attempt === attempt && stored.specHash && stored.specHash !== built.specHash) {
+        throw new StoreConflictError('CONFLICT', `task ${task.taskId} attempt ${attempt} was submitted before with another spec`, { backend: BACKEND });
+      }
+      return tombstoneStatus(stored);
+    }
     if (existing && existing.status.attempt >= attempt) {
       if (existing.status.attempt === attempt && existing.specHash && existing.specHash !== built.specHash) {
         throw new StoreConflictError('CONFLICT', `task ${task.taskId} attempt ${attempt} was submitted before with another spec`, { backend: BACKEND });
@@ -172,12 +322,47 @@ export class PodRunner {
     if (existing && !isTerminal(existing.status)) throw new StoreConflictError('CONFLICT', `task ${task.taskId} attempt ${existing.status.attempt} is still ${existing.status.phase}; a new attempt waits until it ends`, { backend: BACKEND });
     const status: TaskStatus = { taskId: task.taskId, taskType: task.taskType, tags: { ...task.tags }, attempt, phase: 'queued', podName: built.pod.metadata.name, template: template.rule.name, submittedAt };
     const entry = newTaskState(status, timeouts, built.specHash, { task: { ...task, timeouts }, template });
+    const record: QueuedEntry = { v: LEDGER_FORMAT, state: 'queued', task: { ...task, timeouts, attempt }, submittedAt, specHash: built.specHash };
+    if (this.isLeader) this.ledger.assertRoom(task.taskId, record);
     this.tasks.set(task.taskId, entry);
+    try {
+      const found = await this.store(task.taskId, record, stored);
+      // a follower found the task ended already (the leader ran it): answered from the ledger
+      if (found && found.state !== 'queued' && found.status.attempt >= attempt) {
+        this.endQuietly(entry, found.state === 'finished' ? found.status : tombstoneStatus(found));
+        return copyStatus(entry.status);
+      }
+    } catch (err) {
+      if (this.tasks.get(task.taskId) === entry) {
+        if (existing) this.tasks.set(task.taskId, existing);
+        else this.tasks.delete(task.taskId);
+      }
+      throw err;
+    }
+    // cancelled while it was being stored
+    if (isTerminal(entry.status)) return copyStatus(entry.status);
+    if (existing) this.delivery.drop(task.taskId);
     this.publish(entry.status);
     this.enqueue(entry, Date.parse(submittedAt));
     if (entry.creating) await entry.creating;
     if (entry.createError) throw entry.createError;
     return copyStatus(entry.status);
+  }
+
+  /**
+   * Stores a submitted task: the leader writes its entry (a failure puts back
+   * what the ledger held); a follower adds it only where the ledger has none,
+   * answering with the entry it found.
+   */
+  private async store(taskId: string, record: QueuedEntry, before: LedgerEntry | undefined): Promise<LedgerEntry | undefined> {
+    if (!this.isLeader) return this.ledger.addIfAbsent(taskId, record);
+    try {
+      await this.ledger.write(taskId, record, true);
+      return undefined;
+    } catch (err) {
+      void this.ledger.write(taskId, before);
+      throw err;
+    }
   }
 
   /** The task's status, or undefined for an id this runner does not know. */
@@ -203,10 +388,13 @@ export class PodRunner {
     return this.hub.subscribe(undefined, undefined);
   }
 
-  /** Resolves with the task's terminal status; NOT_FOUND for an unknown id, CLOSED if the runner closes first. */
+  /** Resolves with the task's terminal status once it is stored in the ledger; NOT_FOUND for an unknown id, CLOSED if the runner closes first. */
   async result(taskId: string): Promise<TaskStatus> {
     const entry = this.requireEntry(taskId);
-    if (isTerminal(entry.status)) return copyStatus(entry.status);
+    if (isTerminal(entry.status)) {
+      await entry.stored;
+      return copyStatus(entry.status);
+    }
     return new Promise((resolve, reject) => entry.waiters.push({ resolve, reject }));
   }
 
@@ -265,6 +453,8 @@ export class PodRunner {
     if (!queued && !this.isLeader) throw notLeader(this.name);
     entry.release.graceSeconds = options.graceSeconds;
     this.finish(entry, { phase: 'cancelled', reason: 'Cancelled', message: options.reason ?? 'cancelled' });
+    // resolved once the cancel is durable: a runner started later never creates the task
+    if (entry.stored) await entry.stored;
     if (entry.pod) await this.releaser.release(entry);
     return copyStatus(entry.status);
   }
@@ -273,6 +463,7 @@ export class PodRunner {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.delivery.close();
     this.informer?.close();
     await this.gate.close();
     this.queue.close();
@@ -283,7 +474,10 @@ export class PodRunner {
     }
     this.hub.close();
     await Promise.allSettled([...this.tasks.values()].map((e) => e.release.inFlight));
+    // what is being written goes out once more; what cannot be written is the next runner's (the pods are kept for it)
+    await this.ledger.close();
     await this.logCapture?.stopAll();
+    this.activity.close();
     this.client.close();
   }
 
@@ -311,7 +505,7 @@ export class PodRunner {
 
   /** Creates pods for queued tasks, in order, while there is room and no quota refusal is being waited out. */
   private pump(): void {
-    if (this.closed || !this.isLeader || this.queue.paused) return;
+    if (this.closed || !this.isLeader || !this.ledgerReady || !this.listed || this.queue.paused) return;
     for (const entry of this.queue.snapshot()) {
       if (this.capacity.full) break;
       if (!this.capacity.hasRoom(entry.status.taskType)) continue;
@@ -352,9 +546,16 @@ export class PodRunner {
         return;
       case 'ended':
         return;
+      case 'fenced':
+        // this runner's term may be over: the task waits at the head of the queue for whoever leads (no quota pause)
+        this.freeSlot(entry);
+        this.queue.requeue(entry);
+        this.queue.endPause();
+        return;
       case 'requeue': {
         this.freeSlot(entry);
         const retryInMs = this.queue.requeue(entry);
+        this.activity.emit({ type: 'requeue', taskType: entry.status.taskType, reason: requeueReason(result.error) });
         this.setStatus(entry, { phase: 'queued', message: `requeued: ${result.error.message}` });
         this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
         return;
@@ -370,6 +571,7 @@ export class PodRunner {
   /** A pod's latest state from the watch (or a create's answer): the leader reconciles, a follower only follows. */
   private onPod(pod: Pod): void {
     if (this.closed) return;
+    this.gate.see(pod.metadata.annotations?.[FENCING_TOKEN_ANNOTATION]);
     if (!this.isLeader) return this.follow(pod);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (!taskId) return;
@@ -430,6 +632,7 @@ export class PodRunner {
     this.queue.remove(entry);
     if (recorded && !isTerminal(entry.status)) {
       entry.status = { ...entry.status, ...recorded };
+      this.activity.status(entry.status, true);
       for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
     }
   }
@@ -470,13 +673,17 @@ export class PodRunner {
     if (!task) return undefined;
     const entry = newTaskState({ ...task.status, ...recordedStatus(pod) }, { ...this.timeouts, ...task.record.timeouts }, pod.metadata.annotations?.[SPEC_HASH_ANNOTATION]);
     this.tasks.set(taskId, entry);
+    this.activity.status(entry.status, true);
     return entry;
   }
 
   // --- timeouts ---
 
+  // A timer of a runner whose term may be over ends nothing (a process resumed from a pause runs its
+  // overdue timers before it hears it lost): whoever leads resumes the timer from the pod's timestamps.
+
   private async pendingTimedOut(entry: TaskState, cause: PendingCause): Promise<void> {
-    if (isTerminal(entry.status) || this.closed) return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader) return;
     const podEvents = await this.api.recentEvents(entry.status.podName, this.logger);
     if (isTerminal(entry.status)) return;
     this.finish(entry, pendingTimedOut(entry.status, cause, podEvents));
@@ -484,13 +691,13 @@ export class PodRunner {
   }
 
   private runTimedOut(entry: TaskState): void {
-    if (isTerminal(entry.status) || this.closed) return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader) return;
     this.finish(entry, runTimedOut(entry.timeouts));
     void this.releaser.release(entry);
   }
 
   private unknownTimedOut(entry: TaskState): void {
-    if (isTerminal(entry.status) || this.closed || entry.status.phase !== 'unknown') return;
+    if (isTerminal(entry.status) || this.closed || !this.isLeader || entry.status.phase !== 'unknown') return;
     this.finish(entry, unknownTimedOut(entry.status, entry.timeouts));
     void this.releaser.release(entry);
   }
@@ -519,12 +726,31 @@ export class PodRunner {
     if (next.retry) return this.retry(entry, change, next.delayMs);
     this.timers.clear(entry);
     this.setStatus(entry, { pendingCause: undefined, finishedAt: this.clock.wallNow().toISOString(), ...change });
+    this.record(entry);
     const freed = entry.holdsSlot;
     this.freeSlot(entry);
-    for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
+    // result() answers once the status is stored (and handed to onStatus)
+    const waiters = entry.waiters.splice(0);
+    const ended = copyStatus(entry.status);
+    void entry.stored!.then(() => {
+      for (const waiter of waiters) waiter.resolve(copyStatus(ended));
+    });
     // a pod gone frees quota too: try the queue now rather than after the requeue pause
     if (freed) this.queue.endPause();
     this.pump();
+  }
+
+  /**
+   * Stores the terminal status in the ledger, then delivers it to `onStatus`
+   * until acknowledged; the pod is let go only once it is stored (`stored`).
+   */
+  private record(entry: TaskState): void {
+    const status = copyStatus(entry.status);
+    if (this.closed || !this.isLeader) return void (entry.stored = Promise.resolve(false));
+    entry.stored = this.ledger.write(status.taskId, { v: LEDGER_FORMAT, state: 'finished', status, ...(entry.specHash ? { specHash: entry.specHash } : {}) }).then(
+      () => (this.delivery.deliver(status), true),
+      () => false,
+    );
   }
 
   /**
@@ -545,11 +771,20 @@ export class PodRunner {
     entry.createError = undefined;
     if (this.freeSlot(entry)) this.queue.endPause();
     // the ended attempt's pod goes now; a later state of it is let go as another attempt's (reconcile's release-other)
-    if (oldPod) void (this.logCapture?.untilLogged(ended, oldPod) ?? Promise.resolve()).then(() => this.releaser.releasePod(oldPod, undefined));
     const spec = entry.spec!;
     spec.task = { ...spec.task, attempt: ended.attempt + 1 };
     const built = buildPod({ runner: this.name, namespace: this.namespace, task: spec.task, template: spec.template.template, templateName: spec.template.rule.name, container: spec.template.rule.container, submittedAt: entry.status.submittedAt });
     entry.specHash = built.specHash;
+    // the next attempt and its backoff are durable before the ended attempt's pod goes
+    const next: QueuedEntry = { v: LEDGER_FORMAT, state: 'queued', task: spec.task, submittedAt: entry.status.submittedAt, specHash: built.specHash, previousAttempts: [...(entry.status.previousAttempts ?? []), outcome], retryAt: this.clock.wallNow().getTime() + delayMs };
+    const stored = this.closed || !this.isLeader ? Promise.resolve(false) : this.ledger.write(entry.status.taskId, next).then(() => true, () => false);
+    if (oldPod) {
+      void stored.then(async (ok) => {
+        if (!ok) return;
+        await (this.logCapture?.untilLogged(ended, oldPod) ?? Promise.resolve());
+        await this.releaser.releasePod(oldPod, undefined);
+      });
+    }
     const exit = outcome.exitCode === undefined ? '' : `, exit code ${outcome.exitCode}`;
     this.setStatus(entry, {
       attempt: ended.attempt + 1,
@@ -566,24 +801,26 @@ export class PodRunner {
       startedAt: undefined,
       finishedAt: undefined,
     });
+    this.activity.emit({ type: 'retry', taskType: entry.status.taskType, reason: outcome.reason ?? outcome.phase });
     this.logger.info({ task: entry.status.taskId, attempt: entry.status.attempt, delayMs, after: outcome.reason }, '[rollcall] [pod-runner] retrying a task by its template\'s retry policy');
     this.pump();
-    this.timers.armRetry(entry, delayMs, () => {
-      if (isTerminal(entry.status) || this.closed) return;
-      this.setStatus(entry, { reason: undefined, message: undefined });
-      this.enqueue(entry, this.clock.wallNow().getTime());
-    });
+    this.timers.armRetry(entry, delayMs, () => this.retryDue(entry));
+  }
+
+  /** A retry's backoff ended: its next attempt joins the queue. */
+  private retryDue(entry: TaskState): void {
+    if (isTerminal(entry.status) || this.closed) return;
+    this.setStatus(entry, { reason: undefined, message: undefined });
+    this.enqueue(entry, this.clock.wallNow().getTime());
   }
 
   // --- helpers ---
 
+  /** A status change to `events()` now, and to `onStatus`: once on the way, a terminal one when stored (record). */
   private publish(status: TaskStatus): void {
     this.hub.publish(status);
-    try {
-      this.options.onStatus?.(copyStatus(status));
-    } catch (err) {
-      this.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback threw');
-    }
+    this.activity.status(status);
+    if (!isTerminal(status)) this.delivery.notify(status);
   }
 
   private requireEntry(taskId: string): TaskState {

@@ -49,6 +49,8 @@ export interface TaskState {
   /** The create in flight; it never rejects: a refusal lands in `createError`. */
   creating?: Promise<void>;
   createError?: unknown;
+  /** The terminal status (or a retry's next attempt) being written to the ledger: true once stored, false when it could not be (the runner closed). Its pod is let go only after. */
+  stored?: Promise<boolean>;
   timers: TaskTimers;
   release: ReleaseState;
   waiters: { resolve(status: TaskStatus): void; reject(err: Error): void }[];

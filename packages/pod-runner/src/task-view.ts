@@ -1,15 +1,40 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, StoreConflictError } from '@rollcall/core';
+import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, StoreConflictError } from '@rollcall/core';
+import { awaitRecorded } from './cancel-confirmation.js';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
 import { readStoredLog } from './log-read.js';
 import { directoryLogSink, latestStoredAttempt, type LogSink } from './log-sink.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
 import { DEFAULT_RUNNER_NAME } from './options.js';
-import { statusFromPod } from './pod-task.js';
+import { recordedStatus, statusFromPod } from './pod-task.js';
 import { CANCELLED_ANNOTATION, type Pod } from './pod.js';
 import { PodsApi } from './pods-api.js';
-import { isTerminal, type TaskStatus } from './task.js';
+import type { TaskStatus } from './task.js';
+
+/** How long {@link TaskView.cancel} waits for the leading runner's confirmation by default. Milliseconds. */
+export const DEFAULT_CANCEL_WAIT_MS = 30_000;
+
+/** Options of {@link TaskView.cancel}. */
+export interface CancelOptions {
+  /** Wait this long, at most, for the leading runner to record the task's end. Milliseconds; 0 does not wait. Default {@link DEFAULT_CANCEL_WAIT_MS}. */
+  waitMs?: number;
+}
+
+/** What {@link TaskView.cancel} did. */
+export interface CancelResult {
+  /**
+   * `cancelled`: the leading runner ended the task as cancelled (it records
+   * that, then deletes the pod); `ended`: it recorded another end, the task
+   * having ended first; `already-ended`: a runner had recorded its end
+   * before, nothing was marked; `unconfirmed`: the pod is marked, and no
+   * runner recorded an end within the wait — none leads now, or it is slow:
+   * the task may still run, and the runner that leads next cancels it.
+   */
+  outcome: 'cancelled' | 'ended' | 'already-ended' | 'unconfirmed';
+  /** The task's status: as the runner recorded it, else as its pod shows it now. */
+  status: TaskStatus;
+}
 
 /** What {@link openTaskView} takes. */
 export interface TaskViewOptions {
@@ -89,27 +114,35 @@ export class TaskView {
     });
   }
 
-  /** Marks the task's pod cancelled (with `reason`); the leading runner ends the task and deletes the pod. */
-  async cancel(taskId: string, reason = 'cancelled'): Promise<TaskStatus> {
-    const status = await this.require(taskId);
-    if (isTerminal(status)) return status;
+  /**
+   * Marks the task's pod cancelled (`rollcall.dev/cancelled`, with `reason`),
+   * then waits, at most `waitMs`, for the leading runner's confirmation: the
+   * end it records on the pod. Says what happened ({@link CancelResult}); a
+   * task whose end a runner recorded before is not marked.
+   */
+  async cancel(taskId: string, reason = 'cancelled', options: CancelOptions = {}): Promise<CancelResult> {
+    const waitMs = options.waitMs ?? DEFAULT_CANCEL_WAIT_MS;
+    if (!Number.isFinite(waitMs) || waitMs < 0) throw new InvalidArgumentError(`waitMs ${waitMs} is not valid: milliseconds, 0 or more`, { backend: BACKEND });
+    const pod = (await this.pods(taskId)).map((p) => ({ p, s: statusFromPod(p) })).filter((x) => x.s).sort((a, b) => b.s!.attempt - a.s!.attempt)[0]?.p;
+    if (!pod) throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${this.name} in namespace ${this.namespace}`, { backend: BACKEND });
+    if (recordedStatus(pod)) return { outcome: 'already-ended', status: statusFromPod(pod)! };
     try {
-      await this.api.patchMetadata(status.podName, { annotations: { [CANCELLED_ANNOTATION]: reason } });
+      await this.api.patchMetadata(pod.metadata.name, { annotations: { [CANCELLED_ANNOTATION]: reason } });
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) throw new StoreConflictError('NOT_FOUND', `task ${taskId}'s pod is gone`, { backend: BACKEND });
       throw err;
     }
-    return { ...status, phase: 'cancelled', reason: 'Cancelled', message: reason };
+    const confirmation = waitMs > 0 ? await awaitRecorded(this.api, this.name, pod, waitMs) : undefined;
+    if (confirmation && 'recorded' in confirmation) {
+      const status = statusFromPod(confirmation.pod)!;
+      return { outcome: status.phase === 'cancelled' ? 'cancelled' : 'ended', status };
+    }
+    const last = confirmation?.gone ?? pod;
+    return { outcome: 'unconfirmed', status: { ...statusFromPod(last)!, ...(confirmation ? { message: `pod ${last.metadata.name} was deleted with no end recorded by a runner` } : {}) } };
   }
 
   close(): void {
     this.client.close();
-  }
-
-  private async require(taskId: string): Promise<TaskStatus> {
-    const status = await this.get(taskId);
-    if (!status) throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${this.name} in namespace ${this.namespace}`, { backend: BACKEND });
-    return status;
   }
 }
 

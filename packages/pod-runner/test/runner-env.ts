@@ -1,5 +1,6 @@
+import { waitFor } from '@rollcall/conformance';
 import { KubeAdmin, KWOK_POD_ANNOTATIONS, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
-import type { V1Pod } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createPodRunner, type PodRunner, type PodRunnerOptions, type PodTemplateSpec, RUNNER_LABEL, type Task } from '../src/index.js';
 
 export const admin = new KubeAdmin();
@@ -8,7 +9,25 @@ export const admin = new KubeAdmin();
 export async function runnerNamespace(prefix: string): Promise<{ namespace: string; kubeconfig: string }> {
   const namespace = await admin.namespace(prefix, { forPods: true });
   await admin.applyManifest('rollcall-pod-runner.yaml', namespace);
+  await untilAuthorized(namespace, 'rollcall-pod-runner');
   return { namespace, kubeconfig: await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner') };
+}
+
+/**
+ * Resolves once the API server's authorizer grants `serviceAccount` both Roles of
+ * the shipped manifest (its pods Role and its election Role): the RBAC authorizer
+ * reads Roles and RoleBindings from its own cache, which a loaded server fills
+ * after the create has answered, so a runner started at once could be refused.
+ */
+export async function untilAuthorized(namespace: string, serviceAccount: string): Promise<void> {
+  const authz = admin.kc.makeApiClient(AuthorizationV1Api);
+  const allowed = async (verb: string, resource: string, group = '') =>
+    (
+      await authz.createSubjectAccessReview({
+        body: { spec: { user: `system:serviceaccount:${namespace}:${serviceAccount}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], resourceAttributes: { namespace, verb, resource, group } } },
+      })
+    ).status?.allowed === true;
+  await waitFor(async () => (await allowed('create', 'pods')) && (await allowed('patch', 'configmaps')) && (await allowed('update', 'leases', 'coordination.k8s.io')), 30_000, `the authorizer to grant ${serviceAccount} its Roles in ${namespace}`);
 }
 
 /** A template whose pods kwok runs: one container, `main`. */

@@ -47,6 +47,8 @@ const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
   { verb: 'get', group: '', resource: 'pods', subresource: 'log' },
   { verb: 'list', group: '', resource: 'events' },
   { verb: 'watch', group: '', resource: 'events' },
+  // the task ledger ConfigMap
+  ...['get', 'create', 'patch'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
   { verb: 'get', group: '', resource: 'podtemplates' },
 ];
 

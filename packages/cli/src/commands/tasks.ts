@@ -1,5 +1,6 @@
 import type { TaskStatus, TaskView } from '@rollcall/pod-runner';
 import { loadPodRunner } from '../pod-runner.js';
+import { ExitCode, usageError } from '../errors.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
 
 /** Where a runner's pods are: `rollcall tasks` reads them, it needs no registry. */
@@ -76,12 +77,34 @@ export async function tasksLogsCommand(taskId: string, flags: TaskFlags & { foll
   });
 }
 
-/** `rollcall tasks cancel <id>`: marks the pod; the leading runner ends the task and deletes it. */
-export async function tasksCancelCommand(taskId: string, flags: TaskFlags & { reason?: string }): Promise<void> {
+/** What `tasks cancel` says for each outcome. */
+const CANCEL_SAID = {
+  cancelled: 'cancelled: the leading runner ended it and deletes its pod',
+  ended: 'not cancelled: it had ended already',
+  'already-ended': 'not cancelled: it had ended already; nothing was changed',
+  unconfirmed: 'marked cancelled on its pod, but no runner confirmed',
+} as const;
+
+/**
+ * `rollcall tasks cancel <id> [--wait <s>]`: marks the pod, then waits (one
+ * watch, bounded) for the leading runner to record the task's end, and says
+ * what happened. Exit 0 when a runner confirmed (or the task had ended),
+ * NOT_CONFIRMED (11) when none did within the wait.
+ */
+export async function tasksCancelCommand(taskId: string, flags: TaskFlags & { reason?: string; wait?: string }): Promise<number> {
   const format = outputFormat(flags);
-  await withView(flags, async (view) => {
-    const status = await view.cancel(taskId, flags.reason ?? 'cancelled with rollcall tasks cancel');
-    if (format === 'json') return printJson(status);
-    process.stdout.write(`${taskId}: ${status.phase}${status.message ? ` (${status.message})` : ''}\n`);
+  const wait = flags.wait === undefined ? 30 : Number(flags.wait);
+  if (flags.wait !== undefined && !/^\d+(\.\d+)?$/.test(flags.wait)) throw usageError(`--wait ${JSON.stringify(flags.wait)}: expected seconds, 0 or more`, 'e.g. --wait 60, or 0 not to wait');
+  return withView(flags, async (view) => {
+    const { outcome, status } = await view.cancel(taskId, flags.reason ?? 'cancelled with rollcall tasks cancel', { waitMs: wait * 1000 });
+    const code = outcome === 'unconfirmed' ? ExitCode.NOT_CONFIRMED : ExitCode.OK;
+    if (format === 'json') {
+      printJson({ outcome, status });
+      return code;
+    }
+    const detail = status.phase === 'cancelled' ? '' : ` (${status.phase}${status.reason ? `, ${status.reason}` : ''})`;
+    process.stdout.write(`${taskId}: ${CANCEL_SAID[outcome]}${outcome === 'unconfirmed' ? ` within ${wait} s` : detail}${status.message && outcome === 'cancelled' ? `: ${status.message}` : ''}\n`);
+    if (outcome === 'unconfirmed') process.stderr.write(`rollcall: the task may still run: no runner of ${view.name} leads in namespace ${view.namespace}, or it is slow; the runner that leads next cancels it (\`rollcall tasks show ${taskId}\`)\n`);
+    return code;
   });
 }

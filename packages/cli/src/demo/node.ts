@@ -3,6 +3,7 @@ import { serveParent, type ParentLink } from '@rollcall/conformance/child';
 import { createRegistry, shutdownOnSignals, type JsonValue, type Registry } from '@rollcall/core';
 import type { Task, TaskStatus, TemplateRule } from '@rollcall/pod-runner';
 import { resolveCliConfig } from '../config.js';
+import { serveRunnerMetrics } from '../metrics.js';
 import { loadPodRunner } from '../pod-runner.js';
 
 /** What `demo --pods` gives its runner processes: the pair's name, the templates and the tasks each submits. */
@@ -19,7 +20,8 @@ export type NodeMessage =
   | { type: 'lost'; id: string; fencingToken: number; reason: string; at: number }
   | { type: 'withdrawn'; id: string }
   | { type: 'failed'; id: string; message: string }
-  | { type: 'task'; id: string; status: TaskStatus };
+  | { type: 'task'; id: string; status: TaskStatus }
+  | { type: 'metrics'; id: string; port: number };
 
 export interface NodeFlags {
   kind: 'master' | 'worker' | 'pod-runner';
@@ -27,6 +29,8 @@ export interface NodeFlags {
   config: string;
   /** For `pod-runner`: the PodsSpec file. */
   pods?: string;
+  /** For `pod-runner`: serve the runner's and its registry's metrics on this port (0: any free one). */
+  metricsPort?: string;
 }
 
 /** The demo, this node's parent; set once the node starts serving it. */
@@ -54,6 +58,7 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
   const registry: Registry = await createRegistry({ ...config.flat, 'registry.identity': flags.id } as never);
   let closing = false;
   let runner: { close(): Promise<void> } | undefined;
+  let stopMetrics: (() => Promise<void>) | undefined;
   // SIGTERM: the bounded shutdown every Rollcall process should use (withdraw, resign, exit 143).
   // Ctrl-C reaches the whole process group: the demo, which gets it too, stops its nodes in order, so SIGINT is not ours.
   const { done } = shutdownOnSignals(registry, {
@@ -61,6 +66,7 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
     beforeClose: async () => {
       closing = true;
       await runner?.close();
+      await stopMetrics?.();
     },
   });
   void done.then(() => send({ type: 'withdrawn', id: flags.id }));
@@ -75,6 +81,11 @@ export async function demoNode(flags: NodeFlags): Promise<void> {
     const options = config.resolved.options as { namespace?: string; kubeconfig?: string; context?: string };
     const podRunner = await createPodRunner({ registry, identity: flags.id, name: spec.name, templates: spec.templates, namespace: options.namespace, kubeconfig: options.kubeconfig, context: options.context, onStatus: (status) => send({ type: 'task', id: flags.id, status }) });
     runner = podRunner;
+    if (flags.metricsPort !== undefined) {
+      const served = await serveRunnerMetrics(registry, podRunner, Number(flags.metricsPort));
+      stopMetrics = served.stop;
+      send({ type: 'metrics', id: flags.id, port: served.port });
+    }
     for (const task of spec.tasks) await podRunner.submit(task);
     send({ type: 'ready', id: flags.id, pid: process.pid });
     return;

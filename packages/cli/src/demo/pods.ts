@@ -8,6 +8,7 @@ import { createRegistry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';
 import { table } from '../output.js';
+import { metricsPort, type MetricsFlags } from '../metrics.js';
 import { loadPodRunner } from '../pod-runner.js';
 import type { NodeMessage, PodsSpec } from './node.js';
 
@@ -38,7 +39,8 @@ function podsSpec(name: string): PodsSpec {
  * reports each task once. Prints what happened and a summary; exit 0 when every
  * task succeeded and was reported exactly once.
  */
-export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
+export async function demoPodsCommand(flags: ConfigFlags & MetricsFlags): Promise<number> {
+  const port = metricsPort(flags);
   const timings = { 'registry.cluster': 'demo-pods', 'registry.election.leaseDurationMs': 3000, 'registry.election.renewDeadlineMs': 2000, 'registry.election.retryPeriodMs': 500 };
   const config = await resolveCliConfig(flags, process.env, { 'registry.type': 'kubernetes', ...timings });
   if (config.resolved.type !== 'kubernetes') throw usageError('demo --pods runs tasks as pods: it needs registry.type=kubernetes', 'rollcall demo --pods -o kubernetes.namespace=rollcall-test');
@@ -79,10 +81,13 @@ export async function demoPodsCommand(flags: ConfigFlags): Promise<number> {
     changed();
   });
   try {
-    for (const id of RUNNERS) {
-      const child = new ChildHandle<never, NodeMessage>({ entry: BIN, args: ['demo-node', '--kind', 'pod-runner', '--id', id, '--config', configFile, '--pods', specFile], stdout: 'ignore', stderr: 'pipe', label: id });
+    for (const [index, id] of RUNNERS.entries()) {
+      // --metrics-port P: runner-a on P, runner-b on P + 1 (0: each on any free port)
+      const metrics = port === undefined ? [] : ['--metrics-port', String(port === 0 ? 0 : port + index)];
+      const child = new ChildHandle<never, NodeMessage>({ entry: BIN, args: ['demo-node', '--kind', 'pod-runner', '--id', id, '--config', configFile, '--pods', specFile, ...metrics], stdout: 'ignore', stderr: 'pipe', label: id });
       children.set(id, child);
       child.onEvent((m) => {
+        if (m.type === 'metrics') log(`${m.id} serves its metrics (the runner's and its registry's) at http://localhost:${m.port}/metrics`);
         if (m.type !== 'task') return;
         const s = m.status;
         if (s.phase === 'running' && !running.has(s.taskId)) (running.add(s.taskId), log(`${s.taskId} running (pod ${s.podName}, template ${s.template}) — seen by ${m.id}`));

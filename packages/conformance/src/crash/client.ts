@@ -1,6 +1,6 @@
 import type { JsonValue } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
-import type { ConformanceConfig, CrashChildTarget } from '../capabilities.js';
+import type { ConformanceConfig, ConformancePod, CrashChildTarget } from '../capabilities.js';
 import { ChildHandle } from '../child/parent.js';
 import { packageFile } from '../child/package-file.js';
 import { serveStore } from './ipc-store.js';
@@ -23,14 +23,14 @@ export class CrashClient {
     private readonly store: RecordStore | undefined,
   ) {}
 
-  /** Starts the child and waits until its registry is open. Rejects after `timeoutMs`. */
-  static async start(target: CrashChildTarget, config: ConformanceConfig & { cluster: string }, timeoutMs: number, wallSkewMs = 0): Promise<CrashClient> {
+  /** Starts the child (in `pod`, for the `pod` liveness mode) and waits until its registry is open. Rejects after `timeoutMs`. */
+  static async start(target: CrashChildTarget, config: ConformanceConfig & { cluster: string }, timeoutMs: number, wallSkewMs = 0, pod?: ConformancePod): Promise<CrashClient> {
     // `advanced`: records cross the channel with what JSON would drop (undefined fields).
     const child = new ChildHandle<CrashCommand, CrashEvent>({ entry: crashChildEntry(), serialization: 'advanced', stdout: 'inherit', label: 'the crash child' });
     let init: CrashInit;
     let store: RecordStore | undefined;
     if (target.kind === 'config') {
-      init = { kind: 'config', config: target.config(config), wallSkewMs };
+      init = { kind: 'config', config: target.config(config, pod), wallSkewMs };
     } else {
       store = await target.openStore(config.cluster);
       const stopServing = serveStore(child.channel, store);

@@ -16,7 +16,6 @@ async function recordVersions(registry: Registry): Promise<string[]> {
 export function readOnlyCases(h: Harness): void {
   const { timings } = h;
   const bound = timings.watchBoundMs;
-  const m = timings.member;
   const e = timings.election;
 
   describe('a read-only registry (registry.readOnly)', () => {
@@ -51,9 +50,9 @@ export function readOnlyCases(h: Harness): void {
       expect((await viewer.locks()).map((l) => l.holder?.identity)).toEqual([expect.stringContaining('child')]);
       // A second registry reads the server directly; it writes nothing either (it reads nothing but lists).
       const lister = await h.registry('lister', { readOnly: true });
-      await child.kill();
+      const lapse = await h.lapse(child, await child.kill());
       const atCrash = await recordVersions(lister);
-      const removed = await log.next((ev) => ev.type === 'removed', m.leaseDurationMs + bound);
+      const removed = await log.next((ev) => ev.type === 'removed', lapse.maxMs);
       expect(removed).toMatchObject({ reason: 'expired', member: { id: 'w1', payload: { n: 1 } } });
       await waitFor(() => observer.leader === undefined, e.leaseDurationMs + bound, 'the viewer to see no leader');
       expect(await viewer.members('worker')).toEqual([]);

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { hasCode } from '@rollcall/core';
+import { ManualClock } from '@rollcall/core/testing';
+import { decodeLedger, encodeEntry, ENTRY_PREFIX, LEDGER_FORMAT, tombstone, tombstoneStatus } from '../../src/ledger-format.js';
+import { expiredTombstones } from '../../src/ledger-retention.js';
+import { StatusDelivery } from '../../src/status-delivery.js';
+import type { TaskStatus } from '../../src/task.js';
+
+/** A version-1 ledger as a version-1 runner wrote it, kept verbatim: every later runner must read it. */
+const V1_LEDGER: Record<string, string> = {
+  format: '1',
+  'task.ingest-1':
+    '{"v":1,"state":"queued","task":{"taskId":"ingest-1","taskType":"ingest","args":["--day","2026-12-03"],"timeouts":{"unschedulable":300000,"imagePull":300000,"start":600000},"attempt":2},"submittedAt":"2026-12-05T10:00:00.000Z","specHash":"3f9a","previousAttempts":[{"attempt":1,"podName":"rollcall-ingest-1-1","phase":"lost","reason":"Evicted","finishedAt":"2026-12-05T10:01:00.000Z"}],"retryAt":1764928870000}',
+  'task.report-7':
+    '{"v":1,"state":"finished","status":{"taskId":"report-7","taskType":"report","tags":{},"attempt":1,"phase":"succeeded","podName":"rollcall-report-7-1","template":"default","submittedAt":"2026-12-05T10:00:00.000Z","reason":"Completed","exitCode":0,"result":{"rows":3},"finishedAt":"2026-12-05T10:02:00.000Z"},"specHash":"77c1"}',
+  'task.old-3':
+    '{"v":1,"state":"done","status":{"taskId":"old-3","taskType":"report","attempt":1,"phase":"failed","reason":"Error","podName":"rollcall-old-3-1","template":"default","submittedAt":"2026-12-04T10:00:00.000Z","finishedAt":"2026-12-04T10:05:00.000Z"},"specHash":"a1b2","ackedAt":1764842700000}',
+};
+
+const status: TaskStatus = { taskId: 'report-7', taskType: 'report', tags: { tier: 'batch' }, attempt: 1, phase: 'succeeded', podName: 'rollcall-report-7-1', template: 'default', submittedAt: '2026-12-05T10:00:00.000Z', reason: 'Completed', exitCode: 0, terminationMessage: '{"rows":3}', result: { rows: 3 }, finishedAt: '2026-12-05T10:02:00.000Z' };
+
+describe('the task ledger format', () => {
+  it('reads a version-1 ledger: a queued retry in its backoff, a finished status not acknowledged, a tombstone', () => {
+    const entries = decodeLedger(V1_LEDGER, 'pod-runner-rollcall-ledger');
+    expect([...entries.keys()]).toEqual(['ingest-1', 'report-7', 'old-3']);
+    expect(entries.get('ingest-1')).toMatchObject({ state: 'queued', task: { taskId: 'ingest-1', attempt: 2 }, retryAt: 1764928870000, previousAttempts: [{ attempt: 1, reason: 'Evicted' }] });
+    expect(entries.get('report-7')).toMatchObject({ state: 'finished', status: { phase: 'succeeded', result: { rows: 3 } } });
+    expect(entries.get('old-3')).toMatchObject({ state: 'done', status: { attempt: 1, phase: 'failed' }, ackedAt: 1764842700000 });
+  });
+
+  it('refuses a newer runner\'s ledger or entry with SCHEMA_MISMATCH, and garbage with CORRUPT_RECORD naming the key', () => {
+    const refused = (data: Record<string, string>) => {
+      try {
+        decodeLedger(data, 'pod-runner-rollcall-ledger');
+      } catch (err) {
+        return err;
+      }
+      throw new Error('read');
+    };
+    expect(hasCode(refused({ format: String(LEDGER_FORMAT + 1) }), 'SCHEMA_MISMATCH')).toBe(true);
+    expect(hasCode(refused({ format: '1', 'task.x': '{"v":2,"state":"shiny"}' }), 'SCHEMA_MISMATCH')).toBe(true);
+    expect(refused({ format: '1', 'task.x': 'not json' })).toMatchObject({ code: 'CORRUPT_RECORD', key: 'task.x' });
+    expect(refused({ format: '1', 'task.x': '{"v":1,"state":"queued"}' })).toMatchObject({ code: 'CORRUPT_RECORD', key: 'task.x' });
+    expect(refused({ format: 'one' })).toMatchObject({ code: 'CORRUPT_RECORD', key: 'format' });
+  });
+
+  it('keeps a tombstone small: the fields a resubmit is answered with, not the result', () => {
+    const done = tombstone(status, 'f'.repeat(64), 1764928900000);
+    expect(tombstoneStatus(done)).toEqual({ taskId: 'report-7', taskType: 'report', tags: {}, attempt: 1, phase: 'succeeded', reason: 'Completed', podName: 'rollcall-report-7-1', template: 'default', submittedAt: '2026-12-05T10:00:00.000Z', finishedAt: '2026-12-05T10:02:00.000Z' });
+    // key and value of this typical tombstone (a 64-character spec hash), measured: the README says 375 bytes
+    expect(ENTRY_PREFIX.length + status.taskId.length + encodeEntry(done).length).toBe(375);
+  });
+});
+
+describe('tombstone retention', () => {
+  const at = (taskId: string, ackedAt: number) => ({ taskId, ackedAt, bytes: 300 });
+  it('removes those past their retention, then the oldest beyond the count, then the oldest for room', () => {
+    const done = [at('c', 3000), at('a', 1000), at('b', 2000), at('d', 4000)];
+    expect(expiredTombstones(done, 5000, 10_000, 10)).toEqual([]);
+    expect(expiredTombstones(done, 12_500, 10_000, 10)).toEqual(['a', 'b']);
+    expect(expiredTombstones(done, 5000, 10_000, 3)).toEqual(['a']);
+    expect(expiredTombstones(done, 5000, 10_000, 10, 500)).toEqual(['a', 'b']);
+  });
+});
+
+describe('status delivery', () => {
+  it('delivers a terminal status until onStatus acknowledges it, with a doubling pause; a change on the way once', async () => {
+    const clock = new ManualClock();
+    const calls: string[] = [];
+    const acked: TaskStatus[] = [];
+    let answers = [Promise.reject(new Error('down')), Promise.reject(new Error('still down')), Promise.resolve()];
+    for (const a of answers) a.catch(() => undefined);
+    const delivery = new StatusDelivery({
+      clock,
+      logger: { debug() {}, info() {}, warn() {}, error() {} } as never,
+      onStatus: (s) => (calls.push(s.phase), s.phase === 'running' ? Promise.reject(new Error('ignored')) : answers.shift()),
+      acknowledged: (s) => acked.push(s),
+    });
+    delivery.notify({ ...status, phase: 'running' });
+    delivery.deliver(status);
+    delivery.deliver(status); // on its way already: not twice
+    expect(calls).toEqual(['running', 'succeeded']);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(delivery.unacknowledged('report-7')).toBe(true);
+    await clock.advance(999);
+    expect(calls).toHaveLength(2);
+    await clock.advance(1);
+    expect(calls).toHaveLength(3);
+    await Promise.resolve();
+    await Promise.resolve();
+    await clock.advance(1999);
+    expect(calls).toHaveLength(3);
+    await clock.advance(1);
+    expect(calls).toHaveLength(4);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(acked).toEqual([status]);
+    expect(delivery.unacknowledged('report-7')).toBe(false);
+    answers = [];
+  });
+});
