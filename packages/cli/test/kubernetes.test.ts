@@ -149,7 +149,7 @@ describe('on the real Kubernetes API server', () => {
       const list = await run(['tasks', ...where]);
       expect(list.code, list.stderr).toBe(0);
       expect(list.stdout).toMatch(/^TASK +ATTEMPT +TYPE +PHASE +DETAIL +EXIT +AGE +POD +SOURCE$/m);
-      expect(list.stdout).toMatch(/^cli-task +1 +report +running +- +- +\S+ +cli-cli-task-1 +pod\+ledger:queued$/m);
+      expect(list.stdout).toMatch(/^cli-task +1 +report +running +- +\S+ +cli-cli-task-1 +pod\+ledger:queued$/m);
       const show = await run(['tasks', 'show', 'cli-task', '--json', ...where]);
       expect(JSON.parse(show.stdout)).toMatchObject({ taskId: 'cli-task', phase: 'running', template: 'logging', tags: { tier: 'batch' } });
       const line = `cli log line ${Date.now()}`;
@@ -199,8 +199,8 @@ describe('on the real Kubernetes API server', () => {
       expect(table.code, table.stderr).toBe(0);
       expect(table.stdout.split('\n').filter((l) => l && !l.startsWith('TASK'))).toEqual([
         expect.stringMatching(/^acked +1 +report +succeeded +Completed +- +\S+ +- +ledger:acknowledged$/),
-        expect.stringMatching(/^runs +1 +report +running +- +- +\S+ +listing-runs-1 +pod\+ledger:queued$/),
-        expect.stringMatching(/^waits +1 +report +queued +- +- +\S+ +- +ledger:queued$/),
+        expect.stringMatching(/^runs +1 +report +running +- +\S+ +listing-runs-1 +pod\+ledger:queued$/),
+        expect.stringMatching(/^waits +1 +report +queued +- +\S+ +- +ledger:queued$/),
       ]);
       const json = await run(['tasks', 'list', '--json', ...where]);
       expect(json.code, json.stderr).toBe(0);
