@@ -209,6 +209,13 @@ describe('on the real Kubernetes API server', () => {
         expect.objectContaining({ taskId: 'runs', attempt: 1, phase: 'running', podName: 'listing-runs-1', template: 'default', source: 'pod+ledger', ledger: 'queued' }),
         expect.objectContaining({ taskId: 'waits', attempt: 1, phase: 'queued', podName: 'listing-waits-1', source: 'ledger', ledger: 'queued' }),
       ]);
+      // show finds a task with no pod in the ledger
+      const shown = await run(['tasks', 'show', 'waits', '--json', ...where]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ taskId: 'waits', phase: 'queued', source: 'ledger', ledger: 'queued' });
+      const gone = await run(['tasks', 'show', 'acked', ...where]);
+      expect(gone.code, gone.stderr).toBe(0);
+      expect(gone.stdout).toMatch(/^phase: +succeeded$/m);
       // read-only: the ledger is as the runner left it
       expect((await core.readNamespacedConfigMap({ namespace, name: ledgerName })).metadata!.resourceVersion).toBe(before);
       // a runner that never ran has no ledger: nothing listed, nothing created

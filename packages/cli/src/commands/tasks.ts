@@ -48,14 +48,15 @@ export async function tasksListCommand(flags: TaskFlags): Promise<void> {
   });
 }
 
-/** `rollcall tasks show <id>`: one task's status and result. */
+/** `rollcall tasks show <id>`: one task's status and result: its latest pod's, else the task ledger's. */
 export async function tasksShowCommand(taskId: string, flags: TaskFlags): Promise<void> {
   const format = outputFormat(flags);
   await withView(flags, async (view) => {
-    const status = await view.get(taskId);
+    // a task with no pod (queued, or ended and its pod gone) is shown as the task ledger holds it
+    const status = (await view.get(taskId)) ?? (await view.list()).filter((s) => s.taskId === taskId).sort((a, b) => b.attempt - a.attempt)[0];
     if (!status) {
       const { StoreConflictError } = await import('@rollcall/core');
-      throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}`, { backend: 'pod-runner' });
+      throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}, and no entry in its task ledger`, { backend: 'pod-runner' });
     }
     if (format === 'json') return printJson(status);
     const rows: [string, string][] = [
