@@ -216,6 +216,14 @@ describe('on the real Kubernetes API server', () => {
       const gone = await run(['tasks', 'show', 'acked', ...where]);
       expect(gone.code, gone.stderr).toBe(0);
       expect(gone.stdout).toMatch(/^phase: +succeeded$/m);
+      // the runner's own Role is enough (pods and, for the ledger, get configmaps); the member Role is refused, typed
+      if (!(await core.readNamespacedServiceAccount({ namespace, name: 'rollcall-pod-runner' }).then(() => true, () => false))) await applyManifest('pod-runner', namespace);
+      const asRunner = await run(['tasks', 'list', '--json', '-n', namespace, '--kubeconfig', await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner'), '--runner', 'listing']);
+      expect(asRunner.code, asRunner.stderr).toBe(0);
+      expect(JSON.parse(asRunner.stdout)).toHaveLength(3);
+      const asMember = await run(['tasks', 'list', '-n', namespace, '--kubeconfig', memberKubeconfig, '--runner', 'listing']);
+      expect(asMember.code).not.toBe(0);
+      expect(asMember.stderr).toContain('PERMISSION_DENIED');
       // read-only: the ledger is as the runner left it
       expect((await core.readNamespacedConfigMap({ namespace, name: ledgerName })).metadata!.resourceVersion).toBe(before);
       // a runner that never ran has no ledger: nothing listed, nothing created
