@@ -1,5 +1,6 @@
 import { ChildHandle, packageFile } from '@rollcall/conformance/child';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
+import type { CandidateHandle, CandidateRunner } from './candidate-handle.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
 
 /** One process's life on the timeline: what it reported and what was done to it. */
@@ -33,11 +34,11 @@ export function candidateEntry(): string {
  * events. The channel is JSON lines on stdin and stdout: a pipe is written
  * synchronously on Linux, so what a candidate reported before a SIGKILL is here.
  */
-export class CandidateProcess {
+export class CandidateProcess implements CandidateHandle {
   readonly record: IncarnationRecord;
   private readonly child: ChildHandle<CandidateCommand, CandidateEvent>;
 
-  constructor(spec: CandidateSpec, logFile: string, onEvent: (process: CandidateProcess, event: CandidateEvent) => void) {
+  constructor(spec: CandidateSpec, logFile: string, onEvent: (process: CandidateHandle, event: CandidateEvent) => void) {
     this.child = new ChildHandle({
       entry: candidateEntry(),
       env: { ...process.env, [SPEC_VARIABLE]: JSON.stringify(spec) },
@@ -132,3 +133,8 @@ export class CandidateProcess {
     return `${this.record.name}#${this.record.incarnation} (pid ${this.record.pid})`;
   }
 }
+
+/** The soak's own runner: each incarnation a child process of the coordinator. */
+export const PROCESS_RUNNER: CandidateRunner = {
+  start: (spec, logFile, onEvent) => Promise.resolve(new CandidateProcess(spec, logFile, onEvent)),
+};

@@ -17,4 +17,5 @@ export { openTaskView, TaskView, DEFAULT_CANCEL_WAIT_MS, type TaskViewOptions, t
 export { statusFromPod } from './pod-task.js';
 export type { TaskListing, LedgerState } from './task-listing.js';
 export { ledgerName } from './ledger-format.js';
-export type { RunnerActivity, RunnerActivityListener, RequeueReason } from './runner-activity.js';
+export type { RunnerActivity, RunnerActivityListener } from './runner-activity.js';
+export type { RequeueReason } from './errors.js';
