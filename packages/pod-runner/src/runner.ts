@@ -295,8 +295,10 @@ export class PodRunner {
    * Rejects with INVALID_ARGUMENT for a malformed task or one no template
    * matches, PAYLOAD_TOO_LARGE when the ledger is full, CONFLICT when a pod of
    * that name exists with another spec, and the API server's refusal (e.g.
-   * PERMISSION_DENIED) when storing the task or creating its pod failed; a
-   * rejected submit leaves nothing behind.
+   * PERMISSION_DENIED) when storing the task or creating its pod failed,
+   * LEASE_LOST when this runner's term ended as it was storing the task (the
+   * ledger write was fenced: submit again, to whoever leads); a rejected
+   * submit leaves nothing behind.
    */
   async submit(task: Task): Promise<TaskStatus> {
     this.assertOpen();
