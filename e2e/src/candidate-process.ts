@@ -1,25 +1,7 @@
 import { ChildHandle, packageFile } from '@rollcall/conformance/child';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
+import type { CandidateHandle, CandidateRunner, IncarnationRecord } from './candidate-handle.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
-
-/** One process's life on the timeline: what it reported and what was done to it. */
-export interface IncarnationRecord {
-  name: string;
-  incarnation: number;
-  pid: number;
-  startedAt: number;
-  /** Everything it reported, in the order it reported it. */
-  events: CandidateEvent[];
-  /** SIGSTOP to SIGCONT; `to` is undefined while stopped. */
-  pauses: { from: number; to: number | undefined }[];
-  killedAt: number | undefined;
-  /** When the coordinator asked it to shut down. */
-  shutdownAt: number | undefined;
-  exitedAt: number | undefined;
-  exit: { code: number | null; signal: string | null } | undefined;
-  /** Its stderr (the registry's warnings and errors). */
-  logFile: string;
-}
 
 /** The compiled candidate entry, found from this package's root so it works from `src` (tests) and from `dist`. */
 export function candidateEntry(): string {
@@ -33,11 +15,11 @@ export function candidateEntry(): string {
  * events. The channel is JSON lines on stdin and stdout: a pipe is written
  * synchronously on Linux, so what a candidate reported before a SIGKILL is here.
  */
-export class CandidateProcess {
+export class CandidateProcess implements CandidateHandle {
   readonly record: IncarnationRecord;
   private readonly child: ChildHandle<CandidateCommand, CandidateEvent>;
 
-  constructor(spec: CandidateSpec, logFile: string, onEvent: (process: CandidateProcess, event: CandidateEvent) => void) {
+  constructor(spec: CandidateSpec, logFile: string, onEvent: (process: CandidateHandle, event: CandidateEvent) => void) {
     this.child = new ChildHandle({
       entry: candidateEntry(),
       env: { ...process.env, [SPEC_VARIABLE]: JSON.stringify(spec) },
@@ -132,3 +114,8 @@ export class CandidateProcess {
     return `${this.record.name}#${this.record.incarnation} (pid ${this.record.pid})`;
   }
 }
+
+/** The soak's own runner: each incarnation a child process of the coordinator. */
+export const PROCESS_RUNNER: CandidateRunner = {
+  start: (spec, logFile, onEvent) => Promise.resolve(new CandidateProcess(spec, logFile, onEvent)),
+};

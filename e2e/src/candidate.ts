@@ -7,10 +7,11 @@
  * child-process harness's JSON lines on stdout and stdin (see protocol.ts). It
  * is killed, stopped and cut off by the coordinator.
  */
+import { createConnection, createServer, type Socket } from 'node:net';
 import { serveParent } from '@rollcall/conformance/child';
 import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
 import { writeFenced } from './fenced-resource.js';
-import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';
+import { CHANNEL_VARIABLE, SPEC_VARIABLE, type CandidateInit, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 
 type Report = CandidateEvent extends infer E ? (E extends unknown ? Omit<E, 't' | 'n'> & { t?: number } : never) : never;
@@ -21,13 +22,30 @@ if (!spec) {
   process.exit(2);
 }
 
-// Commands wait until the candidate is up (in arrival order), then run; the coordinator going away (stdin ends) ends the candidate.
+// In a pod the coordinator is not the parent: the candidate connects back over the unix
+// socket CHANNEL_VARIABLE names (its directory is mounted into the pod), and learns from
+// the init which incarnation it is (the kubelet restarts it with the same environment).
+const channelPath = process.env[CHANNEL_VARIABLE];
+const socket = channelPath
+  ? await new Promise<Socket>((resolve) => {
+      const s = createConnection(channelPath, () => resolve(s));
+      // Nobody to tell: exit non-zero, and the kubelet starts it again.
+      s.once('error', (err) => (console.error(`candidate: cannot reach the coordinator at ${channelPath}: ${err.message}`), process.exit(2)));
+    })
+  : undefined;
+let initialised: (init: CandidateInit) => void = () => {};
+const init = new Promise<CandidateInit>((resolve) => (initialised = resolve));
+
+// Commands wait until the candidate is up (in arrival order), then run; the coordinator going away (stdin or the socket ends) ends the candidate.
 let up: () => void = () => {};
 const started = new Promise<void>((resolve) => (up = resolve));
-const parent = serveParent<never, CandidateCommand, CandidateEvent>({
+const parent = serveParent<CandidateInit, CandidateCommand, CandidateEvent>({
   transport: 'lines',
+  streams: socket && { input: socket, output: socket },
+  onInit: (given) => initialised(given),
   onCommand: (command) => started.then(() => run(command)).catch((err: unknown) => void reportError(command.op, err)),
 });
+if (socket) spec.incarnation = (await init).incarnation;
 
 let sequence = 0;
 /** Writes one event line; synchronous on a pipe, so a SIGKILL right after loses nothing. */
@@ -71,6 +89,19 @@ async function whileUnavailable<T>(where: string, step: () => Promise<T>, alsoRe
   }
 }
 
+// In a pod: the local end of the way to the coordinator's proxy (see CandidateSpec.relay).
+if (spec.relay) {
+  const { port, socketPath } = spec.relay;
+  const relay = createServer((client) => {
+    const upstream = createConnection(socketPath);
+    const drop = () => (client.destroy(), upstream.destroy());
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => relay.once('error', reject).listen(port, '127.0.0.1', resolve)).catch(fatal);
+}
+
 const open = (): Promise<Registry> => whileUnavailable('open', () => createRegistry(spec!.registry, { logger }));
 
 const registry = await open().catch(fatal);
@@ -95,6 +126,11 @@ const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
 const announce = (id: string, payload: unknown) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: payload as never }), [ErrorCode.CONFLICT]);
 let member: MemberHandle = await announce(spec.name, nextPayload()).catch(fatal);
 await Promise.all((spec.extraMembers ?? []).map((id) => announce(id, { incarnation: spec!.incarnation }))).catch(fatal);
+// In a pod with registry.member.liveness=pod, the kubelet's probe of this endpoint is the member's liveness.
+if (spec.probePort !== undefined) {
+  const { serveReadinessProbe } = await import('@rollcall/kubernetes');
+  await serveReadinessProbe(registry, { port: spec.probePort }).catch(fatal);
+}
 report({ type: 'ready' });
 
 // The payload changes now and then, so observers see updates.

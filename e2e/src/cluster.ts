@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { LeaseTiming, MemberTiming, RegistryConfigInput } from '@rollcall/core';
 import { TcpProxy } from '@rollcall/tools/testenv';
 import type { Address, BackendName, SoakBackend } from './backends.js';
-import { CandidateProcess, type IncarnationRecord } from './candidate-process.js';
+import type { CandidateHandle, CandidateRunner, IncarnationRecord } from './candidate-handle.js';
+import { PROCESS_RUNNER } from './candidate-process.js';
 import type { CandidateEvent, CandidateSpec } from './protocol.js';
 
 /** The timings every candidate's registry runs with. */
@@ -35,10 +36,15 @@ export interface ClusterOptions {
   placement?: Placement;
   /** More member ids each candidate announces (see CandidateSpec.extraMembers). Default none. */
   extraMembers?: (name: string) => string[];
+  /** Where the candidates run. Default: child processes of this one. */
+  runner?: CandidateRunner;
+  /** Each candidate serves the readiness probe on this port (see CandidateSpec.probePort). Default none. */
+  probePort?: number;
 }
 
 export interface Placement {
   backends: readonly SoakBackend[];
+  /** (A `member` section here adds to the timing's: `liveness`.) */
   registry(name: string, incarnation: number, vias: ReadonlyMap<BackendName, Address | undefined>): Pick<RegistryConfigInput, 'type'> & Record<string, unknown>;
 }
 
@@ -58,7 +64,7 @@ interface Slot {
   name: string;
   vias: Map<BackendName, Address | undefined>;
   proxies: Map<BackendName, TcpProxy>;
-  current: CandidateProcess;
+  current: CandidateHandle;
   incarnations: number;
 }
 
@@ -73,7 +79,7 @@ export class SoakCluster {
   /** Election terms begun so far. */
   terms = 0;
   /** The election's leader by the events seen so far. */
-  leader: { name: string; token: number; process: CandidateProcess } | undefined;
+  leader: { name: string; token: number; process: CandidateHandle } | undefined;
   private readonly slots = new Map<string, Slot>();
   private readonly waiters = new Set<() => void>();
   private checkpoints = 0;
@@ -112,12 +118,12 @@ export class SoakCluster {
   }
 
   /** The running processes. */
-  live(): CandidateProcess[] {
+  live(): CandidateHandle[] {
     return [...this.slots.values()].map((s) => s.current).filter((p) => p.alive);
   }
 
   /** A running, unpaused candidate other than `except`, at random. */
-  randomCandidate(except?: CandidateProcess): CandidateProcess | undefined {
+  randomCandidate(except?: CandidateHandle): CandidateHandle | undefined {
     const choices = this.live().filter((p) => p !== except && !p.stopped);
     return choices[Math.floor(Math.random() * choices.length)];
   }
@@ -130,7 +136,7 @@ export class SoakCluster {
   }
 
   /** The running incarnation of `name`. */
-  current(name: string): CandidateProcess {
+  current(name: string): CandidateHandle {
     return this.slots.get(name)!.current;
   }
 
@@ -212,16 +218,17 @@ export class SoakCluster {
     const slot = this.slots.get(name)!;
     const { timing, workDir } = this.options;
     const incarnation = ++slot.incarnations;
+    const placed = this.placement.registry(name, incarnation, slot.vias);
     const spec: CandidateSpec = {
       name,
       incarnation,
       registry: {
-        ...this.placement.registry(name, incarnation, slot.vias),
+        ...placed,
         cluster: this.options.cluster,
         identity: name,
         election: timing.election,
         lock: timing.lock,
-        member: timing.member,
+        member: { ...timing.member, ...(placed.member as object | undefined) },
         requestTimeoutMs: timing.requestTimeoutMs,
       },
       election: 'soak',
@@ -234,14 +241,15 @@ export class SoakCluster {
       updateIntervalMs: 1000,
       lockHoldMs: [100, 600],
       extraMembers: this.options.extraMembers?.(name),
+      probePort: this.options.probePort,
     };
-    const candidate = new CandidateProcess(spec, join(workDir, `${name}-${incarnation}.log`), (p, e) => this.onEvent(p, e));
+    const candidate = await (this.options.runner ?? PROCESS_RUNNER).start(spec, join(workDir, `${name}-${incarnation}.log`), (p, e) => this.onEvent(p, e));
     slot.current = candidate;
     this.records.push(candidate.record);
     await candidate.event('ready', READY_BOUND_MS);
   }
 
-  private onEvent(candidate: CandidateProcess, event: CandidateEvent): void {
+  private onEvent(candidate: CandidateHandle, event: CandidateEvent): void {
     if (event.type === 'elected') {
       this.terms++;
       this.leader = { name: candidate.name, token: event.token, process: candidate };

@@ -15,6 +15,15 @@ import type { SoakCluster } from './cluster.js';
 export type FaultKind = 'resign' | 'kill' | 'pause' | 'cut' | 'server-restart' | 'withdraw';
 export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];
 
+/**
+ * The faults a candidate in a pod gets (see candidate-pods.ts): the container
+ * SIGKILLed (the kubelet restarts it in the same pod) or SIGSTOPped (its
+ * readiness probe fails) as a crash or a freeze inside the pod would hit it,
+ * its API connection cut at its proxy, and the commands. Not `server-restart`:
+ * the real node's API server is the one every real-node suite shares.
+ */
+export const POD_FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'withdraw'];
+
 /** One fault as the soak applied it. */
 export interface FaultRecord {
   kind: FaultKind;

@@ -38,17 +38,23 @@ export class FencedResource {
 
   private constructor(private readonly server: Server) {}
 
-  static async start(): Promise<FencedResource> {
+  /**
+   * Listens on 127.0.0.1, or on the unix socket `options.path` (for candidates
+   * in pods, which reach no address of the host: the socket's directory is
+   * mounted into them).
+   */
+  static async start(options: { path?: string } = {}): Promise<FencedResource> {
     let resource: FencedResource;
     const server = createServer((req, res) => resource.handle(req, res));
     resource = new FencedResource(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => (options.path ? server.listen(options.path, resolve) : server.listen(0, '127.0.0.1', resolve)));
     return resource;
   }
 
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>`, or `unix:<path>`. */
   get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const address = this.server.address();
+    return typeof address === 'string' ? `unix:${address}` : `http://127.0.0.1:${(address as AddressInfo).port}`;
   }
 
   async close(): Promise<void> {
@@ -72,10 +78,11 @@ export class FencedResource {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
 
-/** A candidate's write to the resource; resolves with the decision, or `failed` when the resource did not answer within `timeoutMs`. */
+/** A candidate's write to the resource (`url` as {@link FencedResource.url} gives it); resolves with the decision, or `failed` when the resource did not answer within `timeoutMs`. */
 export function writeFenced(url: string, write: WriteRequest, timeoutMs: number): Promise<'accepted' | 'rejected' | 'failed'> {
+  const target = url.startsWith('unix:') ? { socketPath: url.slice('unix:'.length), path: '/write' } : new URL(`${url}/write`);
   return new Promise((resolve) => {
-    const req = request(`${url}/write`, { method: 'POST', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json' } }, (res) => {
+    const req = request({ ...(target instanceof URL ? { host: target.hostname, port: target.port, path: target.pathname } : target), method: 'POST', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json' } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode === 200 ? 'accepted' : res.statusCode === 409 ? 'rejected' : 'failed'));
       res.on('error', () => resolve('failed'));

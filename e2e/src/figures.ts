@@ -28,6 +28,8 @@ export interface Figures {
   raced: Record<string, number>;
   /** Sampling gaps over the stall threshold outside SIGSTOPs: the scheduler's doing. */
   stalls: { count: number; maxMs: number };
+  /** Member events seen, summed over every observer; removals by reason (`expired`, `deleted`). */
+  memberEvents: { added: number; updated: number; removed: Record<string, number> };
   violations: number;
 }
 
@@ -68,6 +70,17 @@ export function figures(backend: string, candidates: number, timeline: Timeline,
       return counts;
     }, {}),
     stalls: { count: stalls.length, maxMs: stalls.length === 0 ? 0 : Math.max(...stalls) },
+    memberEvents: timeline.incarnations.reduce<Figures['memberEvents']>(
+      (counts, r) => {
+        for (const e of r.events) {
+          if (e.type === 'memberAdded') counts.added++;
+          else if (e.type === 'memberUpdated') counts.updated++;
+          else if (e.type === 'memberRemoved') counts.removed[e.reason] = (counts.removed[e.reason] ?? 0) + 1;
+        }
+        return counts;
+      },
+      { added: 0, updated: 0, removed: {} },
+    ),
     violations,
   };
 }
@@ -80,6 +93,7 @@ export function formatFigures(f: Figures): string {
     `${f.backend}: ${f.candidates} candidates, ${f.durationS.toFixed(0)} s, ${f.terms} terms, ${f.lockHolds} lock holds, ${f.violations} violations`,
     `writes: ${f.writes.accepted} accepted, ${f.writes.rejected} rejected (stale token), ${f.writes.failed} unanswered; stalls over 100 ms outside SIGSTOPs: ${f.stalls.count} (longest ${ms(f.stalls.maxMs)})`,
     `updates raced by a withdraw: ${Object.entries(f.raced).map(([outcome, n]) => `${n} ${outcome}`).join(', ') || 'none'}`,
+    `member events seen (all observers): ${f.memberEvents.added} added, ${f.memberEvents.updated} updated, removed: ${Object.entries(f.memberEvents.removed).map(([reason, n]) => `${n} ${reason}`).join(', ') || 'none'}`,
     '',
     '| fault | applied | on the leader | leader kept its term | no leader after it, p50 | p99 | max |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',

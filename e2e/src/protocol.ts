@@ -28,6 +28,21 @@ export interface CandidateSpec {
   lockHoldMs: [number, number];
   /** More members the candidate announces under `role` and heartbeats, without updates (the rolling restart's 20 members). Default none. */
   extraMembers?: string[];
+  /** Serve the registry's readiness probe (`/readyz`) on this port once announced: a candidate in a pod, in pod liveness. Default none. */
+  probePort?: number;
+  /**
+   * Before opening the registry, listen on 127.0.0.1:`port` and pipe each
+   * connection to the unix socket `socketPath`: in a pod, which reaches no address
+   * of the host, the way to the coordinator's TCP proxy in front of the API server
+   * (its kubeconfig points here), so the soak can cut it. Default none.
+   */
+  relay?: { port: number; socketPath: string };
+}
+
+/** What a candidate that connects back over a socket (CHANNEL_VARIABLE) is told first. */
+export interface CandidateInit {
+  /** Which start of this candidate this process is; overrides the spec's. */
+  incarnation: number;
 }
 
 /** Which of the two fenced resources: the election's or the lock's. */
@@ -96,3 +111,10 @@ export type CandidateCommand =
 
 /** The environment variable that carries a candidate's {@link CandidateSpec}. */
 export const SPEC_VARIABLE = 'SOAK_CANDIDATE';
+
+/**
+ * The environment variable that names the unix socket a candidate reports on and
+ * takes commands from, instead of stdout and stdin (a candidate in a pod, which its
+ * coordinator did not spawn); the first message on it is a {@link CandidateInit}.
+ */
+export const CHANNEL_VARIABLE = 'SOAK_CHANNEL';

@@ -39,7 +39,7 @@ export async function runCluster(run: ClusterRun, start: () => Promise<SoakClust
 /** The timeline of a finished run, judged (its violations added to the run's) and kept as workDir/timeline.json. */
 export function judgeRun(
   run: ClusterRun,
-  what: { names: readonly string[]; cluster: SoakCluster | undefined; faults: readonly FaultRecord[]; watchSeesEveryChange: boolean; timing: SoakTiming },
+  what: { names: readonly string[]; cluster: SoakCluster | undefined; faults: readonly FaultRecord[]; watchSeesEveryChange: boolean; timing: SoakTiming; podReadiness?: Timeline['podReadiness'] },
 ): Timeline {
   const timeline: Timeline = {
     names: what.names,
@@ -50,6 +50,7 @@ export function judgeRun(
     renewDeadlineMs: { election: what.timing.election.renewDeadlineMs, lock: what.timing.lock.renewDeadlineMs },
     startedAt: run.startedAt,
     endedAt: monotonicMs(),
+    podReadiness: what.podReadiness,
   };
   run.violations.push(...judge(timeline));
   writeFileSync(join(run.workDir, 'timeline.json'), JSON.stringify({ ...timeline, violations: run.violations }));

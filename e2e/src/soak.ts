@@ -6,7 +6,8 @@ import { soakBackend, type BackendName } from './backends.js';
 import { SoakCluster, type SoakTiming } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
 import { judgeRun, runCluster, type ClusterRun } from './run-cluster.js';
-import { applyFault, faultsFor, FaultSchedule, type FaultKind, type FaultRecord } from './faults.js';
+import { applyFault, faultsFor, FaultSchedule, POD_FAULT_KINDS, type FaultKind, type FaultRecord } from './faults.js';
+import { CandidatePods, PROBE_PORT } from './candidate-pods.js';
 import { figures, type Figures } from './figures.js';
 import type { Timeline } from './timeline.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
@@ -31,6 +32,13 @@ export interface SoakOptions {
   rounds?: number;
   /** Progress lines. Default: none. */
   log?: (line: string) => void;
+  /**
+   * Run the candidates as pods on the real node, in pod liveness
+   * (`registry.member.liveness=pod`; see candidate-pods.ts), with the faults of
+   * {@link POD_FAULT_KINDS}; kubernetes only, on an instance with a real node.
+   * Default false: child processes of this one.
+   */
+  inPods?: boolean;
 }
 
 export interface SoakResult {
@@ -57,12 +65,17 @@ const CONVERGE_BOUND_MS = 30_000;
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   if (options.terms === undefined && options.durationMs === undefined) throw new Error('runSoak needs terms or durationMs');
   const backend = soakBackend(options.backend);
+  if (options.inPods && backend.name !== 'kubernetes') throw new Error(`runSoak: candidates run in pods on kubernetes only, not ${backend.name}`);
   const timing = SOAK_TIMING;
-  const kinds = faultsFor(backend);
-  const workDir = mkdtempSync(join(tmpdir(), `rollcall-soak-${backend.name}-`));
+  const kinds = faultsFor(backend).filter((kind) => !options.inPods || POD_FAULT_KINDS.includes(kind));
+  const workDir = mkdtempSync(join(tmpdir(), `rollcall-soak-${backend.name}${options.inPods ? '-pods' : ''}-`));
   const log = options.log ?? (() => {});
+  const pods = options.inPods ? await CandidatePods.start(workDir) : undefined;
   const startedAt = monotonicMs();
-  const resource = await FencedResource.start();
+  const resource = await FencedResource.start({ path: pods?.resourcePath }).catch(async (err: unknown) => {
+    await pods?.close();
+    throw err;
+  });
   const faults: FaultRecord[] = [];
   const violations: string[] = [];
   const run: ClusterRun = { resource, workDir, startedAt, violations };
@@ -74,6 +87,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       workDir,
       resourceUrl: resource.url,
       timing,
+      runner: pods,
+      placement: pods?.placement,
+      probePort: pods && PROBE_PORT,
     });
   const cluster = await runCluster(run, start, async (cluster) => {
     log(`${backend.name}: ${cluster.names.length} candidates up; faults: ${kinds.join(', ')}`);
@@ -99,6 +115,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     if (violations.length === 0) violations.push(...(await cluster.converge(CONVERGE_BOUND_MS)));
   });
-  const timeline = judgeRun(run, { names: cluster?.names ?? [], cluster, faults, watchSeesEveryChange: backend.watchSeesEveryChange, timing });
+  // Every ended container's exit read from its pod before the verdict.
+  await pods?.close();
+  const podReadiness = pods && Object.fromEntries(pods.readiness);
+  const timeline = judgeRun(run, { names: cluster?.names ?? [], cluster, faults, watchSeesEveryChange: backend.watchSeesEveryChange, timing, podReadiness });
   return { violations, kinds, figures: figures(backend.name, timeline.names.length, timeline, violations.length), timeline, workDir };
 }

@@ -1,4 +1,4 @@
-import type { IncarnationRecord } from './candidate-process.js';
+import type { IncarnationRecord } from './candidate-handle.js';
 import type { ResourceWrite } from './fenced-resource.js';
 import type { FaultRecord } from './faults.js';
 import type { Fenced } from './protocol.js';
@@ -17,6 +17,12 @@ export interface Timeline {
   renewDeadlineMs: Readonly<Record<Fenced, number>>;
   startedAt: number;
   endedAt: number;
+  /**
+   * In pod liveness: each candidate pod's Ready condition as the coordinator's
+   * pod watch saw it change, by candidate name (its pod's name), from the first
+   * state seen. Undefined when the candidates heartbeat.
+   */
+  podReadiness?: Readonly<Record<string, readonly { ready: boolean; at: number }[]>>;
 }
 
 /** A span of CLOCK_MONOTONIC time, milliseconds. */

@@ -1,4 +1,4 @@
-import type { IncarnationRecord } from './candidate-process.js';
+import type { IncarnationRecord } from './candidate-handle.js';
 import type { Fenced } from './protocol.js';
 import { blindWindows, describeHolder, termsOf, uncovered, type Term, type Timeline, type Window } from './timeline.js';
 
@@ -21,7 +21,8 @@ const FENCED: readonly Fenced[] = ['election', 'lock'];
  * - a write past the deadline: a write with a token read after a SIGSTOP longer than the renew deadline that began during that term;
  * - a write with a token its writer was never announced;
  * - a lost or phantom member event: per observer, `added` for a member present or unknown, `updated`/`removed` for one absent, or a view that differs from what `members()` returned at a checkpoint;
- * - an update raced by a withdraw that was told the wrong thing: rejected with CLOSED but seen written, or (where the watch tells of every change) resolved but never seen.
+ * - an update raced by a withdraw that was told the wrong thing: rejected with CLOSED but seen written, or (where the watch tells of every change) resolved but never seen;
+ * - in pod liveness, a member removed while its pod stayed Ready: an observer saw a member expire more often than its pod went not Ready.
  */
 export function judge(timeline: Timeline): string[] {
   const at = (t: number) => `+${((t - timeline.startedAt) / 1000).toFixed(3)} s`;
@@ -37,7 +38,7 @@ export function judge(timeline: Timeline): string[] {
     const sorted = terms[of].sort((a, b) => a.from - b.from);
     violations.push(...overlaps(sorted, blind, at), ...tokenOrder(sorted, at));
   }
-  violations.push(...writeViolations(timeline, terms, at), ...racedUpdates(timeline));
+  violations.push(...writeViolations(timeline, terms, at), ...racedUpdates(timeline), ...podLiveness(timeline));
   return violations;
 }
 
@@ -183,6 +184,31 @@ function racedUpdates(timeline: Timeline): string[] {
       const wasSeen = seen.has(`${r.name}/${payload}`);
       if (e.outcome === 'CLOSED' && wasSeen) found.push(`an update rejected with CLOSED was written: ${describeHolder(r)}'s payload ${payload} was seen by a watcher`);
       if (e.outcome === 'written' && !wasSeen && timeline.watchSeesEveryChange) found.push(`an update that resolved was never written: no watcher saw ${describeHolder(r)}'s payload ${payload} before its withdraw`);
+    }
+  }
+  return found;
+}
+
+/**
+ * Pod liveness: a member is alive while its pod is Ready, so it expires only
+ * after its pod went not Ready (a SIGKILL, a SIGSTOP that failed the probe). An
+ * observer may see a member expire, and come back when its pod is Ready again
+ * (a killed candidate restarts in the same pod), but never more often than its
+ * pod went from Ready to not Ready in the whole run: a member whose pod stays
+ * Ready is never removed. (Counted rather than matched in time: the observer's
+ * watch and the coordinator's see the change at different moments.)
+ */
+function podLiveness(timeline: Timeline): string[] {
+  const readiness = timeline.podReadiness;
+  if (!readiness) return [];
+  const wentNotReady = (name: string) => (readiness[name] ?? []).filter((c, i, all) => !c.ready && i > 0 && all[i - 1]!.ready).length;
+  const found: string[] = [];
+  for (const r of timeline.incarnations) {
+    const expired = new Map<string, number>();
+    for (const e of r.events) if (e.type === 'memberRemoved' && e.reason === 'expired') expired.set(e.id, (expired.get(e.id) ?? 0) + 1);
+    for (const [id, times] of expired) {
+      const allowed = wentNotReady(id);
+      if (times > allowed) found.push(`a member removed while its pod stayed Ready: ${describeHolder(r)} saw ${id} expire ${times} times, its pod went not Ready ${allowed} times`);
     }
   }
   return found;

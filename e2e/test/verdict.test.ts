@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { IncarnationRecord } from '../src/candidate-process.js';
+import type { IncarnationRecord } from '../src/candidate-handle.js';
 import type { ResourceWrite } from '../src/fenced-resource.js';
 import type { CandidateEvent } from '../src/protocol.js';
 import type { Timeline } from '../src/timeline.js';
@@ -171,5 +171,34 @@ describe('an update raced by a withdraw', () => {
   it('fails on CLOSED for a payload that was written, and on a resolved update never seen', () => {
     expect(verdict([raced('CLOSED', 1)])).toEqual([expect.stringMatching(/^an update rejected with CLOSED was written: a#1's payload \{"seq":1\}/)]);
     expect(verdict([raced('written', undefined)])).toEqual([expect.stringMatching(/^an update that resolved was never written/)]);
+  });
+});
+
+describe('pod liveness: a member whose pod stays Ready is never removed', () => {
+  const removals = (times: number): Event[] => [
+    { type: 'memberAdded', id: 'b', payload: 1, t: 0 },
+    ...Array.from({ length: times }, (_, i): Event[] => [
+      { type: 'memberRemoved', id: 'b', payload: 1, reason: 'expired', t: 100 + i * 100 },
+      { type: 'memberAdded', id: 'b', payload: 1, t: 150 + i * 100 },
+    ]).flat(),
+    // A withdraw is no expiry.
+    { type: 'memberRemoved', id: 'b', payload: 1, reason: 'deleted', t: 900 },
+  ];
+  const judgeWith = (events: Event[], podReadiness: Timeline['podReadiness']) =>
+    judge({ names: ['a', 'b'], incarnations: [candidate('a', events)], writes: [], faults: [], watchSeesEveryChange: true, renewDeadlineMs: { election: 1500, lock: 1500 }, startedAt: 0, endedAt: 10_000, podReadiness });
+
+  it('passes a member that expired each time its pod went from Ready to not Ready, and come back', () => {
+    const flaps = { b: [{ ready: false, at: 0 }, { ready: true, at: 10 }, { ready: false, at: 90 }, { ready: true, at: 140 }, { ready: false, at: 190 }, { ready: true, at: 240 }], a: [{ ready: true, at: 0 }] };
+    expect(judgeWith(removals(2), flaps)).toEqual([]);
+  });
+
+  it('fails on an expiry its pod\'s readiness does not account for; a pod starting not Ready is no going not Ready', () => {
+    const once = { b: [{ ready: false, at: 0 }, { ready: true, at: 10 }, { ready: false, at: 90 }, { ready: true, at: 140 }] };
+    expect(judgeWith(removals(2), once)).toEqual([expect.stringMatching(/^a member removed while its pod stayed Ready: a#1 saw b expire 2 times, its pod went not Ready 1 times/)]);
+    expect(judgeWith(removals(1), { b: [{ ready: false, at: 0 }, { ready: true, at: 10 }] })).toEqual([expect.stringMatching(/expire 1 times, its pod went not Ready 0 times/)]);
+  });
+
+  it('is not judged when the candidates heartbeat', () => {
+    expect(judgeWith(removals(2), undefined)).toEqual([]);
   });
 });

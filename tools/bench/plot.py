@@ -7,6 +7,8 @@
 Needs matplotlib (Debian: apt-get install python3-matplotlib). A size that
 saturated is drawn with a cross instead of a dot; one that was not run is left
 out. The title carries the run's date, machine and options, as the table does.
+The elections-only baseline (N = 0, `--members 0`) is a dotted level across
+each panel it has a value in, for the other lines to be read against.
 """
 import json
 import sys
@@ -28,6 +30,7 @@ PANELS = [
     ("API server / server CPU", "cores", [("load", lambda r: r["server"]["cores"]), ("idle", lambda r: r["server"]["idleCores"])]),
     ("server RSS", "MiB", [("", lambda r: r["server"]["rssBytes"] / MIB)]),
     ("requests", "per second", [("", lambda r: r["requests"]["perSecond"])]),
+    ("member writes (heartbeats, removals)", "per second", [("", lambda r: r["requests"].get("memberWritesPerSecond"))]),
     ("watch events delivered, in all", "per second", [("", lambda r: r["watch"]["eventsPerSecond"])]),
     ("watch events per process", "per second", [("", lambda r: r["watch"]["perProcessPerSecond"])]),
     ("CPU per member", "millicores", [("", lambda r: r["perMember"]["cores"] * 1000)]),
@@ -44,12 +47,16 @@ def main(source, target):
     rows = [r for r in results["rows"] if not r.get("skipped") and r.get("server")]
     # One line per backend and member setting, named as the table names it (results.ts seriesName).
     def series_of(r):
+        if r["members"] == 0:
+            return f'{r["backend"]} (elections only)'
         setting = [r["liveness"]] if r.get("liveness", "heartbeat") != "heartbeat" else []
         if r.get("memberTiming"):
             t = r["memberTiming"]
             setting.append(f'{t["heartbeatIntervalMs"]}/{t["leaseDurationMs"]} ms')
         return f'{r["backend"]} ({", ".join(setting)})' if setting else r["backend"]
 
+    baselines = [r for r in rows if r["members"] == 0]
+    rows = [r for r in rows if r["members"] > 0]
     backends = list(dict.fromkeys(series_of(r) for r in rows))
     sizes = sorted({r["members"] for r in rows})
     columns = 5
@@ -69,6 +76,10 @@ def main(source, target):
                 ax.plot([p[0] for p in points], [p[1] for p in points], style, color=colours[b % len(colours)], label=name)
                 for n, y, saturated in points:
                     ax.plot(n, y, "x" if saturated else "o", color=colours[b % len(colours)], markersize=7 if saturated else 4)
+        for base in baselines:
+            value = series[0][1](base)
+            if value is not None:
+                ax.axhline(value, linestyle=":", color="grey", label=f"{series_of(base)}, N = 0")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("N (members)")
         ax.set_ylabel(unit)

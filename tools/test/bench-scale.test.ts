@@ -6,6 +6,7 @@ import { parseScaleArgs, SCALE_DEFAULTS } from '../bench/scale/args.js';
 import { planCluster } from '../bench/scale/plan.js';
 import { coresBetween, parseCpuTicks, parseParentPid, parseRssBytes, processTree, sampleProcess } from '../bench/scale/proc.js';
 import { memberFields, seriesName, type ScaleRow } from '../bench/scale/results.js';
+import { isMemberWrite } from '../bench/scale/server.js';
 import { latencyCell, renderScaleNotes, renderScaleTable, SCALE_COLUMNS } from '../bench/scale/table.js';
 
 describe('bench:scale arguments', () => {
@@ -17,6 +18,11 @@ describe('bench:scale arguments', () => {
     expect(parseScaleArgs(['--liveness', 'reaper'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['reaper'] });
     expect(parseScaleArgs(['--liveness', 'reaper,heartbeat'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['heartbeat', 'reaper'] });
     expect(SCALE_DEFAULTS.liveness).toEqual(['heartbeat']);
+    // pod mode beside the others, in one run on Kubernetes
+    expect(parseScaleArgs(['--liveness', 'pod,reaper,heartbeat'])).toEqual({ ...SCALE_DEFAULTS, liveness: ['heartbeat', 'reaper', 'pod'] });
+    // N = 0: the elections-only baseline, beside the sizes
+    expect(parseScaleArgs(['--members', '1000,0', '--liveness', 'pod'])).toEqual({ ...SCALE_DEFAULTS, members: [0, 1000], liveness: ['pod'] });
+    expect(parseScaleArgs(['--members', '0'])).toEqual({ ...SCALE_DEFAULTS, members: [0] });
     expect(parseScaleArgs(['--member-timing', '10000/40000, 5000/20000,10000/40000'])).toEqual({
       ...SCALE_DEFAULTS,
       memberTimings: [
@@ -29,12 +35,18 @@ describe('bench:scale arguments', () => {
 
   it('refuses what cannot run, saying why', () => {
     expect(() => parseScaleArgs(['--backend', 'sqlite'])).toThrow(new UsageError('--backend: no backend "sqlite"; the scale benchmark runs kubernetes, etcd, zookeeper'));
-    expect(() => parseScaleArgs(['--members', '100,abc'])).toThrow('--members must be a whole number of at least 1, not "abc"');
+    expect(() => parseScaleArgs(['--members', '100,abc'])).toThrow('--members must be a whole number of at least 0, not "abc"');
+    expect(() => parseScaleArgs(['--members', '0,100', '--elections', '0'])).toThrow(new UsageError('--members 0 (the elections-only baseline) needs --elections of at least 1'));
+    // the baseline is not the smallest size the workers are counted at
+    expect(() => parseScaleArgs(['--members', '0,24', '--masters', '10'])).toThrow('--members 24 leaves 2 workers');
     expect(() => parseScaleArgs(['--seconds', '0'])).toThrow('--seconds must be a positive number');
     expect(() => parseScaleArgs(['--members', '24', '--masters', '10'])).toThrow('--members 24 leaves 2 workers beside 10 masters and 12 in crashed processes: at least 3 needed (the candidates of an election)');
     expect(() => parseScaleArgs(['--candidates', '1'])).toThrow('--handovers needs --candidates of at least 2');
     expect(() => parseScaleArgs(['--nodes', '3'])).toThrow(UsageError);
-    expect(() => parseScaleArgs(['--liveness', 'pods'])).toThrow(new UsageError('--liveness must be one of heartbeat, reaper, not "pods"'));
+    expect(() => parseScaleArgs(['--liveness', 'pods'])).toThrow(new UsageError('--liveness must be one of heartbeat, reaper, pod, not "pods"'));
+    // only the kubernetes plugin reads pod readiness
+    expect(() => parseScaleArgs(['--backend', 'kubernetes,etcd,zookeeper', '--liveness', 'heartbeat,pod'])).toThrow(new UsageError('--liveness pod runs on kubernetes only (a kwok pod per member), not etcd, zookeeper'));
+    expect(parseScaleArgs(['--backend', 'etcd', '--liveness', 'reaper'])).toMatchObject({ backends: ['etcd'], liveness: ['reaper'] });
     expect(() => parseScaleArgs(['--liveness', ','])).toThrow(new UsageError('--liveness names no mode'));
     expect(() => parseScaleArgs(['--member-timing', '10000'])).toThrow(new UsageError('--member-timing takes heartbeat/lease in ms, e.g. 10000/40000, not "10000"'));
     expect(() => parseScaleArgs(['--member-timing', '10s/40s'])).toThrow(UsageError);
@@ -63,6 +75,19 @@ describe('bench:scale plan', () => {
       expect(candidates.every((s) => s.role === 'worker')).toBe(true);
     }
     expect(() => planCluster(10, { masters: 4, elections: 1, candidates: 3, processes: 2, crashes: 1, crashMembers: 4 })).toThrow('too few for 3 candidates');
+  });
+
+  it('at N = 0 runs only the elections: their candidates, each in one election as at N > 0, no member, no master, no crash', () => {
+    const plan = planCluster(0, { masters: 4, elections: 4, candidates: 3, processes: 5, crashes: 2, crashMembers: 3 });
+    const hosted = plan.processes.flat();
+    expect(hosted).toHaveLength(12);
+    expect(plan.processes.map((p) => p.length)).toEqual([3, 3, 2, 2, 2]);
+    expect(hosted.every((s) => s.member === false && s.role === 'worker' && s.campaigns.length === 1)).toBe(true);
+    expect(new Set(hosted.map((s) => s.id)).size).toBe(12);
+    for (const election of plan.elections) expect(hosted.filter((s) => s.campaigns.includes(election))).toHaveLength(3);
+    expect(plan).toMatchObject({ crashes: [], masters: [], workers: [], elections: ['election-0', 'election-1', 'election-2', 'election-3'] });
+    // at N > 0 every simulated process is a member
+    expect(planCluster(40, { masters: 4, elections: 10, candidates: 3, processes: 3, crashes: 2, crashMembers: 3 }).processes.flat().some((s) => s.member === false)).toBe(false);
   });
 });
 
@@ -95,6 +120,8 @@ describe('bench:scale aggregation', () => {
   it('turns counts over a window into rates, in all and per process', () => {
     expect(requestRates({ total: 300, byMethod: { update: 240, get: 60 } }, 60)).toEqual({ perSecond: 5, byMethod: { update: 4, get: 1 } });
     expect(requestRates({ total: 30 }, 10)).toEqual({ perSecond: 3 });
+    expect(requestRates({ total: 30, memberWrites: 0 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 0 });
+    expect(requestRates({ total: 30, memberWrites: 20 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2 });
     const zero = { put: 0, delete: 0, corrupt: 0, progress: 0 };
     // two worker processes: the first hosts the masters
     const before = [
@@ -112,6 +139,18 @@ describe('bench:scale aggregation', () => {
       perWorkerPerSecond: 0.5555555555555556,
       bookmarksPerSecond: 0.4,
     });
+  });
+
+  it('counts as member writes the writes to member records and heartbeat Leases, not an announce probe\'s, an election\'s or a read', () => {
+    const lease = (verb: string, name: string, resource = 'leases') => ({ auditID: '1', verb, objectRef: { resource, namespace: 'ns', name } });
+    const cluster = 'bench-scale-mip1x2y3-a1b2c3';
+    expect(isMemberWrite(lease('patch', `${cluster}-member-worker-worker-7-3f2a9c1d`))).toBe(true);
+    expect(isMemberWrite(lease('patch', `${cluster}-heartbeat-worker-worker-7-3f2a9c1d`))).toBe(true);
+    expect(isMemberWrite(lease('delete', `${cluster}-member-worker-crash-0-1-3f2a9c1d`))).toBe(true);
+    expect(isMemberWrite(lease('create', `${cluster}-member-worker-probe-3-3f2a9c1d`))).toBe(false);
+    expect(isMemberWrite(lease('update', `${cluster}-election-election-5`))).toBe(false);
+    expect(isMemberWrite(lease('get', `${cluster}-member-worker-worker-7-3f2a9c1d`))).toBe(false);
+    expect(isMemberWrite(lease('patch', `${cluster}-member-worker-7`, 'pods'))).toBe(false);
   });
 
   it('counts a change as seen once the last watcher saw it, and not before', () => {
@@ -152,6 +191,22 @@ describe('bench:scale aggregation', () => {
     const backends = renderScaleTable([row(), row('heartbeat'), row('reaper')]).split('\n').slice(2).map((line) => line.slice(1, -1).split('|')[1]!.trim());
     expect(backends).toEqual(['kubernetes', 'kubernetes', 'kubernetes (reaper)']);
     expect(renderScaleNotes([row('reaper')])).toMatch(/^- N = 100, kubernetes \(reaper\): /);
+    expect(seriesName({ backend: 'kubernetes', liveness: 'pod' })).toBe('kubernetes (pod)');
+    // N = 0 has no member setting
+    expect(seriesName({ backend: 'kubernetes', members: 0 })).toBe('kubernetes (elections only)');
+  });
+
+  it('shows the member writes and the load average of a row, n/a in results from before they were recorded', () => {
+    const none = { attempted: 0 };
+    const base: ScaleRow = { backend: 'kubernetes', liveness: 'pod', members: 1000, opened: 1000, windowSeconds: 60, saturated: [], announce: none, crash: none, handover: none };
+    const measured: ScaleRow = { ...base, requests: { source: 'audit', perSecond: 51.2, memberWritesPerSecond: 0 }, load: { before: 3.14, after: 4.56 } };
+    const [, , now, before] = renderScaleTable([measured, base]).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
+    const column = (header: string) => SCALE_COLUMNS.findIndex((c) => c.header === header);
+    expect(now![column('member writes/s')]).toBe('0.0');
+    expect(now![column('load avg before / after')]).toBe('3.1 / 4.6');
+    expect(before![column('member writes/s')]).toBe('n/a');
+    expect(before![column('load avg before / after')]).toBe('n/a');
+    expect(renderScaleNotes([{ ...base, members: 0, liveness: undefined, opened: 300 }])).toContain("- N = 0, kubernetes (elections only): 300 candidates' registries (no member) open; window 60 s.");
   });
 
   it('names a member timing that is not the default, and records one only then', () => {

@@ -1,8 +1,6 @@
 import type { Clock, Logger } from '@rollcall/core';
+import type { RequeueReason } from './errors.js';
 import { isTerminal, type PendingCause, type TaskPhase, type TaskStatus } from './task.js';
-
-/** Why a create was put back in the queue: the quota refused it, the API server asked to slow down (429), or the quota admission lost a race (409). */
-export type RequeueReason = 'QuotaExceeded' | 'TooManyRequests' | 'Conflict';
 
 /**
  * What a runner does, as it happens: for metrics and tracing

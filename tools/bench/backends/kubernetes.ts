@@ -21,7 +21,7 @@ export interface KubernetesTarget extends BenchTarget {
 /** The Role that campaigns, locks and announces, as deploy/kubernetes ships it. */
 const COORDINATOR_MANIFEST = 'rollcall-coordinator.yaml';
 /** The service account of {@link BenchTarget.processConfig}. */
-const PROCESS_ACCOUNT = 'rollcall-process';
+export const PROCESS_ACCOUNT = 'rollcall-process';
 
 export const kubernetesBackend: BenchBackend<KubernetesTarget> = {
   name: 'kubernetes',

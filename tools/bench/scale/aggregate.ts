@@ -3,11 +3,11 @@ import type { RequestTotals } from '../scenarios/idle-requests.js';
 import type { SimProcess, WatchCounts } from './protocol.js';
 import type { Latency, ScaleRow } from './results.js';
 
-/** Requests counted over `seconds`, per second, in all and by method. */
-export function requestRates(totals: RequestTotals, seconds: number): { perSecond: number; byMethod?: Record<string, number> } {
+/** Requests counted over `seconds`, per second, in all, by method, and the member writes where counted. */
+export function requestRates(totals: RequestTotals & { memberWrites?: number }, seconds: number): { perSecond: number; byMethod?: Record<string, number>; memberWritesPerSecond?: number } {
   const rate = (n: number) => n / seconds;
   const byMethod = totals.byMethod && Object.fromEntries(Object.entries(totals.byMethod).map(([method, n]) => [method, rate(n)]));
-  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}) };
+  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}), ...(totals.memberWrites !== undefined ? { memberWritesPerSecond: rate(totals.memberWrites) } : {}) };
 }
 
 type RoleCounts = Record<SimProcess['role'], WatchCounts>;

@@ -1,7 +1,7 @@
 import { DEFAULT_MEMBER_TIMING, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
 
-/** The liveness modes the simulation can run: `pod` needs a pod per member (kwok's) and readiness Stages, which it does not drive yet. */
-const SIMULATED_LIVENESS: readonly MemberLiveness[] = ['heartbeat', 'reaper'];
+/** The liveness modes the simulation can run; `pod` gives each member a kwok pod, so it runs on Kubernetes only. */
+const SIMULATED_LIVENESS: readonly MemberLiveness[] = ['heartbeat', 'reaper', 'pod'];
 import { backendList, parseFlags, positive, UsageError, whole } from '../args.js';
 
 /** The backends the scale benchmark runs: each has a server whose costs it reads. */
@@ -12,7 +12,10 @@ export type ScaleBackend = (typeof SCALE_BACKENDS)[number];
 export interface ScaleOptions {
   /** Backends, measured one after another at each size and printed side by side. Default kubernetes. */
   backends: ScaleBackend[];
-  /** Cluster sizes N: simulated processes, each one member with its own registry, connection and watch. Default 100, 300, 1000. */
+  /**
+   * Cluster sizes N: simulated processes, each one member with its own registry, connection and watch. Default 100, 300, 1000.
+   * N = 0 is the elections-only baseline: the elections' candidates (elections × candidates processes) campaign, no member is announced or watched; run once per backend, whatever the liveness modes.
+   */
   members: number[];
   /** Elections E, each with {@link candidates} candidates among the workers. Default 100. */
   elections: number;
@@ -32,7 +35,10 @@ export interface ScaleOptions {
   crashes: number;
   /** Workers hosted by each crashed process. Default 4. */
   crashMembers: number;
-  /** `registry.member.liveness` of every simulated registry: each mode is measured in turn at each size and backend. Default heartbeat. */
+  /**
+   * `registry.member.liveness` of every simulated registry: each mode is measured in turn at each size and backend. Default heartbeat.
+   * `pod` (Kubernetes only): each member runs in a kwok pod of its own behind its role's headless Service, and a crash turns its pods not Ready, then deletes them.
+   */
   liveness: MemberLiveness[];
   /** Member heartbeat interval and lease of every simulated registry: each is measured in turn, in each liveness mode. Default core's, 5000 / 20000 ms. */
   memberTimings: MemberTiming[];
@@ -72,7 +78,8 @@ requests/s by verb, watch events delivered, process CPU and RSS per member, and
 announce -> seen by every master, crash -> removed and graceful handover p50 / p99.
 
   --backend <list>         ${SCALE_BACKENDS.join(', ')} (default ${SCALE_DEFAULTS.backends.join(',')})
-  --members <list>         cluster sizes N (default ${SCALE_DEFAULTS.members.join(',')})
+  --members <list>         cluster sizes N (default ${SCALE_DEFAULTS.members.join(',')}); 0 is the elections-only
+                           baseline (the candidates campaign, no member), run once per backend
   --elections <n>          elections (default ${SCALE_DEFAULTS.elections})
   --candidates <n>         candidates per election (default ${SCALE_DEFAULTS.candidates})
   --masters <n>            members watching the workers (default ${SCALE_DEFAULTS.masters})
@@ -80,9 +87,11 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
   --processes <n>          worker OS processes (default ${SCALE_DEFAULTS.processes})
   --announces <n>          timed announces (default ${SCALE_DEFAULTS.announces})
   --handovers <n>          timed graceful handovers (default ${SCALE_DEFAULTS.handovers})
-  --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes})
+  --crashes <n>            processes killed with SIGKILL (default ${SCALE_DEFAULTS.crashes}); in pod mode their pods
+                           are also turned not Ready (timed from there), then deleted
   --crash-members <n>      workers in each killed process (default ${SCALE_DEFAULTS.crashMembers})
-  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${SIMULATED_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')})
+  --liveness <list>        registry.member.liveness of every simulated registry, each measured in turn: ${SIMULATED_LIVENESS.join(', ')} (default ${SCALE_DEFAULTS.liveness.join(',')});
+                           pod runs on kubernetes only, a kwok pod per member
   --member-timing <list>   heartbeat/lease ms pairs of every simulated member, each measured in turn (default ${timingLabel(DEFAULT_MEMBER_TIMING)})
   --json <file>            also write the results as JSON
   --render <file>          print the table of a JSON file written by --json, run nothing
@@ -111,12 +120,15 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
   if (parsed.render !== undefined) return { render: parsed.render };
   const d = SCALE_DEFAULTS;
   const backends = backendList('backend', parsed.backend ?? parsed.backends ?? d.backends.join(','), SCALE_BACKENDS, `the scale benchmark runs ${SCALE_BACKENDS.join(', ')}`);
-  const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => whole('members', n.trim(), 0));
+  const members = parsed.members === undefined ? d.members : parsed.members.split(',').map((n) => whole('members', n.trim(), 0, 0));
   const liveness = parsed.liveness === undefined ? d.liveness : parsed.liveness.split(',').map((m) => m.trim()).filter(Boolean);
   for (const mode of liveness) {
     if (!(SIMULATED_LIVENESS as readonly string[]).includes(mode)) throw new UsageError(`--liveness must be one of ${SIMULATED_LIVENESS.join(', ')}, not ${JSON.stringify(mode)}`);
   }
   if (liveness.length === 0) throw new UsageError('--liveness names no mode');
+  // only the kubernetes plugin reads pod readiness
+  const podless = backends.filter((b) => b !== 'kubernetes');
+  if (liveness.includes('pod') && podless.length > 0) throw new UsageError(`--liveness pod runs on kubernetes only (a kwok pod per member), not ${podless.join(', ')}`);
   const timings = parsed['member-timing'] === undefined ? d.memberTimings : parsed['member-timing'].split(',').map((t) => t.trim()).filter(Boolean).map(memberTiming);
   if (timings.length === 0) throw new UsageError('--member-timing names no timing');
   const options: ScaleOptions = {
@@ -135,10 +147,11 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | { render
     memberTimings: [...new Map(timings.map((t) => [timingLabel(t), t])).values()],
     ...(parsed.json !== undefined ? { json: parsed.json } : {}),
   };
-  const smallest = options.members[0]!;
+  if (options.members.includes(0) && options.elections === 0) throw new UsageError('--members 0 (the elections-only baseline) needs --elections of at least 1');
+  const smallest = options.members.find((n) => n > 0);
   const crashed = options.crashes * options.crashMembers;
   const needed = options.elections > 0 ? options.candidates : 1;
-  if (smallest - options.masters - crashed < needed) {
+  if (smallest !== undefined && smallest - options.masters - crashed < needed) {
     throw new UsageError(
       `--members ${smallest} leaves ${smallest - options.masters - crashed} workers beside ${options.masters} masters and ${crashed} in crashed processes: at least ${needed} needed (the candidates of an election)`,
     );

@@ -19,6 +19,7 @@ export interface ClusterPlan {
  * election's candidates are distinct workers that stay up, spread over them.
  */
 export function planCluster(n: number, options: Pick<ScaleOptions, 'masters' | 'elections' | 'candidates' | 'processes' | 'crashes' | 'crashMembers'>): ClusterPlan {
+  if (n === 0) return electionsOnly(options);
   const crashed = options.crashes * options.crashMembers;
   const workerCount = n - options.masters - crashed;
   if (workerCount < Math.max(1, options.elections > 0 ? options.candidates : 1)) {
@@ -44,4 +45,19 @@ export function planCluster(n: number, options: Pick<ScaleOptions, 'masters' | '
     Array.from({ length: options.crashMembers }, (_, i): SimProcess => ({ id: `crash-${j}-${i}`, role: WORKER_ROLE, campaigns: [] })),
   );
   return { processes, crashes, masters, workers, elections };
+}
+
+/**
+ * N = 0, the baseline the members' costs are read against: each election's
+ * candidates, each its own process in that one election as at N > 0, and
+ * nothing else — no master, no member, no crash.
+ */
+function electionsOnly(options: Pick<ScaleOptions, 'elections' | 'candidates' | 'processes'>): ClusterPlan {
+  const elections = Array.from({ length: options.elections }, (_, e) => `election-${e}`);
+  const candidates = elections.flatMap((election, e) =>
+    Array.from({ length: options.candidates }, (_, c): SimProcess => ({ id: `candidate-${e * options.candidates + c}`, role: WORKER_ROLE, campaigns: [election], member: false })),
+  );
+  const processes: SimProcess[][] = Array.from({ length: options.processes }, () => []);
+  for (const [i, sim] of candidates.entries()) processes[i % options.processes]!.push(sim);
+  return { processes, crashes: [], masters: [], workers: [], elections };
 }

@@ -19,6 +19,10 @@ export interface SimProcess {
   role: typeof MASTER_ROLE | typeof WORKER_ROLE;
   /** Elections it campaigns in from the start. */
   campaigns: string[];
+  /** False for a candidate of the elections-only baseline: it announces no member and watches nothing. Default true. */
+  member?: boolean;
+  /** `registry.member.liveness=pod`: the uid of its kwok pod (`registry.kubernetes.podUid`). */
+  podUid?: string;
 }
 
 /** Watch events a worker's stores were delivered, by type, since it started. */

@@ -24,6 +24,8 @@ export interface ScaleRow {
   windowSeconds: number;
   /** Steps that timed out, each saying what it reached; empty when the system kept up. */
   saturated: string[];
+  /** The machine's 1-minute load average when the window started and ended (other work shares the cores); absent in results from before it was recorded. */
+  load?: { before: number; after: number };
   /** Why the size was not run at all (a smaller one saturated); then the figures are absent. */
   skipped?: string;
   /** Why the harness could not run the size (e.g. a worker process did not start in time); then the figures are absent. */
@@ -42,6 +44,11 @@ export interface ScaleRow {
     perSecond: number;
     /** By verb, RPC or statement kind, per second; absent where the server does not tell them apart. */
     byMethod?: Record<string, number>;
+    /**
+     * Writes (create, update, patch, delete) to member records and heartbeat Leases per second, the announce
+     * probes' own left out: heartbeats, and the removal of crashed members. Kubernetes only (from the audit log).
+     */
+    memberWritesPerSecond?: number;
   };
   watch?: {
     /** Events (puts, deletes) delivered to every watch of the simulated processes, per second. */
@@ -84,8 +91,9 @@ export interface ScaleResults {
   rows: ScaleRow[];
 }
 
-/** The backend, with the member setting where it is not the default: `kubernetes (reaper, 10000/40000 ms)`. */
-export function seriesName(row: Pick<ScaleRow, 'backend' | 'liveness' | 'memberTiming'>): string {
+/** The backend, with the member setting where it is not the default: `kubernetes (reaper, 10000/40000 ms)`; at N = 0 `kubernetes (elections only)`. */
+export function seriesName(row: Pick<ScaleRow, 'backend' | 'liveness' | 'memberTiming'> & { members?: number }): string {
+  if (row.members === 0) return `${row.backend} (elections only)`;
   const setting = [...(row.liveness && row.liveness !== 'heartbeat' ? [row.liveness] : []), ...(row.memberTiming ? [`${timingLabel(row.memberTiming)} ms`] : [])];
   return setting.length > 0 ? `${row.backend} (${setting.join(', ')})` : row.backend;
 }

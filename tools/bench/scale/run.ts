@@ -1,15 +1,18 @@
+import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { MemberConfig } from '@rollcall/core';
 import { monotonicMs } from '../../testenv/monotonic.js';
 import { summarize } from '../../testenv/stats.js';
 import { up } from '../../testenv/index.js';
 import { BACKENDS } from '../backends/index.js';
+import type { KubernetesTarget } from '../backends/kubernetes.js';
 import type { BenchTarget } from '../target.js';
 import { benchCluster, WAIT_BOUND_MS } from '../timing.js';
 import type { ScaleBackend, ScaleOptions } from './args.js';
 import { latency, requestRates, seenByEvery, watchRates } from './aggregate.js';
 import { EventBook } from './event-book.js';
 import { planCluster, type ClusterPlan } from './plan.js';
+import { ScalePods } from './pods.js';
 import { coresBetween, sampleProcesses } from './proc.js';
 import { MASTER_ROLE, type WorkerStatus } from './protocol.js';
 import { memberFields, seriesName, type ScaleRow } from './results.js';
@@ -86,21 +89,36 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** One backend with one member setting at one size: bring N simulated processes up, let them settle, measure a window, tear down. */
-async function measureSize(backend: ScaleBackend, member: MemberConfig, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress): Promise<ScaleRow> {
+/** The 1-minute load average now: the machine is shared, so each row says how busy it was. */
+const load1 = () => loadavg()[0]!;
+
+/**
+ * One backend with one member setting at one size: bring N simulated processes up, let them settle, measure a window, tear down.
+ * With `pods` (liveness pod), each member gets a kwok pod first, and a crash turns its pods not Ready.
+ */
+async function measureSize(backend: ScaleBackend, member: MemberConfig, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress, pods?: ScalePods): Promise<ScaleRow> {
   const plan = planCluster(n, options);
   const cluster = benchCluster('scale');
   const fleet = new Fleet();
   const saturated: string[] = [];
-  const say = (line: string) => progress(`${seriesName({ backend, ...memberFields(member) })} N=${n}: ${line}`);
+  const fields = rowFields(member, n);
+  const say = (line: string) => progress(`${seriesName({ backend, ...fields, members: n })} N=${n}: ${line}`);
   try {
+    if (pods) {
+      say(`creating ${n} kwok pods, one per member, and waiting for each to be Ready in its role's Service`);
+      const made = Date.now();
+      await pods.create(cluster, [...plan.processes.flat(), ...plan.crashes.flat()]);
+      say(`${n} pods Ready in ${Math.round((Date.now() - made) / 1000)} s`);
+    }
     say(`starting ${plan.processes.length} worker processes and ${plan.crashes.length} to crash`);
     await fleet.start(backend, plan);
     // after a collection, as the RSS after the window is read: loading's garbage made it negative at small N
     await fleet.statuses(fleet.main, true);
     const empty = sampleProcesses(fleet.main.map((w) => w.pid));
 
-    say(`opening ${n} registries (${plan.masters.length} masters, ${n - plan.masters.length} workers), ${plan.elections.length} elections`);
+    // N, or at N = 0 the elections' candidates
+    const simulatedCount = [...plan.processes, ...plan.crashes].reduce((sum, p) => sum + p.length, 0);
+    say(`opening ${simulatedCount} registries (${plan.masters.length} masters, ${n - plan.masters.length} workers), ${plan.elections.length} elections`);
     const backendConfig = (await target.processConfig?.()) ?? target.backendConfig(0);
     const opening = Date.now();
     const opened = await Promise.allSettled(
@@ -112,8 +130,8 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
     let { statuses } = await fleet.statuses(everyone);
     const open = statuses.reduce((sum, s) => sum + (s?.opened ?? 0), 0);
     const failed = statuses.reduce((sum, s) => sum + (s?.failed ?? 0), 0);
-    if (opened.some((o) => o.status === 'rejected') || open < n) {
-      saturated.push(`opening: ${open} of ${n} registries open after ${Math.round((Date.now() - opening) / 1000)} s (${failed} failed: ${statuses.flatMap((s) => s?.errors ?? []).slice(0, 2).join('; ') || 'still opening'})`);
+    if (opened.some((o) => o.status === 'rejected') || open < simulatedCount) {
+      saturated.push(`opening: ${open} of ${simulatedCount} registries open after ${Math.round((Date.now() - opening) / 1000)} s (${failed} failed: ${statuses.flatMap((s) => s?.errors ?? []).slice(0, 2).join('; ') || 'still opening'})`);
     }
     const each = statuses.flatMap((s) => s?.openMs ?? []);
     const eachOpen = each.length > 0 ? `, each ${summarize(each).p50.toFixed(0)} ms p50, ${summarize(each).max.toFixed(0)} ms max` : '';
@@ -135,16 +153,19 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
       );
     }
 
-    say(`window of ${options.seconds} s: ${options.announces} announces, ${plan.crashes.length} crashes, ${options.handovers} handovers`);
+    // the elections-only baseline has no master to see an announce
+    const announceCount = plan.masters.length > 0 ? options.announces : 0;
+    say(`window of ${options.seconds} s: ${announceCount} announces, ${plan.crashes.length} crashes, ${options.handovers} handovers`);
     const requests = requestWindow(backend, target);
     const stopRequests = await requests.start();
     const windowMs = options.seconds * 1000;
     const t0 = monotonicMs();
+    const loadBefore = load1();
     const serverBefore = sampleServer(backend);
     const workersBefore = sampleProcesses(fleet.main.map((w) => w.pid));
     const before = await fleet.statuses(fleet.main);
 
-    const announces = spread(options.announces, windowMs, async (i) => {
+    const announces = spread(announceCount, windowMs, async (i) => {
       const process = plan.workers[(i * 7) % plan.workers.length]!;
       const member = `probe-${i}`;
       const { at } = await fleet.host.get(process)!.request<{ at: number }>({ op: 'announce', process, member }, WAIT_BOUND_MS);
@@ -156,10 +177,17 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
     const crashes = spread(plan.crashes.length, windowMs / 2, async (j) => {
       const victim = fleet.crash[j]!;
       const members = plan.crashes[j]!.map((s) => s.id);
-      const at = monotonicMs();
+      let at = monotonicMs();
       victim.signal('SIGKILL');
-      const bound = member.leaseDurationMs + CRASH_SLACK_MS;
-      return Promise.all(members.map((m) => fleet.book.until(() => seenByEvery(at, fleet.book.removed.get(m), plan.masters), bound, `every master to see ${m} removed after its process was killed`)));
+      // in pod mode the kubelet's report ends a member, not its lease: timed from the pods turning not Ready
+      if (pods) {
+        at = monotonicMs();
+        await pods.notReady(cluster, members);
+      }
+      const bound = (pods ? 0 : member.leaseDurationMs) + CRASH_SLACK_MS;
+      const removed = await Promise.all(members.map((m) => fleet.book.until(() => seenByEvery(at, fleet.book.removed.get(m), plan.masters), bound, `every master to see ${m} removed after its ${pods ? 'pod turned not Ready' : 'process was killed'}`)));
+      await pods?.delete(cluster, members);
+      return removed;
     });
     const handovers = spread(plan.elections.length > 0 ? options.handovers : 0, windowMs, async (h) => {
       const election = plan.elections[h % plan.elections.length]!;
@@ -173,6 +201,7 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
     const [announced, crashed, handedOver] = await Promise.all([announces, crashes, handovers, delay(windowMs)]);
 
     const seconds = (monotonicMs() - t0) / 1000;
+    const loadAfter = load1();
     const serverAfter = sampleServer(backend);
     const workersAfter = sampleProcesses(fleet.main.map((w) => w.pid));
     // RSS after a collection in each worker, as the empty RSS was read
@@ -191,11 +220,12 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
     };
     return {
       backend,
-      ...memberFields(member),
+      ...fields,
       members: n,
       opened: open,
       windowSeconds: seconds,
       saturated,
+      load: { before: loadBefore, after: loadAfter },
       server: { units: SERVER_UNITS[backend], cores: coresBetween(serverBefore, serverAfter, seconds), idleCores, rssBytes: serverAfter.rssBytes },
       requests: { source: requests.source, ...requestRates(counted, seconds) },
       watch: watchRates(
@@ -208,15 +238,20 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
         },
       ),
       perMember: { cores: coresBetween(workersBefore, workersAfter, seconds) / hosted, rssBytes: (rssAfter - empty.rssBytes) / hosted, hosted },
-      announce: latency(samples(announced, 'announce → seen'), options.announces),
+      announce: latency(samples(announced, 'announce → seen'), announceCount),
       crash: latency(samples(crashed, 'crash → removed').flat(), plan.crashes.length * options.crashMembers),
       handover: latency(samples(handedOver, 'handover'), plan.elections.length > 0 ? options.handovers : 0),
     };
   } finally {
     say('closing');
     await fleet.stop();
+    // the figures are measured by now: a cleanup that fails is said, not made the size's failure
+    await pods?.clear(cluster, n).catch((err: unknown) => say(`the pods were not all deleted: ${message(err)}`));
   }
 }
+
+/** What a row records of its member setting: none for the elections-only baseline (N = 0), which has no member. */
+const rowFields = (member: MemberConfig, n: number) => (n === 0 ? {} : memberFields(member));
 
 /** The server's own CPU with no simulated process: its control loops (for Kubernetes, the other controllers and kwok too). */
 async function idleServerCores(backend: ScaleBackend): Promise<number> {
@@ -240,13 +275,16 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
   /** By series (backend and member setting). */
   const saturatedAt = new Map<string, number>();
   const idle = new Map<ScaleBackend, number>();
+  const podsOf = new Map<ScaleBackend, ScalePods>();
   const none = { attempted: 0 };
+  const settings = options.liveness.flatMap((liveness) => options.memberTimings.map((timing): MemberConfig => ({ liveness, ...timing })));
   try {
     for (const n of options.members) {
       for (const backend of options.backends) {
-        for (const member of options.liveness.flatMap((liveness) => options.memberTimings.map((timing): MemberConfig => ({ liveness, ...timing })))) {
-          const fields = memberFields(member);
-          const series = seriesName({ backend, ...fields });
+        // the elections-only baseline has no member, so no member setting: run once
+        for (const member of n === 0 ? settings.slice(0, 1) : settings) {
+          const fields = rowFields(member, n);
+          const series = seriesName({ backend, ...fields, members: n });
           const smaller = saturatedAt.get(series);
           if (smaller !== undefined) {
             rows.push({ backend, ...fields, members: n, opened: 0, windowSeconds: 0, saturated: [], skipped: `saturated at N = ${smaller}`, announce: none, crash: none, handover: none });
@@ -258,8 +296,13 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
             progress(`${backend}: the server's CPU for ${IDLE_MS / 1000} s with no simulated process`);
             idle.set(backend, await idleServerCores(backend));
           }
+          let pods: ScalePods | undefined;
+          if (member.liveness === 'pod' && n > 0) {
+            pods = podsOf.get(backend) ?? new ScalePods(target as KubernetesTarget);
+            podsOf.set(backend, pods);
+          }
           // a size the harness could not run is reported as failed, not saturated, and the run goes on
-          const row = await measureSize(backend, member, target, idle.get(backend)!, n, options, progress).catch(
+          const row = await measureSize(backend, member, target, idle.get(backend)!, n, options, progress, pods).catch(
             (err: unknown): ScaleRow => ({ backend, ...fields, members: n, opened: 0, windowSeconds: 0, saturated: [], failed: message(err), announce: none, crash: none, handover: none }),
           );
           if (row.saturated.length > 0) saturatedAt.set(series, n);

@@ -4,6 +4,7 @@ import { zookeeperMntrCounter } from '../counters/zookeeper-mntr.js';
 import type { KubernetesTarget } from '../backends/kubernetes.js';
 import { difference, type RequestTotals, type ServerCounter } from '../scenarios/idle-requests.js';
 import { requireTestEnv } from '../../testenv/index.js';
+import type { AuditEvent } from '../../testenv/audit-log.js';
 import type { BenchTarget } from '../target.js';
 import type { ScaleBackend } from './args.js';
 import { processTree, sampleProcesses, type ProcSample } from './proc.js';
@@ -29,7 +30,18 @@ export function sampleServer(backend: ScaleBackend): ProcSample {
 export interface RequestWindow {
   source: string;
   /** Starts counting now; the function it resolves with ends the window. */
-  start(): Promise<() => Promise<RequestTotals>>;
+  start(): Promise<() => Promise<RequestTotals & { memberWrites?: number }>>;
+}
+
+const WRITES = new Set(['create', 'update', 'patch', 'delete']);
+/** A member record's or a heartbeat Lease's name (object-names.ts: `<cluster>-member-…`, `<cluster>-heartbeat-…`); an announce probe's (`probe-<i>`) apart. */
+const MEMBER_LEASE = /-(member|heartbeat)-/;
+const PROBE_LEASE = /-(member|heartbeat)-worker-probe-\d/;
+
+/** A write to a member record or heartbeat Lease, other than an announce probe's: what a member costs the API server at steady state. */
+export function isMemberWrite(e: AuditEvent): boolean {
+  const name = e.objectRef?.name ?? '';
+  return WRITES.has(e.verb) && e.objectRef?.resource === 'leases' && MEMBER_LEASE.test(name) && !PROBE_LEASE.test(name);
 }
 
 function serverWide(counter: ServerCounter): RequestWindow {
@@ -54,7 +66,15 @@ export function requestWindow(backend: ScaleBackend, target: BenchTarget): Reque
         source: `the API server's audit log, requests in namespace ${namespace}`,
         async start() {
           const window = audit.open();
-          return () => audit.closeWhere(window, (e) => e.objectRef?.namespace === namespace);
+          return async () => {
+            let memberWrites = 0;
+            const totals = await audit.closeWhere(window, (e) => {
+              if (e.objectRef?.namespace !== namespace) return false;
+              if (isMemberWrite(e)) memberWrites++;
+              return true;
+            });
+            return { ...totals, memberWrites };
+          };
         },
       };
     }

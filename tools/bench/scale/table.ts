@@ -26,6 +26,7 @@ export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'server CPU cores (idle)', cell: (r) => (r.server ? `${r.server.cores.toFixed(2)} (${r.server.idleCores.toFixed(2)})` : NA) },
   { header: 'server RSS MiB', cell: (r) => fixed(0)(r.server && r.server.rssBytes / MiB) },
   { header: 'requests/s', cell: (r) => fixed(1)(r.requests?.perSecond) },
+  { header: 'member writes/s', cell: (r) => fixed(1)(r.requests?.memberWritesPerSecond) },
   { header: 'watch events/s', cell: (r) => fixed(0)(r.watch?.eventsPerSecond) },
   { header: 'events/s per process', cell: (r) => fixed(1)(r.watch?.perProcessPerSecond) },
   { header: 'events/s per master / worker', cell: (r) => (r.watch ? `${r.watch.perMasterPerSecond.toFixed(1)} / ${r.watch.perWorkerPerSecond.toFixed(1)}` : NA) },
@@ -34,6 +35,7 @@ export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'announce → seen p50 / p99 ms', cell: (r) => latencyCell(r.announce) },
   { header: 'crash → removed p50 / p99 ms', cell: (r) => latencyCell(r.crash) },
   { header: 'handover p50 / p99 ms', cell: (r) => latencyCell(r.handover) },
+  { header: 'load avg before / after', cell: (r) => (r.load ? `${r.load.before.toFixed(1)} / ${r.load.after.toFixed(1)}` : NA) },
   { header: 'kept up', cell: (r) => (r.skipped ? 'not run' : r.failed ? 'failed' : r.saturated.length === 0 ? 'yes' : 'SATURATED') },
 ];
 
@@ -62,7 +64,7 @@ export function renderScaleNotes(rows: readonly ScaleRow[]): string {
     if (row.watch) parts.push(`bookmarks/s ${row.watch.bookmarksPerSecond.toFixed(1)}`);
     // a client-side bottleneck shows here: the worker processes near the machine's cores
     if (row.perMember) parts.push(`worker processes ${(row.perMember.cores * row.perMember.hosted).toFixed(2)} cores in all`);
-    if (!row.skipped && !row.failed) parts.push(`${row.opened} of ${row.members} registries open; window ${row.windowSeconds.toFixed(0)} s`);
+    if (!row.skipped && !row.failed) parts.push(`${row.opened} ${row.members === 0 ? 'candidates\' registries (no member)' : `of ${row.members} registries`} open; window ${row.windowSeconds.toFixed(0)} s`);
     for (const s of row.saturated) parts.push(`SATURATED: ${s}`);
     lines.push(`- N = ${row.members}, ${seriesName(row)}: ${parts.join('. ')}.`);
   }

@@ -19,6 +19,8 @@ import { MASTER_ROLE, TRACKED_MEMBER, WORKER_ROLE, type Request, type SimProcess
 /** One simulated process, once open. */
 interface Simulated {
   role: SimProcess['role'];
+  /** Announced a member of its own (not a candidate of the elections-only baseline). */
+  member: boolean;
   registry: Registry;
   /** Members it announced, by id: its own, and announce probes. */
   members: Map<string, MemberHandle>;
@@ -46,11 +48,17 @@ function campaign(process: string, sim: Simulated, election: string): void {
 
 async function openOne(backend: BackendConfig, cluster: string, member: MemberConfig, spec: SimProcess, connect: ReturnType<typeof connector>): Promise<void> {
   const { type, ...sections } = backend;
-  const store = countingStore(await connect((sections[type] ?? {}) as Record<string, unknown>, cluster, spec.id), watch[spec.role]);
+  const section = (sections[type] ?? {}) as Record<string, unknown>;
+  // its own pod, in pod mode: registry.kubernetes.podUid (the one backend with pod liveness)
+  const store = countingStore(await connect(spec.podUid === undefined ? section : { ...section, podUid: spec.podUid }, cluster, spec.id), watch[spec.role]);
   // elections at the default timings, 15 / 10 / 2 s
   const registry = await createRegistry({ type: type as RegistryType, cluster, identity: spec.id, member }, { store });
-  const sim: Simulated = { role: spec.role, registry, members: new Map(), campaigns: new Map() };
+  const sim: Simulated = { role: spec.role, member: spec.member !== false, registry, members: new Map(), campaigns: new Map() };
   simulated.set(spec.id, sim);
+  if (!sim.member) {
+    for (const election of spec.campaigns) campaign(spec.id, sim, election);
+    return;
+  }
   if (spec.role === MASTER_ROLE) {
     const workers = new Set<string>();
     seen.set(spec.id, workers);
@@ -87,7 +95,7 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
 }
 
 function status(): WorkerStatus {
-  return { opened: simulated.size, openedWorkers: [...simulated.values()].filter((s) => s.role === WORKER_ROLE).length, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
+  return { opened: simulated.size, openedWorkers: [...simulated.values()].filter((s) => s.role === WORKER_ROLE && s.member).length, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
 }
 
 function sim(id: string): Simulated {

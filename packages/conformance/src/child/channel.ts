@@ -21,7 +21,10 @@ export interface MessageChannel {
  */
 export function lineChannel(input: Readable, output: Writable): MessageChannel {
   const listeners = new Set<(message: unknown) => void>();
-  createInterface({ input }).on('line', (line) => {
+  const lines = createInterface({ input });
+  // readline re-emits its input's errors: a socket reset by a SIGKILLed peer is that peer's end, which `close` tells.
+  lines.on('error', () => {});
+  lines.on('line', (line) => {
     let message: unknown;
     try {
       message = JSON.parse(line);

@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import { lineChannel, type MessageChannel } from './channel.js';
 import { isControl, toWireFailure, type ChildMessage, type ParentMessage } from './protocol.js';
 
@@ -5,6 +6,13 @@ import { isControl, toWireFailure, type ChildMessage, type ParentMessage } from 
 export interface ServeOptions<Init, Command> {
   /** The transport its parent chose ({@link ChildOptions.transport}). Default `ipc`. */
   transport?: 'ipc' | 'lines';
+  /**
+   * With the `lines` transport, the streams to read commands from and write
+   * events to, instead of stdin and stdout: a socket, for a child its parent did
+   * not spawn (a process in a pod, connected back over a unix socket). Ending
+   * `input` is the parent going away. Default stdin and stdout.
+   */
+  streams?: { input: Readable; output: Writable };
   /** Called with the parent's `init`, once. */
   onInit?: (init: Init) => void;
   /** Called with each command; what it resolves with (or rejects with) is the reply, when the parent asked for one. */
@@ -36,7 +44,8 @@ export function serveParent<Init = unknown, Command = unknown, Event = unknown>(
     console.error(`${process.argv[1]} must be started by its parent with an IPC channel`);
     process.exit(2);
   }
-  const channel = transport === 'lines' ? lineChannel(process.stdin, process.stdout) : (process as unknown as MessageChannel);
+  const input = options.streams?.input ?? process.stdin;
+  const channel = transport === 'lines' ? lineChannel(input, options.streams?.output ?? process.stdout) : (process as unknown as MessageChannel);
   const send = (message: ChildMessage<Event>) => {
     // The parent may be gone: nothing left to tell.
     if (transport === 'lines' || process.connected) channel.send(message, () => {});
@@ -57,7 +66,7 @@ export function serveParent<Init = unknown, Command = unknown, Event = unknown>(
       );
   });
   const gone = options.onParentGone ?? (() => process.exit(0));
-  if (transport === 'lines') process.stdin.on('end', gone);
+  if (transport === 'lines') input.on('end', gone);
   else process.on('disconnect', gone);
   return {
     channel,

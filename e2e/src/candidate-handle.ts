@@ -1,0 +1,58 @@
+import type { CandidateCommand, CandidateEvent, CandidateSpec } from './protocol.js';
+
+/** One process's life on the timeline: what it reported and what was done to it. */
+export interface IncarnationRecord {
+  name: string;
+  incarnation: number;
+  pid: number;
+  startedAt: number;
+  /** Everything it reported, in the order it reported it. */
+  events: CandidateEvent[];
+  /** SIGSTOP to SIGCONT; `to` is undefined while stopped. */
+  pauses: { from: number; to: number | undefined }[];
+  killedAt: number | undefined;
+  /** When the coordinator asked it to shut down. */
+  shutdownAt: number | undefined;
+  exitedAt: number | undefined;
+  exit: { code: number | null; signal: string | null } | undefined;
+  /** Its stderr (the registry's warnings and errors). */
+  logFile: string;
+}
+
+/**
+ * The coordinator's handle on one incarnation of a candidate, wherever it runs
+ * (a child process, a container in a pod): its record on the timeline, its
+ * events, the signals the soak sends it, its shutdown. Every signal is stamped
+ * on the same CLOCK_MONOTONIC as the candidate's own events.
+ */
+export interface CandidateHandle {
+  readonly record: IncarnationRecord;
+  readonly name: string;
+  readonly alive: boolean;
+  /** Between `pause()` and `resume()`. */
+  readonly stopped: boolean;
+  send(command: CandidateCommand): void;
+  /** Resolves with the first reported event (past or future) that matches; rejects when the incarnation ends first or after `timeoutMs`. */
+  event<T extends CandidateEvent['type']>(type: T, timeoutMs: number, match?: (e: Extract<CandidateEvent, { type: T }>) => boolean): Promise<Extract<CandidateEvent, { type: T }>>;
+  /** SIGKILL; resolves once the incarnation is gone. */
+  kill(): Promise<void>;
+  /** SIGSTOP: it stops running, its sockets stay open. */
+  pause(): void;
+  /** SIGCONT after `pause()`. */
+  resume(): void;
+  /** Asks it to close its registry and exit; SIGKILLs it (a failure, recorded as such) if it has not exited within `timeoutMs`. */
+  shutdown(timeoutMs: number): Promise<boolean>;
+  describe(): string;
+}
+
+/** Receives every event of an incarnation as it arrives. */
+export type EventSink = (candidate: CandidateHandle, event: CandidateEvent) => void;
+
+/**
+ * Where a cluster's candidates run. `start` begins the incarnation `spec`
+ * describes (after a SIGKILL, its predecessor is gone) and returns its handle;
+ * the cluster then waits for its `ready`.
+ */
+export interface CandidateRunner {
+  start(spec: CandidateSpec, logFile: string, onEvent: EventSink): Promise<CandidateHandle>;
+}
