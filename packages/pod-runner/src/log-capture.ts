@@ -25,9 +25,7 @@ export interface LogCaptureOptions {
   maxBytes: number;
 }
 
-/** What a capture's first open of a log is tried again on (see LogStreamInput.retryFirstOpenOn). */
-const RETRY_FIRST: readonly ErrorCode[] = ['UNAVAILABLE'];
-/** …and its read after the exit, of a log it has read. */
+/** What a capture's read after the exit, of a log it has had lines from, is tried again on (see LogStreamInput.retryFirstOpenOn). */
 const RETRY_READABLE: readonly ErrorCode[] = ['UNAVAILABLE', 'INVALID_ARGUMENT'];
 
 /** One task attempt's capture. */
@@ -104,22 +102,28 @@ export class LogCapture {
     let settling = false;
     let over = false;
     let writer: LogWriter | undefined;
-    // `readable`: this log was read a moment ago, so a 400 now is the node failing for a moment, not a log that is not there
-    const copy = async (follow: boolean, readable: boolean) => {
-      const retryFirstOpenOn = readable ? RETRY_READABLE : RETRY_FIRST;
+    // lines came from this log: a 400 for it now is the node failing for a moment, not a log that is not there
+    // (a copy that ends without an error proves nothing: `settle` ends it before a failed open is told)
+    let readable = false;
+    const copy = async (follow: boolean) => {
+      const retryFirstOpenOn = readable ? RETRY_READABLE : undefined;
       stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last, retryFirstOpenOn });
-      for await (const line of stream) if (!writer!.write(line)) return false;
+      for await (const line of stream) {
+        readable = true;
+        if (!writer!.write(line)) return false;
+      }
       return true;
     };
     const run = async () => {
       writer = await LogWriter.open(sink, key, maxBytes);
       if (writer.cut || stopped) return;
+      readable = writer.last !== undefined;
       try {
         // the kubelet ends a follow as the container exits; after `settle`, one read from the last line gets the rest
         // (a follow ended by `settle` holds back a last line without a newline: only this read stores it)
-        if ((await copy(!settling, false)) && settling && !stopped) {
+        if ((await copy(!settling)) && settling && !stopped) {
           // a pod already gone has nothing left to read: what was stored is the log
-          await copy(false, true).catch((err: unknown) => {
+          await copy(false).catch((err: unknown) => {
             if (!hasCode(err, 'NOT_FOUND')) throw err;
           });
         }

@@ -39,9 +39,10 @@ export interface LogStreamInput {
   /**
    * For a copy whose failures no caller hears (the capture): the codes on which
    * a first open is tried again, as a resume is, instead of ending the stream —
-   * UNAVAILABLE (a timeout, a 5xx, a 429), and INVALID_ARGUMENT for a log that
-   * was readable a moment ago (the node answers 400 to any read it cannot do
-   * now). Default none: the first open's error is the caller's.
+   * the capture passes UNAVAILABLE (a timeout, a 5xx, a 429) and INVALID_ARGUMENT
+   * (the node's 400, its answer to any read it cannot do now) for a log it has
+   * had lines from. Up to 8 opens in all. Default none: the first open's error
+   * is the caller's.
    */
   retryFirstOpenOn?: readonly ErrorCode[];
 }
