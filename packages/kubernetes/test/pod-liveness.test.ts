@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
-import { AuditLog, KWOK_POD_ANNOTATIONS, startServer, stopServer, type AuditEvent } from '@rollcall/tools/testenv';
+import { AuditLog, KWOK_POD_ANNOTATIONS, startServer, stopServer, type AuditEvent, type AuditWindow } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVENESS_ANNOTATION, POD_UID_LABEL } from '../src/codec.js';
 import { objectName, registryPlugin, serveReadinessProbe } from '../src/index.js';
@@ -153,17 +153,19 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     await earlier.announce({ role: 'worker', id: 'w-earlier' });
     const identity = `cost-${process.pid}-${Date.now().toString(36)}`;
     const member = await open(identity, uid);
-    await member.members('worker'); // it reads its own role, as most members do: the role's readiness watch is open
     const earlierLease = objectName(CLUSTER, 'member/worker/w-earlier');
     const audit = new AuditLog(kubeEnv().auditLogPath, async (name) => void (await admin.coordination.readNamespacedLease({ name, namespace }).catch(() => undefined)));
+    const byMember = async (window: AuditWindow) => (await audit.requests(window)).filter((e) => (e as AuditEvent & { userAgent?: string }).userAgent?.includes(`(${identity})`));
+    const reading = audit.open();
+    await member.members('worker'); // it reads its own role, as most members do: the role's readiness watch is open
+    // Its watches start after their lists: wait until both are in, so the window holds the announce's requests alone.
+    await waitFor(async () => (await byMember(reading)).filter((e) => e.verb === 'watch').length === 2, 30_000, 'the member\'s two watches of its role');
     const window = audit.open();
     await member.announce({ role: 'worker', id: 'w-cost' });
-    const requests = (await audit.requests(window))
-      .filter((e) => (e as AuditEvent & { userAgent?: string }).userAgent?.includes(`(${identity})`))
-      .map((e) => {
-        const query = new URL(e.requestURI!, 'https://apiserver').searchParams;
-        return `${e.verb} ${e.objectRef?.resource}${query.has('labelSelector') ? ` ${query.get('labelSelector')}` : ''}${e.objectRef?.name === earlierLease ? ' (earlier)' : ''}`;
-      });
+    const requests = (await byMember(window)).map((e) => {
+      const query = new URL(e.requestURI!, 'https://apiserver').searchParams;
+      return `${e.verb} ${e.objectRef?.resource}${query.has('labelSelector') ? ` ${query.get('labelSelector')}` : ''}${e.objectRef?.name === earlierLease ? ' (earlier)' : ''}`;
+    });
     // No list or watch of the slices (the reader's watch answers), one list of this pod's Leases, the earlier container's
     // record deleted, this member's created: three requests, the same at 10 members or 10,000.
     expect(requests.sort()).toEqual(
