@@ -1,5 +1,23 @@
-import type { IncarnationRecord } from './candidate-process.js';
 import type { CandidateCommand, CandidateEvent, CandidateSpec } from './protocol.js';
+
+/** One process's life on the timeline: what it reported and what was done to it. */
+export interface IncarnationRecord {
+  name: string;
+  incarnation: number;
+  pid: number;
+  startedAt: number;
+  /** Everything it reported, in the order it reported it. */
+  events: CandidateEvent[];
+  /** SIGSTOP to SIGCONT; `to` is undefined while stopped. */
+  pauses: { from: number; to: number | undefined }[];
+  killedAt: number | undefined;
+  /** When the coordinator asked it to shut down. */
+  shutdownAt: number | undefined;
+  exitedAt: number | undefined;
+  exit: { code: number | null; signal: string | null } | undefined;
+  /** Its stderr (the registry's warnings and errors). */
+  logFile: string;
+}
 
 /**
  * The coordinator's handle on one incarnation of a candidate, wherever it runs

@@ -4,7 +4,7 @@ import { lineChannel, type MessageChannel } from '@rollcall/conformance/child';
 import { containerPids, signalContainer } from '@rollcall/tools/testenv';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { CandidateHandle, EventSink } from './candidate-handle.js';
-import type { IncarnationRecord } from './candidate-process.js';
+import type { IncarnationRecord } from './candidate-handle.js';
 import type { CandidateCommand, CandidateEvent, CandidateInit, CandidateSpec } from './protocol.js';
 
 /** The container of a candidate's pod that runs it. */

@@ -1,26 +1,7 @@
 import { ChildHandle, packageFile } from '@rollcall/conformance/child';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
-import type { CandidateHandle, CandidateRunner } from './candidate-handle.js';
+import type { CandidateHandle, CandidateRunner, IncarnationRecord } from './candidate-handle.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
-
-/** One process's life on the timeline: what it reported and what was done to it. */
-export interface IncarnationRecord {
-  name: string;
-  incarnation: number;
-  pid: number;
-  startedAt: number;
-  /** Everything it reported, in the order it reported it. */
-  events: CandidateEvent[];
-  /** SIGSTOP to SIGCONT; `to` is undefined while stopped. */
-  pauses: { from: number; to: number | undefined }[];
-  killedAt: number | undefined;
-  /** When the coordinator asked it to shut down. */
-  shutdownAt: number | undefined;
-  exitedAt: number | undefined;
-  exit: { code: number | null; signal: string | null } | undefined;
-  /** Its stderr (the registry's warnings and errors). */
-  logFile: string;
-}
 
 /** The compiled candidate entry, found from this package's root so it works from `src` (tests) and from `dist`. */
 export function candidateEntry(): string {

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { LeaseTiming, MemberTiming, RegistryConfigInput } from '@rollcall/core';
 import { TcpProxy } from '@rollcall/tools/testenv';
 import type { Address, BackendName, SoakBackend } from './backends.js';
-import type { CandidateHandle, CandidateRunner } from './candidate-handle.js';
-import { PROCESS_RUNNER, type IncarnationRecord } from './candidate-process.js';
+import type { CandidateHandle, CandidateRunner, IncarnationRecord } from './candidate-handle.js';
+import { PROCESS_RUNNER } from './candidate-process.js';
 import type { CandidateEvent, CandidateSpec } from './protocol.js';
 
 /** The timings every candidate's registry runs with. */

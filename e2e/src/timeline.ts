@@ -1,4 +1,4 @@
-import type { IncarnationRecord } from './candidate-process.js';
+import type { IncarnationRecord } from './candidate-handle.js';
 import type { ResourceWrite } from './fenced-resource.js';
 import type { FaultRecord } from './faults.js';
 import type { Fenced } from './protocol.js';

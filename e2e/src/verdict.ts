@@ -1,4 +1,4 @@
-import type { IncarnationRecord } from './candidate-process.js';
+import type { IncarnationRecord } from './candidate-handle.js';
 import type { Fenced } from './protocol.js';
 import { blindWindows, describeHolder, termsOf, uncovered, type Term, type Timeline, type Window } from './timeline.js';
 

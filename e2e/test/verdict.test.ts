@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { IncarnationRecord } from '../src/candidate-process.js';
+import type { IncarnationRecord } from '../src/candidate-handle.js';
 import type { ResourceWrite } from '../src/fenced-resource.js';
 import type { CandidateEvent } from '../src/protocol.js';
 import type { Timeline } from '../src/timeline.js';

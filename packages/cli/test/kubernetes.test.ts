@@ -148,8 +148,8 @@ describe('on the real Kubernetes API server', () => {
       const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'cli'];
       const list = await run(['tasks', ...where]);
       expect(list.code, list.stderr).toBe(0);
-      expect(list.stdout).toMatch(/^TASK +TYPE +PHASE +DETAIL +EXIT +AGE +POD$/m);
-      expect(list.stdout).toMatch(/^cli-task +report +running +- +\S+ +cli-cli-task-1$/m);
+      expect(list.stdout).toMatch(/^TASK +ATTEMPT +TYPE +PHASE +DETAIL +EXIT +AGE +POD +SOURCE$/m);
+      expect(list.stdout).toMatch(/^cli-task +1 +report +running +- +\S+ +cli-cli-task-1 +pod\+ledger:queued$/m);
       const show = await run(['tasks', 'show', 'cli-task', '--json', ...where]);
       expect(JSON.parse(show.stdout)).toMatchObject({ taskId: 'cli-task', phase: 'running', template: 'logging', tags: { tier: 'batch' } });
       const line = `cli log line ${Date.now()}`;
@@ -163,7 +163,7 @@ describe('on the real Kubernetes API server', () => {
       const missing = await run(['tasks', 'show', 'no-such-task', ...where]);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('NOT_FOUND');
-      await waitFor(async () => (await run(['tasks', ...where])).stdout.includes('cli-task') === false, 15_000, 'the cancelled pod to be gone');
+      await waitFor(async () => /^cli-task +1 .* - +ledger:\S+$/m.test((await run(['tasks', ...where])).stdout), 15_000, 'the cancelled pod to be gone');
       // the runner's own read of an ended task waits for its capture to be over
       for await (const _ of runner.logs('cli-task', { tailLines: 1 }));
       const stored = await run(['tasks', 'logs', 'cli-task', '--tail', '1', '--log-dir', logDir, ...where]);
@@ -175,6 +175,64 @@ describe('on the real Kubernetes API server', () => {
     } finally {
       await runner.close();
       rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+
+  it('tasks list: a queued task, a running one and an acknowledged one whose pod is gone, from the pods and the task ledger, read-only', async () => {
+    const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'listing'];
+    const ledgerName = 'pod-runner-listing-ledger';
+    const core = kc.makeApiClient(CoreV1Api);
+    // one slot: the running task holds it, the next one waits in the queue
+    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'listing', logs: false, capacity: { total: 1 }, templates: [{ name: 'default', template: { spec: { containers: [{ name: 'main', image: 'task:1' }] } } }] });
+    try {
+      await runner.submit({ taskId: 'acked', taskType: 'report', annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '0' } });
+      expect(await runner.result('acked')).toMatchObject({ phase: 'succeeded' });
+      // no onStatus: the status is acknowledged once stored, and the pod let go
+      await waitFor(async () => JSON.parse((await core.readNamespacedConfigMap({ namespace, name: ledgerName })).data?.['task.acked'] ?? '{}').state === 'done', 15_000, 'the tombstone of the acknowledged task');
+      await waitFor(async () => (await core.listNamespacedPod({ namespace, labelSelector: 'rollcall.dev/task-id=acked' })).items.length === 0, 15_000, 'the pod of the acknowledged task to be gone');
+      await runner.submit({ taskId: 'runs', taskType: 'report' });
+      await waitFor(() => runner.get('runs')?.phase === 'running', 15_000, 'the task to run');
+      expect(await runner.submit({ taskId: 'waits', taskType: 'report' })).toMatchObject({ phase: 'queued' });
+      const before = (await core.readNamespacedConfigMap({ namespace, name: ledgerName })).metadata!.resourceVersion;
+
+      const table = await run(['tasks', 'list', ...where]);
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout.split('\n').filter((l) => l && !l.startsWith('TASK'))).toEqual([
+        expect.stringMatching(/^acked +1 +report +succeeded +Completed +- +\S+ +- +ledger:acknowledged$/),
+        expect.stringMatching(/^runs +1 +report +running +- +\S+ +listing-runs-1 +pod\+ledger:queued$/),
+        expect.stringMatching(/^waits +1 +report +queued +- +\S+ +- +ledger:queued$/),
+      ]);
+      const json = await run(['tasks', 'list', '--json', ...where]);
+      expect(json.code, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual([
+        expect.objectContaining({ taskId: 'acked', attempt: 1, phase: 'succeeded', reason: 'Completed', podName: 'listing-acked-1', source: 'ledger', ledger: 'done' }),
+        expect.objectContaining({ taskId: 'runs', attempt: 1, phase: 'running', podName: 'listing-runs-1', template: 'default', source: 'pod+ledger', ledger: 'queued' }),
+        expect.objectContaining({ taskId: 'waits', attempt: 1, phase: 'queued', podName: 'listing-waits-1', source: 'ledger', ledger: 'queued' }),
+      ]);
+      // show finds a task with no pod in the ledger
+      const shown = await run(['tasks', 'show', 'waits', '--json', ...where]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ taskId: 'waits', phase: 'queued', source: 'ledger', ledger: 'queued' });
+      const gone = await run(['tasks', 'show', 'acked', ...where]);
+      expect(gone.code, gone.stderr).toBe(0);
+      expect(gone.stdout).toMatch(/^phase: +succeeded$/m);
+      // the runner's own Role is enough (pods and, for the ledger, get configmaps); the member Role is refused, typed
+      if (!(await core.readNamespacedServiceAccount({ namespace, name: 'rollcall-pod-runner' }).then(() => true, () => false))) await applyManifest('pod-runner', namespace);
+      const asRunner = await run(['tasks', 'list', '--json', '-n', namespace, '--kubeconfig', await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner'), '--runner', 'listing']);
+      expect(asRunner.code, asRunner.stderr).toBe(0);
+      expect(JSON.parse(asRunner.stdout)).toHaveLength(3);
+      const asMember = await run(['tasks', 'list', '-n', namespace, '--kubeconfig', memberKubeconfig, '--runner', 'listing']);
+      expect(asMember.code).not.toBe(0);
+      expect(asMember.stderr).toContain('PERMISSION_DENIED');
+      // read-only: the ledger is as the runner left it
+      expect((await core.readNamespacedConfigMap({ namespace, name: ledgerName })).metadata!.resourceVersion).toBe(before);
+      // a runner that never ran has no ledger: nothing listed, nothing created
+      const none = await run(['tasks', 'list', '--json', '-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'never-ran']);
+      expect(none.code, none.stderr).toBe(0);
+      expect(JSON.parse(none.stdout)).toEqual([]);
+      expect(await core.readNamespacedConfigMap({ namespace, name: 'pod-runner-never-ran-ledger' }).then(() => 'exists', () => 'absent')).toBe('absent');
+    } finally {
+      await runner.close();
     }
   });
 

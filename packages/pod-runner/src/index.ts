@@ -15,5 +15,7 @@ export { podName } from './pod-build.js';
 export { RUNNER_LABEL, TASK_ID_LABEL, TASK_TYPE_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_CONTAINER_ANNOTATION, FENCING_TOKEN_ANNOTATION, CANCELLED_ANNOTATION, RECORDED_ANNOTATION, FINALIZER } from './pod.js';
 export { openTaskView, TaskView, DEFAULT_CANCEL_WAIT_MS, type TaskViewOptions, type CancelResult, type CancelOptions as TaskViewCancelOptions } from './task-view.js';
 export { statusFromPod } from './pod-task.js';
+export type { TaskListing, LedgerState } from './task-listing.js';
+export { ledgerName } from './ledger-format.js';
 export type { RunnerActivity, RunnerActivityListener } from './runner-activity.js';
 export type { RequeueReason } from './errors.js';

@@ -13,6 +13,9 @@ export const LEDGER_FORMAT = 1;
 export const ENTRY_PREFIX = 'task.';
 export const FORMAT_KEY = 'format';
 
+/** The name of a runner's ledger ConfigMap: `pod-runner-<runner>-ledger` (what an RBAC rule's resourceNames can name). */
+export const ledgerName = (runner: string) => `pod-runner-${runner}-ledger`;
+
 /** A task accepted and not yet ended: enough to build its pod again. */
 export interface QueuedEntry {
   v: number;

@@ -104,6 +104,8 @@ export class PodRunner {
       logger: this.logger,
       retainDoneMs: options.ledger?.retainDoneMs ?? DEFAULT_RETAIN_DONE_MS,
       maxDone: options.ledger?.maxDone ?? DEFAULT_MAX_DONE,
+      // a ledger write is a write like a pod's: not sent by a runner whose term may be over
+      fence: (verb) => this.gate.fence(verb),
     });
     this.delivery = new StatusDelivery({ onStatus: options.onStatus, clock: this.clock, logger: this.logger, acknowledged: (status) => this.acknowledged(status) });
     this.releaser = new PodReleaser({
@@ -210,7 +212,8 @@ export class PodRunner {
     const entry = this.tasks.get(status.taskId);
     // a newer attempt submitted meanwhile owns the entry now
     if (entry && entry.status.attempt !== status.attempt) return;
-    void this.ledger.write(status.taskId, tombstone(status, entry?.specHash, this.clock.wallNow().getTime()));
+    // not stored (fenced, closed): the next leader delivers the status again
+    this.ledger.write(status.taskId, tombstone(status, entry?.specHash, this.clock.wallNow().getTime())).catch(() => {});
   }
 
   /** Whether this runner acts on pods: always without a registry, while it leads the runner election with one. */
@@ -292,8 +295,10 @@ export class PodRunner {
    * Rejects with INVALID_ARGUMENT for a malformed task or one no template
    * matches, PAYLOAD_TOO_LARGE when the ledger is full, CONFLICT when a pod of
    * that name exists with another spec, and the API server's refusal (e.g.
-   * PERMISSION_DENIED) when storing the task or creating its pod failed; a
-   * rejected submit leaves nothing behind.
+   * PERMISSION_DENIED) when storing the task or creating its pod failed,
+   * LEASE_LOST when this runner's term ended as it was storing the task (the
+   * ledger write was fenced: submit again, to whoever leads); a rejected
+   * submit leaves nothing behind.
    */
   async submit(task: Task): Promise<TaskStatus> {
     this.assertOpen();
@@ -360,7 +365,8 @@ export class PodRunner {
       await this.ledger.write(taskId, record, true);
       return undefined;
     } catch (err) {
-      void this.ledger.write(taskId, before);
+      // not stored either (fenced, closed): the ledger holds what it held, the runner reads it again when it leads
+      this.ledger.write(taskId, before).catch(() => {});
       throw err;
     }
   }

@@ -1,7 +1,7 @@
 import { type Clock, ClosedError, hasCode, InvalidArgumentError, type Logger, type Timer } from '@rollcall/core';
 import type { ApiClient, RequestContext } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
-import { decodeEntry, decodeLedger, encodeEntry, ENTRY_PREFIX, FORMAT_KEY, LEDGER_FORMAT, type LedgerEntry } from './ledger-format.js';
+import { decodeEntry, decodeLedger, encodeEntry, ENTRY_PREFIX, FORMAT_KEY, LEDGER_FORMAT, ledgerName, type LedgerEntry } from './ledger-format.js';
 import { expiredTombstones } from './ledger-retention.js';
 
 /** The API server's bound on a ConfigMap's data (keys and values). Bytes. */
@@ -28,6 +28,14 @@ export interface TaskLedgerOptions {
   retainDoneMs: number;
   /** Keep at most this many tombstones (the oldest go first). */
   maxDone: number;
+  /**
+   * Asked just before each of the leader's writes (the patch of a batch, or
+   * the create that replaces a deleted ledger); throws (LEASE_LOST) to hold it
+   * back. The runner's is its leader gate, the same check as a pod write's.
+   * Default: never holds back. A follower's {@link TaskLedger.addIfAbsent} is
+   * not asked: it is not the leader's write, and its precondition guards it.
+   */
+  fence?: (verb: string) => void;
 }
 
 interface Waiter {
@@ -65,7 +73,7 @@ export class TaskLedger {
   writes = 0;
 
   constructor(private readonly options: TaskLedgerOptions) {
-    this.name = `pod-runner-${options.runner}-ledger`;
+    this.name = ledgerName(options.runner);
   }
 
   private get path(): string {
@@ -261,19 +269,23 @@ export class TaskLedger {
       this.retryMs = FIRST_RETRY_MS;
       for (const waiter of waiters) waiter.resolve();
     } catch (err) {
-      // what was asked again meanwhile is newer than what failed
-      for (const [key, text] of batch) if (!this.pending.has(key)) this.pending.set(key, text);
-      for (const waiter of waiters) if (waiter.failFast || this.closing) waiter.reject(err);
-      if (!this.closing) this.waiters.unshift(...waiters.filter((w) => !w.failFast));
-      else this.pending.clear();
-      this.options.logger.warn({ err, ledger: this.name, retryInMs: this.retryMs }, '[rollcall] [pod-runner] could not write the task ledger; trying again');
-      if (!this.closing) {
-        this.retryTimer = this.options.clock.setTimeout(() => {
-          this.retryTimer = undefined;
-          void this.flush();
-        }, this.retryMs);
+      if (hasCode(err, 'LEASE_LOST')) {
+        this.dropFenced(err, waiters);
+      } else {
+        // what was asked again meanwhile is newer than what failed
+        for (const [key, text] of batch) if (!this.pending.has(key)) this.pending.set(key, text);
+        for (const waiter of waiters) if (waiter.failFast || this.closing) waiter.reject(err);
+        if (!this.closing) this.waiters.unshift(...waiters.filter((w) => !w.failFast));
+        else this.pending.clear();
+        this.options.logger.warn({ err, ledger: this.name, retryInMs: this.retryMs }, '[rollcall] [pod-runner] could not write the task ledger; trying again');
+        if (!this.closing) {
+          this.retryTimer = this.options.clock.setTimeout(() => {
+            this.retryTimer = undefined;
+            void this.flush();
+          }, this.retryMs);
+        }
+        this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
       }
-      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
     } finally {
       this.inFlight = undefined;
     }
@@ -283,8 +295,27 @@ export class TaskLedger {
     }
   }
 
+  /**
+   * A write held back by the fence: this runner's term may be over, so
+   * nothing it asked is sent, now or later — the batch and whatever is
+   * pending are dropped and every waiter is rejected (LEASE_LOST). The next
+   * leader reads the ledger and the pods: a queued task it holds is in the
+   * ledger already (a submit resolves only once stored), an end not stored is
+   * read again from the pod (not released, it is kept for that), and an
+   * acknowledgement not stored means the status is delivered again. This
+   * runner reads the ledger afresh when it leads again.
+   */
+  private dropFenced(err: unknown, inFlight: Waiter[]): void {
+    const dropped = this.pending.size;
+    this.pending.clear();
+    this.retryMs = FIRST_RETRY_MS;
+    for (const waiter of [...inFlight, ...this.waiters.splice(0)]) waiter.reject(err);
+    this.options.logger.warn({ err, ledger: this.name, dropped }, '[rollcall] [pod-runner] a task ledger write held back: this runner\'s term may be over; left to the next leader');
+  }
+
   /** One merge patch of the changed keys; a ledger deleted out of band is created again from what this runner holds. */
   private async send(batch: Map<string, string | null>): Promise<void> {
+    this.options.fence?.('patch');
     this.writes += 1;
     try {
       await this.patch({ data: Object.fromEntries(batch) });
@@ -293,6 +324,7 @@ export class TaskLedger {
       this.options.logger.warn({ ledger: this.name }, '[rollcall] [pod-runner] the task ledger was deleted; writing it again from what this runner holds');
       const data: Record<string, string> = { [FORMAT_KEY]: String(LEDGER_FORMAT) };
       for (const [taskId, { entry }] of this.mirror) data[ENTRY_PREFIX + taskId] = encodeEntry(entry);
+      this.options.fence?.('create');
       await this.create(data);
     }
   }

@@ -3,6 +3,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, StoreConflic
 import { awaitRecorded } from './cancel-confirmation.js';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
+import { readLedger } from './ledger-read.js';
 import { readStoredLog } from './log-read.js';
 import { directoryLogSink, latestStoredAttempt, type LogSink } from './log-sink.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
@@ -11,6 +12,7 @@ import { recordedStatus, statusFromPod } from './pod-task.js';
 import { CANCELLED_ANNOTATION, type Pod } from './pod.js';
 import { PodsApi } from './pods-api.js';
 import type { TaskStatus } from './task.js';
+import { listTasks, type TaskListing } from './task-listing.js';
 
 /** How long {@link TaskView.cancel} waits for the leading runner's confirmation by default. Milliseconds. */
 export const DEFAULT_CANCEL_WAIT_MS = 30_000;
@@ -55,9 +57,10 @@ export interface TaskViewOptions {
 }
 
 /**
- * The tasks of a runner as their pods show them, for tools (`rollcall tasks`):
- * read-only but for `cancel`, which marks the pod for the runner that leads to
- * end and delete. Tasks whose pods are gone are not shown.
+ * The tasks of a runner, for tools (`rollcall tasks`): as their pods show
+ * them, and in {@link list} also as the runner's task ledger holds them
+ * (queued, and ended with the pod gone). Read-only but for `cancel`, which
+ * marks the pod for the runner that leads to end and delete.
  */
 export class TaskView {
   private readonly api: PodsApi;
@@ -77,8 +80,16 @@ export class TaskView {
     return this.api.list(this.name, taskId);
   }
 
-  async list(): Promise<TaskStatus[]> {
-    return (await this.pods()).map(statusFromPod).filter((s): s is TaskStatus => s !== undefined);
+  /**
+   * Every task id and attempt of the runner, one row each: from its pod, its
+   * ledger entry, or both (see {@link listTasks}) — so a queued task and one
+   * that ended and whose pod is gone are listed too. Reads the pods and the
+   * ledger ConfigMap (`get configmaps`; PERMISSION_DENIED without it), writes
+   * nothing.
+   */
+  async list(): Promise<TaskListing[]> {
+    const [pods, ledger] = await Promise.all([this.pods(), readLedger(this.client, this.namespace, this.name)]);
+    return listTasks(this.name, pods.map(statusFromPod).filter((s): s is TaskStatus => s !== undefined), ledger, Date.now());
   }
 
   /** The task's latest attempt, or undefined. */

@@ -1,4 +1,4 @@
-import type { TaskStatus, TaskView } from '@rollcall/pod-runner';
+import type { TaskListing, TaskStatus, TaskView } from '@rollcall/pod-runner';
 import { loadPodRunner } from '../pod-runner.js';
 import { ExitCode, usageError } from '../errors.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
@@ -33,24 +33,30 @@ async function withView<T>(flags: TaskFlags, action: (view: TaskView) => Promise
 
 const detail = (s: TaskStatus) => s.pendingCause ?? s.reason ?? '';
 
-/** `rollcall tasks [list]`: every task of the runner that still has a pod. */
+/** Where a row comes from: its pod, and the ledger's entry (`finished`: not acknowledged yet; `acknowledged`: a tombstone). */
+const source = (s: TaskListing) => [s.source !== 'ledger' ? 'pod' : '', s.ledger ? `ledger:${s.ledger === 'done' ? 'acknowledged' : s.ledger}` : ''].filter(Boolean).join('+');
+
+/** `rollcall tasks [list]`: every task id and attempt of the runner, from its pods and its task ledger (queued, and ended with the pod gone). */
 export async function tasksListCommand(flags: TaskFlags): Promise<void> {
   const format = outputFormat(flags);
   await withView(flags, async (view) => {
-    const statuses = (await view.list()).sort((a, b) => a.submittedAt.localeCompare(b.submittedAt));
-    if (format === 'json') return printJson(statuses);
-    process.stdout.write(`${table(['task', 'type', 'phase', 'detail', 'exit', 'age', 'pod'], statuses.map((s) => [s.taskId, s.taskType, s.phase, detail(s), s.exitCode ?? '-', age(since(s.submittedAt)), s.podName]))}\n`);
+    const rows = await view.list();
+    if (format === 'json') return printJson(rows);
+    process.stdout.write(
+      `${table(['task', 'attempt', 'type', 'phase', 'detail', 'exit', 'age', 'pod', 'source'], rows.map((s) => [s.taskId, s.attempt, s.taskType, s.phase, detail(s), s.exitCode ?? '-', age(since(s.submittedAt)), s.source === 'ledger' ? '-' : s.podName, source(s)]))}\n`,
+    );
   });
 }
 
-/** `rollcall tasks show <id>`: one task's status and result. */
+/** `rollcall tasks show <id>`: one task's status and result: its latest pod's, else the task ledger's. */
 export async function tasksShowCommand(taskId: string, flags: TaskFlags): Promise<void> {
   const format = outputFormat(flags);
   await withView(flags, async (view) => {
-    const status = await view.get(taskId);
+    // a task with no pod (queued, or ended and its pod gone) is shown as the task ledger holds it
+    const status = (await view.get(taskId)) ?? (await view.list()).filter((s) => s.taskId === taskId).sort((a, b) => b.attempt - a.attempt)[0];
     if (!status) {
       const { StoreConflictError } = await import('@rollcall/core');
-      throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}`, { backend: 'pod-runner' });
+      throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}, and no entry in its task ledger`, { backend: 'pod-runner' });
     }
     if (format === 'json') return printJson(status);
     const rows: [string, string][] = [
