@@ -2,6 +2,7 @@ import { deleteRecord } from './delete-record.js';
 import { ConfigurationError } from './errors.js';
 import { parseTime } from './lease-record.js';
 import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
+import { podMemberListingOf } from './pod-member-listing.js';
 import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
 import { heartbeatJudged, podUidOf } from './record-liveness.js';
@@ -63,15 +64,18 @@ export class PodLiveness implements LivenessStrategy {
   /**
    * Deletes what an earlier container of this pod announced in `role`: its
    * records say this pod and were acquired before this process opened its
-   * registry. They would otherwise come back with the pod's next Ready. One
-   * list of the role, at announce. Compare-and-set: a record written meanwhile stays.
+   * registry. They would otherwise come back with the pod's next Ready. The
+   * backend's list of this pod's records where it has one (independent of the
+   * role's size), else one list of the role. Compare-and-set: a record written meanwhile stays.
    */
   private async sweep(role: string, podUid: string): Promise<void> {
-    const { records } = await this.context.store.list(`${MEMBER_PREFIX}${role}/`);
+    const prefix = `${MEMBER_PREFIX}${role}/`;
+    const listing = podMemberListingOf(this.context.backend);
+    const { records } = listing ? await listing.listPodMembers(role, podUid) : await this.context.store.list(prefix);
     for (const stored of records) {
       const liveness = stored.record.liveness;
       const acquired = parseTime(stored.record.acquireTime)?.getTime();
-      if (liveness?.mode !== 'pod' || liveness.podUid !== podUid || acquired === undefined || acquired >= this.openedAt) continue;
+      if (!stored.key.startsWith(prefix) || liveness?.mode !== 'pod' || liveness.podUid !== podUid || acquired === undefined || acquired >= this.openedAt) continue;
       this.context.logger.info({ key: stored.key }, '[rollcall] removing a member an earlier container of this pod announced');
       await deleteRecord(this.context.store, stored.key, stored);
     }

@@ -13,8 +13,9 @@ export { recordFromJson, recordToJson } from './record-json.js';
 export { assertPayloadSize } from './payload.js';
 // Where each record lives.
 export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
-// The pod liveness mode's one optional store capability (registry.member.liveness=pod).
+// The pod liveness mode's optional store capabilities (registry.member.liveness=pod): readiness, needed; a role's members of one pod, optional.
 export { podReadinessOf, type PodReadinessCapable, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
+export { podMemberListingOf, type PodMemberListing } from './pod-member-listing.js';
 // The plugin `registry.type` loads, and its section.
 export type { PluginContext, RegistryPlugin } from './plugin.js';
 export type { OptionSchema, OptionSpec } from './config/option-schema.js';

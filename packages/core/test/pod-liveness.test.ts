@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigurationError, ErrorCode } from '../src/index.js';
 import type { PodReadinessSource, PodReadinessWatch } from '../src/pod-readiness.js';
-import { memberKey } from '../src/spi.js';
+import { memberKey, type PodMemberListing, type RecordList } from '../src/spi.js';
 import { MemoryStore, type MemoryBackend } from '../src/testing.js';
 import { Harness, memberLog, until } from './harness.js';
 
@@ -59,6 +59,23 @@ class PodStore extends MemoryStore {
     readonly podReadiness: PodReadinessSource,
   ) {
     super({ backend, cluster: 'test' });
+  }
+}
+
+/** A pod store that also lists one pod's members of a role (as the Kubernetes store does by label), counting both kinds of list of a role. */
+class PodListingStore extends PodStore implements PodMemberListing {
+  roleLists = 0;
+  podLists = 0;
+
+  override async list(prefix: string): Promise<RecordList> {
+    if (prefix.startsWith('member/')) this.roleLists++;
+    return super.list(prefix);
+  }
+
+  async listPodMembers(role: string, podUid: string): Promise<RecordList> {
+    this.podLists++;
+    const all = await MemoryStore.prototype.list.call(this, memberKey(role, ''));
+    return { ...all, records: all.records.filter((r) => r.record.liveness?.mode === 'pod' && r.record.liveness.podUid === podUid) };
   }
 }
 
@@ -121,6 +138,21 @@ describe('registry.member.liveness=pod', () => {
     await until(() => seen.events.length === 3);
     await h.clock.advance(LEASE);
     expect(seen.summary()).toEqual(['added w-first', 'removed w-first expired', 'added w-second']);
+  });
+
+  it('with the store\'s list of one pod\'s members (PodMemberListing), the announce of a restarted container never lists its whole role', async () => {
+    pods.set('worker', 'uid-a', true);
+    const first = await open('first', 'uid-a');
+    await first.registry.announce({ role: 'worker', id: 'w-first' });
+    for (const id of ['w-x', 'w-y']) await (await open(id, undefined)).registry.announce({ role: 'worker', id }); // the rest of the role
+    first.store.partition(); // the container dies: no withdraw
+    await h.clock.advance(1000);
+    const store = new PodListingStore(h.backend, pods.source('uid-a'));
+    const second = await h.registry('second', pod, h.clock, store);
+    await second.registry.announce({ role: 'worker', id: 'w-second' });
+    expect(row('worker', 'w-first')).toBeUndefined();
+    expect(row('worker', 'w-x')).toBeDefined();
+    expect({ roleLists: store.roleLists, podLists: store.podLists }).toEqual({ roleLists: 0, podLists: 1 });
   });
 
   it('a payload change is one write, and readers see it as updated', async () => {

@@ -9,6 +9,8 @@ export const KEY_ANNOTATION = 'rollcall.dev/key';
 export const PAYLOAD_ANNOTATION = 'rollcall.dev/payload';
 /** A member record's liveness (`{"mode":"pod","podUid":...}`), as JSON. */
 export const LIVENESS_ANNOTATION = 'rollcall.dev/liveness';
+/** A pod-mode member record's pod uid, as a label: an announce finds an earlier container's records with one selector, not a list of the role. */
+export const POD_UID_LABEL = 'rollcall.dev/pod-uid';
 /** The annotation older client-go and fabric8 keep their leader record in. */
 export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
 
@@ -138,6 +140,23 @@ function parseLiveness(raw: string | undefined): LeaseRecord['liveness'] {
   }
 }
 
+/** A label value: at most 63 characters of `[A-Za-z0-9-_.]`, alphanumeric at both ends. */
+export const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** The value of POD_UID_LABEL for `record`: its pod's uid when it says one that can be a label value (a downward-API uid always can). */
+export function podLabelOf(record: LeaseRecord): string | undefined {
+  return record.liveness?.mode === 'pod' && LABEL_VALUE.test(record.liveness.podUid) ? record.liveness.podUid : undefined;
+}
+
+/** `labels` with POD_UID_LABEL saying the record's pod (none when it says no pod). */
+export function withPodLabel(labels: Record<string, string> | undefined, record: LeaseRecord): Record<string, string> {
+  const out = { ...labels };
+  delete out[POD_UID_LABEL];
+  const uid = podLabelOf(record);
+  if (uid !== undefined) out[POD_UID_LABEL] = uid;
+  return out;
+}
+
 function withPayload(annotations: Record<string, string>, record: LeaseRecord): Record<string, string> {
   const out = { ...annotations };
   if (record.payload !== undefined) out[PAYLOAD_ANNOTATION] = JSON.stringify(record.payload);
@@ -154,7 +173,7 @@ export const leaseCodec: ResourceCodec = {
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { ...meta, annotations: withPayload(meta.annotations ?? {}, record) },
+      metadata: { ...meta, labels: withPodLabel(meta.labels, record), annotations: withPayload(meta.annotations ?? {}, record) },
       spec: {
         holderIdentity: record.holderIdentity,
         leaseDurationSeconds: record.leaseDurationSeconds,
@@ -185,7 +204,7 @@ export const configMapCodec: ResourceCodec = {
       renewTime: record.renewTime,
       leaderTransitions: record.leaseTransitions,
     };
-    return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta, annotations: withPayload({ ...meta.annotations, [LEADER_ANNOTATION]: JSON.stringify(leader) }, record) } };
+    return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta, labels: withPodLabel(meta.labels, record), annotations: withPayload({ ...meta.annotations, [LEADER_ANNOTATION]: JSON.stringify(leader) }, record) } };
   },
   decode(object) {
     return decodeObject(object, () => {

@@ -16,6 +16,16 @@ const SERVICE_LABEL = 'kubernetes.io/service-name';
 /** A Service name: a DNS-1035 label. */
 const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const RETRY_MS = 500;
+
+/** A role's informer and who follows it. */
+interface SharedFollow {
+  /** The slices as last reported; undefined until the first list. */
+  slices: EndpointSlice[] | undefined;
+  /** Why the first list failed, while no list has succeeded (the informer keeps trying). */
+  failed: unknown;
+  subscribers: Set<(slices: EndpointSlice[]) => void>;
+  watch: PodReadinessWatch;
+}
 const MAX_RETRY_MS = 30_000;
 
 export interface EndpointReadinessConfig {
@@ -38,9 +48,13 @@ export interface EndpointReadinessConfig {
  * selects with its `ready` condition, which is the pod's Ready condition (and
  * false once it terminates), and names the pod by uid in `targetRef`. Readers
  * need get/list/watch on `endpointslices` only — never on pods, whose specs and
- * environment a pod watch would show them. One watch per role read.
+ * environment a pod watch would show them. One watch per role, shared by the
+ * announces and the readers of the role in this process.
  */
 export class EndpointReadiness implements PodReadinessSource {
+  /** The one informer per role, shared by every subscriber. */
+  private readonly followers = new Map<string, SharedFollow>();
+
   constructor(private readonly config: EndpointReadinessConfig) {}
 
   get podUid(): string | undefined {
@@ -63,8 +77,8 @@ export class EndpointReadiness implements PodReadinessSource {
     let seen = false;
     let resolve!: () => void;
     const found = new Promise<void>((r) => (resolve = r));
-    const watch = this.follow(role, service, (slices) => {
-      if (slices.some((s) => endpointsOf(s).some((e) => e.targetRef?.uid === uid))) {
+    const watch = this.subscribe(role, service, (slices) => {
+      if (servedPods(slices).has(uid)) {
         seen = true;
         resolve();
       }
@@ -94,7 +108,56 @@ export class EndpointReadiness implements PodReadinessSource {
       const listed = Promise.reject(err as RegistryError);
       return { listed, close: () => {} };
     }
-    return this.follow(role, service, (slices) => changed(readyPods(slices)));
+    return this.subscribe(role, service, (slices) => changed(readyPods(slices)));
+  }
+
+  /**
+   * `report` gets `role`'s slices after the first list and after each change,
+   * through the role's one informer: started by the first subscriber, shared
+   * by announce (assertServed) and readers (watchRole), closed with the last.
+   * A subscriber that comes after the first list gets the current slices at once.
+   */
+  private subscribe(role: string, service: string, report: (slices: EndpointSlice[]) => void): PodReadinessWatch {
+    let shared = this.followers.get(role);
+    if (!shared) {
+      const created: SharedFollow = { slices: undefined, failed: undefined, subscribers: new Set(), watch: undefined! };
+      created.watch = this.follow(role, service, (slices) => {
+        created.slices = slices;
+        created.failed = undefined;
+        for (const subscriber of [...created.subscribers]) subscriber(slices);
+      });
+      created.watch.listed.catch((err: unknown) => (created.failed = err));
+      this.followers.set(role, (shared = created));
+    }
+    const follow = shared;
+    let open = true;
+    let reported = false;
+    const subscriber = (slices: EndpointSlice[]) => {
+      reported = true;
+      report(slices);
+    };
+    follow.subscribers.add(subscriber);
+    const listed: Promise<void> =
+      follow.slices !== undefined
+        ? Promise.resolve().then(() => {
+            if (open && !reported) subscriber(follow.slices!);
+          })
+        : follow.failed !== undefined
+          ? Promise.reject(follow.failed)
+          : follow.watch.listed;
+    listed.catch(() => {});
+    return {
+      listed,
+      close: () => {
+        if (!open) return;
+        open = false;
+        follow.subscribers.delete(subscriber);
+        if (follow.subscribers.size === 0 && this.followers.get(role) === follow) {
+          this.followers.delete(role);
+          follow.watch.close();
+        }
+      },
+    };
   }
 
   /** One informer on `service`'s slices; `report` gets them all after the first list and after each change (one report per burst). */
@@ -154,6 +217,13 @@ export class EndpointReadiness implements PodReadinessSource {
 
 function endpointsOf(slice: EndpointSlice) {
   return slice.endpoints ?? [];
+}
+
+/** The uids of every pod behind a Service, Ready or not: what announce waits for. */
+export function servedPods(slices: EndpointSlice[]): Set<string> {
+  const served = new Set<string>();
+  for (const slice of slices) for (const e of endpointsOf(slice)) if (e.targetRef?.uid) served.add(e.targetRef.uid);
+  return served;
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { RecordKey, RecordKind } from '@rollcall/core/spi';
-import { CLUSTER_LABEL, KIND_LABEL, ROLE_LABEL } from './codec.js';
+import { CLUSTER_LABEL, KIND_LABEL, LABEL_VALUE, ROLE_LABEL } from './codec.js';
 
-const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const KINDS: readonly string[] = ['member', 'heartbeat', 'election', 'lock'] satisfies RecordKind[];
 /** Kinds whose keys go on to `<role>/<id>`. */
 const ROLE_KINDS: readonly string[] = ['member', 'heartbeat'] satisfies RecordKind[];

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
-import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { assertPayloadSize, memberKey, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type PodMemberListing, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
-import { CLUSTER_LABEL, configMapCodec, parseVersion, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
+import { CLUSTER_LABEL, configMapCodec, LABEL_VALUE, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
 import { BACKEND, type RequestContext } from './errors.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
@@ -99,7 +99,7 @@ function ofMember(key: RecordKey): boolean {
  * member heartbeats with a merge PATCH carrying it, so a Role without `update`
  * can announce but not campaign.
  */
-export class KubernetesStore implements RecordStore {
+export class KubernetesStore implements RecordStore, PodMemberListing {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes = MAX_PAYLOAD_BYTES;
@@ -225,6 +225,7 @@ export class KubernetesStore implements RecordStore {
       const patch = {
         metadata: {
           resourceVersion: parseVersion(version).resourceVersion,
+          labels: { [POD_UID_LABEL]: podLabelOf(record) ?? null },
           annotations: {
             [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload),
             [LIVENESS_ANNOTATION]: record.liveness === undefined ? null : JSON.stringify(record.liveness),
@@ -274,8 +275,18 @@ export class KubernetesStore implements RecordStore {
    * filter on the decoded key stays the last word.
    */
   async list(prefix: string, options?: ScopeOptions): Promise<RecordList> {
-    const labelSelector = prefixSelector(this.config.cluster, prefix);
-    const fieldSelector = this.nameSelector(prefix, options);
+    return this.listSelected(prefix, prefixSelector(this.config.cluster, prefix), this.nameSelector(prefix, options));
+  }
+
+  /** A role's members of one pod by their POD_UID_LABEL (PodMemberListing): one request however many members the role has. */
+  async listPodMembers(role: string, podUid: string): Promise<RecordList> {
+    const prefix = memberKey(role, '');
+    const selector = prefixSelector(this.config.cluster, prefix);
+    // A uid that cannot be a label value is never written as one: list the role.
+    return this.listSelected(prefix, LABEL_VALUE.test(podUid) ? `${selector},${POD_UID_LABEL}=${podUid}` : selector, undefined);
+  }
+
+  private async listSelected(prefix: string, labelSelector: string, fieldSelector: string | undefined): Promise<RecordList> {
     const records: StoredRecord[] = [];
     const corrupt: CorruptEntry[] = [];
     const versions: string[] = [];

@@ -1,9 +1,9 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
-import { KWOK_POD_ANNOTATIONS, startServer, stopServer } from '@rollcall/tools/testenv';
+import { AuditLog, KWOK_POD_ANNOTATIONS, startServer, stopServer, type AuditEvent, type AuditWindow } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIVENESS_ANNOTATION } from '../src/codec.js';
+import { LIVENESS_ANNOTATION, POD_UID_LABEL } from '../src/codec.js';
 import { objectName, registryPlugin, serveReadinessProbe } from '../src/index.js';
 import { Admin } from './admin.js';
 import { DrivenNode } from './driven-node.js';
@@ -142,6 +142,38 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     await seen.count(3);
     expect(seen.events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`)).toEqual(['added w-flip', 'removed w-flip expired', 'added w-flip']);
     expect(seen.events[1]!.member.payload).toEqual({ n: 7 });
+  });
+
+  it('an announce costs the same however many members the role has: it waits for its pod through the role\'s one readiness watch, and finds an earlier container\'s records by its pod\'s label, not by listing the role', async () => {
+    const uid = await pod('worker-cost', 'worker');
+    // The role has members besides this pod's: off-cluster ones, which no request of the announce should read.
+    const others = await open('cost-others');
+    for (let i = 0; i < 5; i++) await others.announce({ role: 'worker', id: `w-other-${i}` });
+    const earlier = await open('cost-earlier', uid); // an earlier container of the pod, as the sweep sees it
+    await earlier.announce({ role: 'worker', id: 'w-earlier' });
+    const identity = `cost-${process.pid}-${Date.now().toString(36)}`;
+    const member = await open(identity, uid);
+    const earlierLease = objectName(CLUSTER, 'member/worker/w-earlier');
+    const audit = new AuditLog(kubeEnv().auditLogPath, async (name) => void (await admin.coordination.readNamespacedLease({ name, namespace }).catch(() => undefined)));
+    const byMember = async (window: AuditWindow) => (await audit.requests(window)).filter((e) => (e as AuditEvent & { userAgent?: string }).userAgent?.includes(`(${identity})`));
+    const reading = audit.open();
+    await member.members('worker'); // it reads its own role, as most members do: the role's readiness watch is open
+    // Its watches start after their lists: wait until both are in, so the window holds the announce's requests alone.
+    await waitFor(async () => (await byMember(reading)).filter((e) => e.verb === 'watch').length === 2, 30_000, 'the member\'s two watches of its role');
+    const window = audit.open();
+    await member.announce({ role: 'worker', id: 'w-cost' });
+    const requests = (await byMember(window)).map((e) => {
+      const query = new URL(e.requestURI!, 'https://apiserver').searchParams;
+      return `${e.verb} ${e.objectRef?.resource}${query.has('labelSelector') ? ` ${query.get('labelSelector')}` : ''}${e.objectRef?.name === earlierLease ? ' (earlier)' : ''}`;
+    });
+    // No list or watch of the slices (the reader's watch answers), one list of this pod's Leases, the earlier container's
+    // record deleted, this member's created: three requests, the same at 10 members or 10,000.
+    expect(requests.sort()).toEqual(
+      [`list leases rollcall.dev/cluster=${CLUSTER},rollcall.dev/kind=member,rollcall.dev/role=worker,rollcall.dev/pod-uid=${uid}`, 'delete leases (earlier)', 'create leases'].sort(),
+    );
+    await expect(admin.coordination.readNamespacedLease({ name: earlierLease, namespace })).rejects.toMatchObject({ code: 404 });
+    const lease = await admin.coordination.readNamespacedLease({ name: objectName(CLUSTER, 'member/worker/w-cost'), namespace });
+    expect(lease.metadata!.labels![POD_UID_LABEL]).toBe(uid);
   });
 
   it('announce from a pod outside the role\'s Service fails INVALID_CONFIG naming the Service, and writes nothing', async () => {

@@ -25,6 +25,8 @@ interface Simulated {
   /** Members it announced, by id: its own, and announce probes. */
   members: Map<string, MemberHandle>;
   campaigns: Map<string, Leadership>;
+  /** Its member announced (or, a candidate only, its campaigns started): one whose announce failed is kept to be closed, but neither opened nor a worker the masters should see. */
+  open: boolean;
 }
 
 const simulated = new Map<string, Simulated>();
@@ -53,10 +55,11 @@ async function openOne(backend: BackendConfig, cluster: string, member: MemberCo
   const store = countingStore(await connect(spec.podUid === undefined ? section : { ...section, podUid: spec.podUid }, cluster, spec.id), watch[spec.role]);
   // elections at the default timings, 15 / 10 / 2 s
   const registry = await createRegistry({ type: type as RegistryType, cluster, identity: spec.id, member }, { store });
-  const sim: Simulated = { role: spec.role, member: spec.member !== false, registry, members: new Map(), campaigns: new Map() };
+  const sim: Simulated = { role: spec.role, member: spec.member !== false, registry, members: new Map(), campaigns: new Map(), open: false };
   simulated.set(spec.id, sim);
   if (!sim.member) {
     for (const election of spec.campaigns) campaign(spec.id, sim, election);
+    sim.open = true;
     return;
   }
   if (spec.role === MASTER_ROLE) {
@@ -72,6 +75,7 @@ async function openOne(backend: BackendConfig, cluster: string, member: MemberCo
   }
   sim.members.set(spec.id, await registry.announce({ role: spec.role, id: spec.id, payload: { status: 'NORMAL' } }));
   for (const election of spec.campaigns) campaign(spec.id, sim, election);
+  sim.open = true;
 }
 
 /** Opens `processes`, `concurrency` at a time; one that fails is counted, not fatal. */
@@ -95,7 +99,8 @@ async function open(request: Extract<Request, { op: 'open' }>): Promise<WorkerSt
 }
 
 function status(): WorkerStatus {
-  return { opened: simulated.size, openedWorkers: [...simulated.values()].filter((s) => s.role === WORKER_ROLE && s.member).length, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
+  const open = [...simulated.values()].filter((s) => s.open);
+  return { opened: open.length, openedWorkers: open.filter((s) => s.role === WORKER_ROLE && s.member).length, failed, errors, openMs, seen: Object.fromEntries([...seen].map(([master, workers]) => [master, workers.size])), watch: { master: { ...watch.master }, worker: { ...watch.worker } } };
 }
 
 function sim(id: string): Simulated {
