@@ -2,7 +2,7 @@ import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance, type ConformancePod } from '@rollcall/conformance';
 import { compactServer, proxiedKubeconfig, restartServer, type TcpProxy } from '@rollcall/tools/testenv';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { createKubernetesStore, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeEnv } from './kube-env.js';
@@ -30,6 +30,7 @@ storeConformance({
 });
 
 const pods = kwokMemberPods(new Admin());
+beforeAll(() => pods.prepare(), 120_000);
 
 // Once with heartbeats on the member Leases, once with one elected reaper per role reading heartbeat Leases
 // (registry.member.liveness=reaper), once with each registry in a kwok pod of its own whose readiness is its

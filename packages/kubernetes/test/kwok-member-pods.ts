@@ -21,16 +21,20 @@ export interface PodSection {
  * Ready once scheduled, not Ready and Ready again by the
  * {@link KWOK_POD_ANNOTATIONS.ready} annotation (its readiness Stages).
  */
-export function kwokMemberPods(admin: Admin): PodCapability & { section(pod: ConformancePod): PodSection } {
+export function kwokMemberPods(admin: Admin): PodCapability & { section(pod: ConformancePod): PodSection; prepare(): Promise<void> } {
   const discovery = admin.kc.makeApiClient(DiscoveryV1Api);
   let setUp: Promise<string> | undefined;
   const names = new Map<string, { name: string; namespace: string }>();
+  // A failed set-up is tried again by the next pod, not handed to every later case.
   const namespace = () =>
     (setUp ??= (async () => {
       const ns = await admin.namespace('podconf', { forPods: true });
       await admin.core.createNamespacedService({ namespace: ns, body: { metadata: { name: MEMBER_SERVICE }, spec: { clusterIP: 'None', selector: POD_LABEL, ports: [{ name: 'probe', port: 8080 }] } } });
       return ns;
-    })());
+    })().catch((err: unknown) => {
+      setUp = undefined;
+      throw err;
+    }));
 
   /** Resolves once the Service's EndpointSlices show the pod `uid` serving. */
   const serving = async (ns: string, uid: string) =>
@@ -44,6 +48,12 @@ export function kwokMemberPods(admin: Admin): PodCapability & { section(pod: Con
     );
 
   return {
+    /**
+     * Makes the run's namespace and Service now. Before any case restarts the API
+     * server: the controller manager then took over 60 s to give a new namespace its
+     * default service account (which pods need), longer than a case's timeout.
+     */
+    prepare: async () => void (await namespace()),
     // The endpoints controller and kwok each take a turn between the pod's condition and the reader's watch.
     readinessDelayMs: 1500,
     async start(identity) {
