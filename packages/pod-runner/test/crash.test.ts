@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@rollcall/conformance';
 import type { PodRunner, Task, TaskStatus } from '../src/index.js';
-import { exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+import { exits, fixtureChild, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let env: { namespace: string; kubeconfig: string };
 const closing: PodRunner[] = [];
@@ -23,20 +21,10 @@ afterAll(async () => {
 /** A runner in a child process that submits `tasks`; its statuses as it printed them. */
 function childRunner(name: string, tasks: Task[]) {
   const statuses: TaskStatus[] = [];
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), JSON.stringify({ ...env, name, templates, tasks })], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let buffered = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (line.startsWith('{')) statuses.push(JSON.parse(line) as TaskStatus);
-    }
+  const child = fixtureChild('runner-child.mjs', { ...env, name, templates, tasks }, (line) => {
+    if (line.startsWith('{')) statuses.push(JSON.parse(line) as TaskStatus);
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  return { statuses, kill: async () => (child.kill('SIGKILL'), await exited), stderr: () => stderr };
+  return { statuses, kill: async () => (child.signal('SIGKILL'), await child.exit), stderr: child.stderr };
 }
 
 const last = (statuses: TaskStatus[], id: string) => statuses.filter((s) => s.taskId === id).at(-1);

@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@rollcall/conformance';
 import { type AuditEvent, AuditLog, requireTestEnv } from '@rollcall/tools/testenv';
 import type { Task, TaskStatus } from '../src/index.js';
-import { admin, exits, podTemplate, runnerNamespace, runnerPods } from './runner-env.js';
+import { admin, exits, fixtureChild, podTemplate, runnerNamespace, runnerPods } from './runner-env.js';
 
 let env: { namespace: string; kubeconfig: string };
 let audit: AuditLog;
@@ -30,20 +28,8 @@ type Kill = { after: string; nth: number } | { beforeAck: number } | undefined;
 /** A runner in a child process (test/fixtures/durable-child.mjs): what it printed, and its exit. */
 function childRunner(tasks: Task[], ackFile: string, kill: Kill) {
   const lines: string[] = [];
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/durable-child.mjs', import.meta.url)), JSON.stringify({ ...env, name: 'durable', templates, capacity: 2, tasks, ackFile, kill })], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let buffered = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-      lines.push(buffered.slice(0, nl));
-      buffered = buffered.slice(nl + 1);
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  let exited = false;
-  const exit = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => ((exited = true), resolve(signal))));
-  const handle = { lines, exit, exited: () => exited, stderr: () => stderr, kill: async () => void (exited || child.kill('SIGKILL'), await exit) };
+  const child = fixtureChild('durable-child.mjs', { ...env, name: 'durable', templates, capacity: 2, tasks, ackFile, kill }, (line) => lines.push(line));
+  const handle = { lines, exit: child.exit, exited: child.exited, stderr: child.stderr, kill: async () => void (child.exited() || child.signal('SIGKILL'), await child.exit) };
   children.push(handle);
   return handle;
 }

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observeFor, waitFor } from '@rollcall/conformance';
 import { createRegistry, type Registry } from '@rollcall/core';
@@ -7,7 +5,7 @@ import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing'
 import { registryPlugin } from '@rollcall/kubernetes';
 import { AuditLog, type AuditEvent, requireTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import type { PodRunner, Task, TaskStatus } from '../src/index.js';
-import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner, untilAuthorized } from './runner-env.js';
+import { admin, exits, fixtureChild, podTemplate, runnerNamespace, runnerPods, startRunner, untilAuthorized } from './runner-env.js';
 
 /**
  * A leader stopped past its lease and resumed after another took over, as a
@@ -49,21 +47,11 @@ type ChildLine = { kind: 'elected'; fencingToken: number } | { kind: 'lost'; rea
 /** Runner A: a runner with a registry in a child process, as the namespace's rollcall-pod-runner service account. */
 function leaderChild(tasks: Task[]) {
   const lines: ChildLine[] = [];
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/leader-child.mjs', import.meta.url)), JSON.stringify({ ...env, name, identity: 'runner-a', timing, capacity: { total: 2 }, templates, tasks })], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let buffered = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    buffered += chunk;
-    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (line.startsWith('{')) lines.push(JSON.parse(line) as ChildLine);
-    }
+  const child = fixtureChild('leader-child.mjs', { ...env, name, identity: 'runner-a', timing, capacity: { total: 2 }, templates, tasks }, (line) => {
+    if (line.startsWith('{')) lines.push(JSON.parse(line) as ChildLine);
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  closing.push({ close: async () => (child.kill('SIGCONT'), child.kill('SIGKILL'), await exited) });
-  return { lines, signal: (signal: NodeJS.Signals) => child.kill(signal), stderr: () => stderr };
+  closing.push({ close: async () => (child.signal('SIGCONT'), child.signal('SIGKILL'), await child.exit.then(() => undefined)) });
+  return { lines, signal: child.signal, stderr: child.stderr };
 }
 
 const phaseIn = (lines: ChildLine[], id: string) => lines.filter((l): l is Extract<ChildLine, { kind: 'status' }> => l.kind === 'status' && l.status.taskId === id).at(-1)?.status.phase;

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { waitFor } from '@rollcall/conformance';
 import { KubeAdmin, KWOK_POD_ANNOTATIONS, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { AuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -59,4 +61,23 @@ export function waits(reason: string): Pick<Task, 'annotations'> {
 /** Every pod of a runner in the namespace, as the API server has them now. */
 export async function runnerPods(namespace: string, runner = 'rollcall'): Promise<V1Pod[]> {
   return (await admin.core.listNamespacedPod({ namespace, labelSelector: `${RUNNER_LABEL}=${runner}` })).items;
+}
+
+/** A node process running `test/fixtures/<fixture>` with `arg` as its one argument (JSON): each stdout line to `onLine`, stderr kept, its exit. */
+export function fixtureChild(fixture: string, arg: unknown, onLine: (line: string) => void) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url)), JSON.stringify(arg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let buffered = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      onLine(line);
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  let exited = false;
+  const exit = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => ((exited = true), resolve(signal))));
+  return { exit, exited: () => exited, stderr: () => stderr, signal: (signal: NodeJS.Signals) => child.kill(signal) };
 }
