@@ -1,3 +1,4 @@
+import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { CandidateCommand, CandidateEvent, CandidateSpec } from './protocol.js';
 
 /** One process's life on the timeline: what it reported and what was done to it. */
@@ -17,6 +18,11 @@ export interface IncarnationRecord {
   exit: { code: number | null; signal: string | null } | undefined;
   /** Its stderr (the registry's warnings and errors). */
   logFile: string;
+}
+
+/** The record of an incarnation that starts now: nothing reported or done to it yet. */
+export function newIncarnation(spec: CandidateSpec, pid: number, logFile: string): IncarnationRecord {
+  return { name: spec.name, incarnation: spec.incarnation, pid, startedAt: monotonicMs(), events: [], pauses: [], killedAt: undefined, shutdownAt: undefined, exitedAt: undefined, exit: undefined, logFile };
 }
 
 /**

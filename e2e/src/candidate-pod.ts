@@ -3,8 +3,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { lineChannel, type MessageChannel } from '@rollcall/conformance/child';
 import { containerPids, signalContainer } from '@rollcall/tools/testenv';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
-import type { CandidateHandle, EventSink } from './candidate-handle.js';
-import type { IncarnationRecord } from './candidate-handle.js';
+import { type CandidateHandle, type EventSink, type IncarnationRecord, newIncarnation } from './candidate-handle.js';
 import type { CandidateCommand, CandidateEvent, CandidateInit, CandidateSpec } from './protocol.js';
 
 /** The container of a candidate's pod that runs it. */
@@ -37,19 +36,7 @@ export class CandidatePod implements CandidateHandle {
     /** Reads the exit of this start from the pod once it ended. */
     private readonly readExit: (pod: V1Pod) => Promise<IncarnationRecord['exit']>,
   ) {
-    this.record = {
-      name: spec.name,
-      incarnation: spec.incarnation,
-      pid: containerPids(pod, CANDIDATE_CONTAINER)[0] ?? 0,
-      startedAt: monotonicMs(),
-      events: [],
-      pauses: [],
-      killedAt: undefined,
-      shutdownAt: undefined,
-      exitedAt: undefined,
-      exit: undefined,
-      logFile,
-    };
+    this.record = newIncarnation(spec, containerPids(pod, CANDIDATE_CONTAINER)[0] ?? 0, logFile);
     this.channel = lineChannel(socket, socket);
     this.channel.on('message', (raw) => {
       const message = raw as { ch?: string; kind?: string; event?: CandidateEvent };

@@ -1,6 +1,6 @@
 import { ChildHandle, packageFile } from '@rollcall/conformance/child';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
-import type { CandidateHandle, CandidateRunner, IncarnationRecord } from './candidate-handle.js';
+import { type CandidateHandle, type CandidateRunner, type IncarnationRecord, newIncarnation } from './candidate-handle.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';
 
 /** The compiled candidate entry, found from this package's root so it works from `src` (tests) and from `dist`. */
@@ -27,19 +27,7 @@ export class CandidateProcess implements CandidateHandle {
       stderr: { file: logFile },
       label: `${spec.name}#${spec.incarnation}`,
     });
-    this.record = {
-      name: spec.name,
-      incarnation: spec.incarnation,
-      pid: this.child.pid,
-      startedAt: monotonicMs(),
-      events: [],
-      pauses: [],
-      killedAt: undefined,
-      shutdownAt: undefined,
-      exitedAt: undefined,
-      exit: undefined,
-      logFile,
-    };
+    this.record = newIncarnation(spec, this.child.pid, logFile);
     this.child.onEvent((event) => {
       this.record.events.push(event);
       onEvent(this, event);
