@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Etcd3 } from 'etcd3';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { readTestEnv, restartServer, startServer, stopServer } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { readTestEnv, restartApiServerAndControllers, restartServer, startServer, stopServer } from '@rollcall/tools/testenv';
 
 describe('fault helpers', () => {
   it('stops and starts etcd, which keeps its data', async () => {
@@ -30,4 +31,21 @@ describe('fault helpers', () => {
     const ns = await core.readNamespace({ name: readTestEnv().kubernetes!.namespace });
     expect(ns.status?.phase).toBe('Active');
   });
+
+  it('restarts kube-apiserver with the controllers that watch it: right after, a new namespace gets its service account and a pod there is scheduled and run', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(readTestEnv().kubernetes!.kubeconfig);
+    const core = kc.makeApiClient(CoreV1Api);
+    await restartApiServerAndControllers();
+    const name = `faults-${Date.now().toString(36)}`;
+    await core.createNamespace({ body: { metadata: { name } } });
+    try {
+      // The controller manager's service-account controller, then the scheduler and kwok: each within a case's bound, not after a back-off.
+      await waitFor(async () => (await core.listNamespacedServiceAccount({ namespace: name })).items.some((sa) => sa.metadata?.name === 'default'), 15_000, `the default service account in ${name}`);
+      await core.createNamespacedPod({ namespace: name, body: { metadata: { name: 'p' }, spec: { containers: [{ name: 'main', image: 'registry.invalid/p:1' }] } } });
+      await waitFor(async () => (await core.readNamespacedPod({ name: 'p', namespace: name })).status?.phase === 'Running', 15_000, `pod ${name}/p running`);
+    } finally {
+      await core.deleteNamespace({ name });
+    }
+  }, 60_000);
 });

@@ -39,6 +39,22 @@ export async function restartServer(name: string, options: StopOptions = {}): Pr
   await startServer(name);
 }
 
+/** The control-plane units that watch kube-apiserver through informers: controllers that act on what they see. */
+const INFORMER_UNITS = ['kube-controller-manager', 'kube-scheduler'];
+
+/**
+ * Restarts kube-apiserver (as {@link restartServer}), then the controller manager and the
+ * scheduler, for tests that need those controllers to act on pods again at once (schedule them,
+ * give a namespace its default service account, keep a Service's EndpointSlices). While a new
+ * API server's authorizer warms up it refuses their informers' watches, and client-go backs off
+ * with jitter: the controller manager's pod watch resumed 71 s after a restart, the scheduler's
+ * after 18 s (CI, 2026-12-05), longer than a test case. Restarted, they list afresh.
+ */
+export async function restartApiServerAndControllers(options: StopOptions = {}): Promise<void> {
+  await restartServer('kube-apiserver', options);
+  for (const unit of INFORMER_UNITS) await restartServer(unit);
+}
+
 /** The ensemble member that currently leads, or undefined when none does (e.g. mid-election). */
 export async function zookeeperEnsembleLeader(): Promise<ZookeeperEnsembleMember | undefined> {
   const modes = await Promise.all(

@@ -1,7 +1,7 @@
 import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance, type ConformancePod } from '@rollcall/conformance';
-import { compactServer, proxiedKubeconfig, restartServer, type TcpProxy } from '@rollcall/tools/testenv';
+import { compactServer, proxiedKubeconfig, restartApiServerAndControllers, type TcpProxy } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll } from 'vitest';
 import { createKubernetesStore, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
@@ -55,7 +55,8 @@ for (const [NAME, liveness] of [
     capabilities: {
       crashChild: { kind: 'config', config: (config, pod) => ({ ...config, type: 'kubernetes', kubernetes: section(env.kubeconfig, pod) }) },
       partition: { partition: (r) => proxies.get(r)!.cut('reset'), heal: (r) => proxies.get(r)!.heal() },
-      restartServer: () => restartServer('kube-apiserver'),
+      // The controllers too: the pod run's pods need scheduling and EndpointSlices within a case of any later run.
+      restartServer: () => restartApiServerAndControllers(),
       compact,
       pods,
     },
