@@ -21,7 +21,7 @@ export type {
 } from './env-file.js';
 export { up, down, status, refreshEnvFile } from './orchestrate.js';
 export type { UnitStatus } from './orchestrate.js';
-export { stopServer, startServer, restartServer, restartApiServerAndControllers, zookeeperEnsembleLeader, waitForZookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
+export { stopServer, startServer, restartServer, restartApiServerAndControllers, restartKubeControllers, zookeeperEnsembleLeader, waitForZookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
 export type { StopOptions } from './faults.js';
 export { compactServer } from './compaction.js';
 export type { CompactableServer, Compaction } from './compaction.js';

@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
-import { AuditLog, KWOK_POD_ANNOTATIONS, startServer, stopServer, type AuditEvent, type AuditWindow } from '@rollcall/tools/testenv';
+import { AuditLog, KWOK_POD_ANNOTATIONS, restartKubeControllers, startServer, stopServer, type AuditEvent, type AuditWindow } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVENESS_ANNOTATION, POD_UID_LABEL } from '../src/codec.js';
 import { objectName, registryPlugin, serveReadinessProbe } from '../src/index.js';
@@ -217,6 +217,8 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
         }
       } finally {
         await startServer('kube-apiserver');
+        // Their informers backed off through the outage: later files need pods scheduled and EndpointSlices kept at once.
+        await restartKubeControllers();
       }
       expect([...states]).toContain('lost'); // the grace mattered: the connection was lost, not merely suspended
       expect(statuses.length).toBeGreaterThanOrEqual(25);

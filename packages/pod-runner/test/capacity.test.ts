@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@rollcall/conformance';
 import type { PodRunner } from '../src/index.js';
-import { admin, exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+import { admin, enforcedPodQuota, exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let env: { namespace: string; kubeconfig: string };
 let runner: PodRunner | undefined;
@@ -16,9 +16,7 @@ afterAll(async () => {
 
 describe('capacity', () => {
   it('runs 20 tasks through capacity 5 and a pods=3 ResourceQuota: quota refusals requeue, every task finishes', async () => {
-    await admin.core.createNamespacedResourceQuota({ namespace: env.namespace, body: { metadata: { name: 'three-pods' }, spec: { hard: { pods: '3' } } } });
-    // the quota controller fills in status.used; until then the admission plugin refuses every pod
-    await waitFor(async () => (await admin.core.readNamespacedResourceQuota({ name: 'three-pods', namespace: env.namespace })).status?.used?.pods !== undefined, 30_000, 'the quota to be counted');
+    await enforcedPodQuota(env.namespace, 'three-pods', 3);
     runner = await startRunner(env, { capacity: { total: 5, perType: { heavy: 1 } }, requeueDelayMs: 200 });
     let mostPods = 0;
     let mostHeavy = 0;

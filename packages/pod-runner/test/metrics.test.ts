@@ -5,7 +5,7 @@ import { AuditLog, compactServer, requireTestEnv } from '@rollcall/tools/testenv
 import { type MetricSample, parsePrometheusText, sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/tools/test-kit';
 import { Registry as PromRegistry } from 'prom-client';
 import type { PodRunner } from '../src/index.js';
-import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner, waits } from './runner-env.js';
+import { admin, enforcedPodQuota, exits, podTemplate, runnerNamespace, runnerPods, startRunner, waits } from './runner-env.js';
 
 /** @rollcall/metrics' pod runner metrics, from a runner on kwok, scraped over HTTP in Prometheus's text format. */
 let env: { namespace: string; kubeconfig: string };
@@ -118,8 +118,7 @@ describe('a pod runner\'s metrics', () => {
 
   it('count a create the quota refuses as a requeue, and its queue deadline as the end', async () => {
     const quotaEnv = await runnerNamespace('pod-metrics-quota');
-    await admin.core.createNamespacedResourceQuota({ namespace: quotaEnv.namespace, body: { metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } } });
-    await waitFor(async () => (await admin.core.readNamespacedResourceQuota({ name: 'no-pods', namespace: quotaEnv.namespace })).status?.used?.pods !== undefined, 30_000, 'the quota to be counted');
+    await enforcedPodQuota(quotaEnv.namespace, 'no-pods', 0);
     const starved = await startRunner(quotaEnv, { requeueDelayMs: 200 });
     const own = new PromRegistry();
     registerPodRunnerMetrics(starved, own);

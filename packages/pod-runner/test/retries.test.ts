@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection, waitFor } from '@rollcall/conformance';
 import type { PodRunner, TaskStatus } from '../src/index.js';
-import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+import { admin, enforcedPodQuota, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 /** Retries by a template's policy and the queue deadline, on kwok. */
 let env: { namespace: string; kubeconfig: string };
@@ -62,8 +62,7 @@ describe('a retry policy', () => {
 describe('the queue deadline', () => {
   it('fails a task the quota never admits, with the last refusal, and creates no pod', async () => {
     const quotaEnv = await runnerNamespace('pod-queue-deadline');
-    await admin.core.createNamespacedResourceQuota({ namespace: quotaEnv.namespace, body: { metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } } });
-    await waitFor(async () => (await admin.core.readNamespacedResourceQuota({ name: 'no-pods', namespace: quotaEnv.namespace })).status?.used?.pods !== undefined, 30_000, 'the quota to be counted');
+    await enforcedPodQuota(quotaEnv.namespace, 'no-pods', 0);
     const starved = await startRunner(quotaEnv, { requeueDelayMs: 200 });
     try {
       expect(await starved.submit({ taskId: 'never-admitted', taskType: 'report', timeouts: { queue: 1500 } })).toMatchObject({ phase: 'queued', message: expect.stringMatching(/^requeued: /) });

@@ -32,6 +32,27 @@ export async function untilAuthorized(namespace: string, serviceAccount: string)
   await waitFor(async () => (await allowed('create', 'pods')) && (await allowed('patch', 'configmaps')) && (await allowed('update', 'leases', 'coordination.k8s.io')), 30_000, `the authorizer to grant ${serviceAccount} its Roles in ${namespace}`);
 }
 
+/**
+ * Makes a ResourceQuota of `pods` pods in `namespace` and resolves once the API
+ * server enforces it. The quota admission plugin reads quotas from its own cache,
+ * which sees the controller's status after a GET does: a pod created at once could
+ * be admitted past the quota. The quota also allows no Service, which the runner
+ * never makes, so a dry-run Service refused shows the plugin enforcing it.
+ */
+export async function enforcedPodQuota(namespace: string, name: string, pods: number): Promise<void> {
+  await admin.core.createNamespacedResourceQuota({ namespace, body: { metadata: { name }, spec: { hard: { pods: String(pods), services: '0' } } } });
+  const refused = async () => {
+    try {
+      await admin.core.createNamespacedService({ namespace, body: { metadata: { generateName: 'quota-probe-' }, spec: { ports: [{ port: 80 }] } }, dryRun: 'All' });
+      return false;
+    } catch (err) {
+      if ((err as { code?: number }).code === 403) return true;
+      throw err;
+    }
+  };
+  await waitFor(refused, 30_000, `the API server to enforce quota ${name} in ${namespace}`);
+}
+
 /** A template whose pods kwok runs: one container, `main`. */
 export function podTemplate(extra: Partial<PodTemplateSpec['spec']> = {}, labels: Record<string, string> = {}): PodTemplateSpec {
   return { metadata: { labels }, spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }], ...extra } };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactServer, restartServer } from '@rollcall/tools/testenv';
+import { compactServer, restartApiServerAndControllers } from '@rollcall/tools/testenv';
 import type { PodRunner, TaskStatus } from '../src/index.js';
 import { exits, runnerNamespace, startRunner } from './runner-env.js';
 
@@ -22,7 +22,8 @@ describe('the one watch', () => {
   it('misses no terminal state across an API server restart', async () => {
     const ids = ['restart-1', 'restart-2', 'restart-3'];
     await Promise.all(ids.map((taskId, i) => runner.submit({ taskId, taskType: 'report', ...exits(i, { runMs: 2000 + i * 500 }) })));
-    await restartServer('kube-apiserver');
+    // The scheduler and controller manager with it, so that the file's later pods are scheduled at once.
+    await restartApiServerAndControllers();
     const results = await Promise.all(ids.map((id) => runner.result(id)));
     expect(results.map((r) => [r.phase, r.exitCode])).toEqual([['succeeded', 0], ['failed', 1], ['failed', 2]]);
     for (const id of ids) expect(ends(id)).toHaveLength(1);
