@@ -22,7 +22,7 @@ describe('the one watch', () => {
   it('misses no terminal state across an API server restart', async () => {
     const ids = ['restart-1', 'restart-2', 'restart-3'];
     await Promise.all(ids.map((taskId, i) => runner.submit({ taskId, taskType: 'report', ...exits(i, { runMs: 2000 + i * 500 }) })));
-    // The controllers and kwok with it, so that the file's later pods are scheduled at once.
+    // The scheduler and controller manager with it, so that the file's later pods are scheduled at once.
     await restartApiServerAndControllers();
     const results = await Promise.all(ids.map((id) => runner.result(id)));
     expect(results.map((r) => [r.phase, r.exitCode])).toEqual([['succeeded', 0], ['failed', 1], ['failed', 2]]);

@@ -70,17 +70,19 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
   const lapsed = new Set<Registry | CrashClient>();
   const podCapability = liveness === 'pod' ? capabilities.pods : undefined;
   const readinessBoundMs = timings.watchBoundMs + (podCapability?.readinessDelayMs ?? 0);
-  /**
-   * A pod of its own for a registry about to start, in the pod mode. A case that
-   * timed out runs on in the background: what it would start after its end would
-   * join the next case's cluster (its announces that case's events), so it fails.
-   */
+  /** A pod of its own for a registry about to start, in the pod mode. */
   const startPod = async (identity: string) => {
-    const forCluster = cluster;
     const pod = await podCapability?.start(identity);
     if (pod) started.push(pod);
-    if (forCluster !== cluster) throw new Error(`${identity} was asked for by a case that has ended (timed out?) before it could start; not started in a later case's cluster`);
     return pod;
+  };
+  /**
+   * A case that timed out runs on in the background: what it starts after its
+   * end would join the next case's cluster (its announces that case's events).
+   * It fails instead, naming the case's end.
+   */
+  const stillCurrent = (forCluster: string, what: string) => {
+    if (forCluster !== cluster) throw new Error(`${what} was asked for by a case that has ended (timed out?) before it could start; not started in a later case's cluster`);
   };
 
   beforeEach(() => {
@@ -113,7 +115,9 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
       ...overrides,
     }),
     async registry(identity, overrides) {
+      const forCluster = cluster;
       const pod = await startPod(identity);
+      stillCurrent(forCluster, `registry ${identity}`);
       const registry = await factory(harness.config(identity, overrides), pod);
       registries.push(registry);
       if (pod) podOf.set(registry, pod);
@@ -136,7 +140,9 @@ export function createHarness(backend: string, factory: (config: ConformanceConf
       if (lapsed.delete(registry)) await podOf.get(registry)!.ready();
     },
     async crashChild(identity, overrides, wallSkewMs = 0) {
+      const forCluster = cluster;
       const pod = await startPod(identity);
+      stillCurrent(forCluster, `crash child ${identity}`);
       const child = await CrashClient.start(capabilities.crashChild!, harness.config(identity, overrides), 10_000, wallSkewMs, pod);
       children.push(child);
       if (pod) podOf.set(child, pod);
