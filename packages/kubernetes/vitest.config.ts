@@ -3,6 +3,9 @@ import { sharedTestConfig } from '../../vitest.shared.js';
 
 const shared = sharedTestConfig.test!;
 
+/** Files that need no server: the smoke run on every supported Node (`test:unit`). */
+const UNIT = ['test/kubeconfig.test.ts', 'test/object-names.test.ts', 'test/pod-owner.test.ts', 'test/selectors.test.ts'];
+
 // One vitest run per instance (package.json's test script runs the projects in turn): a
 // global setup points the test workers at its instance through the environment, which
 // two projects' setups in one run would share.
@@ -13,7 +16,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'kubernetes',
-          exclude: [...configDefaults.exclude, 'test/real-node/**'],
+          exclude: [...configDefaults.exclude, 'test/real-node/**', ...UNIT],
           globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
           // One API server for every file, and one file restarts it: files run one at a time.
           fileParallelism: false,
@@ -31,6 +34,7 @@ export default defineConfig({
           hookTimeout: 600_000,
         },
       },
+      { test: { ...shared, name: 'unit', include: UNIT } },
     ],
   },
 });

@@ -50,7 +50,7 @@ export function publishingProblems(pkg: WorkspacePackage, workspace: readonly Wo
   }
   if (m.homepage !== `${web}/tree/main/${pkg.path}#readme`) problems.push(`homepage: expected ${web}/tree/main/${pkg.path}#readme`);
   if (m.bugs?.url !== root.bugs?.url) problems.push(`bugs.url: expected ${root.bugs?.url}`);
-  if (m.engines?.node !== root.engines?.node) problems.push(`engines.node ${JSON.stringify(m.engines?.node)}: expected ${JSON.stringify(root.engines?.node)}, the root's (require of ESM needs Node 20.19)`);
+  if (m.engines?.node !== root.engines?.node) problems.push(`engines.node ${JSON.stringify(m.engines?.node)}: expected ${JSON.stringify(root.engines?.node)}, the root's (undici 8, under @kubernetes/client-node 2, needs Node 22.19)`);
   if (m.publishConfig?.access !== 'public') problems.push('publishConfig.access: expected "public" (a scoped package is private by default)');
   if (m.type !== 'module') problems.push('type: expected "module"');
   for (const needed of ['dist', 'README.md', 'LICENSE']) if (!files.includes(needed)) problems.push(`files: ${needed} missing`);

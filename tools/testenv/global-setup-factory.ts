@@ -1,4 +1,7 @@
+import { join } from 'node:path';
+import { acquireLock } from './lock.js';
 import { down, up } from './orchestrate.js';
+import { testenvRoot } from './paths.js';
 import type { ServerName } from './catalog.js';
 
 /** A private instance of the environment: its own root and its own block of ports. */
@@ -36,18 +39,26 @@ export interface GlobalSetupOptions {
   privateInstance?: PrivateInstance;
 }
 
+/** Longest wait for another package's run to finish with a server: a whole suite, milliseconds. */
+const EXCLUSIVE_WAIT_MS = 60 * 60_000;
+
 /**
  * A vitest global setup that brings `servers` up before any test file runs (idempotent,
  * a second or two when they already run). The shared instance is left running
  * afterwards: other packages' test runs may share it, and the next run starts warm.
  * Stop it with `npm run testenv -- down`.
  *
+ * nx runs packages side by side, and a package's tests stop, restart and compact its
+ * servers: so a run holds each of its servers (on a kept private instance, the whole
+ * instance) from setup to teardown, and a second package that needs one waits for it.
+ * Packages on different servers run at the same time.
+ *
  * ```ts
  * // vitest.config.ts
  * export default defineConfig({ test: { globalSetup: ['@rollcall/tools/testenv/setup-etcd'] } });
  * ```
  */
-export function createGlobalSetup(servers: readonly ServerName[], options: GlobalSetupOptions = {}): () => Promise<(() => Promise<void>) | void> {
+export function createGlobalSetup(servers: readonly ServerName[], options: GlobalSetupOptions = {}): () => Promise<() => Promise<void>> {
   return async function setup() {
     const instance = options.privateInstance;
     if (instance) {
@@ -56,10 +67,24 @@ export function createGlobalSetup(servers: readonly ServerName[], options: Globa
       process.env.ROLLCALL_TESTENV_PORT_BASE = String(instance.portBase);
       if (instance.realNode) process.env.ROLLCALL_TESTENV_REAL_NODE = '1';
     }
-    await up(servers);
-    if (!instance || instance.keep) return;
+    const held = instance && !instance.keep ? [] : instance ? ['instance'] : servers.length > 0 ? [...servers].sort() : ['instance'];
+    const releases: (() => void)[] = [];
+    for (const name of held) releases.push(await acquireLock(join(testenvRoot(), 'in-use', name), EXCLUSIVE_WAIT_MS));
+    const release = () => {
+      for (const r of releases.reverse()) r();
+    };
+    try {
+      await up(servers);
+    } catch (error) {
+      release();
+      throw error;
+    }
     return async () => {
-      if (process.env.ROLLCALL_TESTENV_KEEP !== '1') await down();
+      try {
+        if (instance && !instance.keep && process.env.ROLLCALL_TESTENV_KEEP !== '1') await down();
+      } finally {
+        release();
+      }
     };
   };
 }

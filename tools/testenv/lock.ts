@@ -21,11 +21,10 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * Runs `fn` while holding a lock directory. Several vitest processes (nx runs packages in
- * parallel) may call `up` at once; the lock makes them take turns. A lock left by a dead
- * process is taken over.
+ * Takes a lock directory, waiting up to `timeoutMs` for its holder; resolves with the
+ * function that gives it back. A lock left by a dead process is taken over.
  */
-export async function withLock<T>(lockDir: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+export async function acquireLock(lockDir: string, timeoutMs: number): Promise<() => void> {
   mkdirSync(dirname(lockDir), { recursive: true });
   const owner = join(lockDir, 'owner');
   const deadline = Date.now() + timeoutMs;
@@ -33,7 +32,7 @@ export async function withLock<T>(lockDir: string, timeoutMs: number, fn: () => 
     try {
       mkdirSync(lockDir);
       writeFileSync(owner, String(process.pid));
-      break;
+      return () => rmSync(lockDir, { recursive: true, force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       let holder = NaN;
@@ -51,9 +50,17 @@ export async function withLock<T>(lockDir: string, timeoutMs: number, fn: () => 
       await delay(200);
     }
   }
+}
+
+/**
+ * Runs `fn` while holding a lock directory. Several vitest processes (nx runs packages in
+ * parallel) may call `up` at once; the lock makes them take turns.
+ */
+export async function withLock<T>(lockDir: string, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  const release = await acquireLock(lockDir, timeoutMs);
   try {
     return await fn();
   } finally {
-    rmSync(lockDir, { recursive: true, force: true });
+    release();
   }
 }

@@ -5,7 +5,7 @@ import { ConfigurationError } from '@rollcall/core';
 import type { SqlValue } from '@rollcall/sql';
 import { BACKEND, isBusy, toRegistryError } from './errors.js';
 
-/** The slice of better-sqlite3 12.x this backend uses. */
+/** The slice of better-sqlite3 13.x this backend uses. */
 export interface Statement {
   readonly reader: boolean;
   all(...params: SqlValue[]): unknown[];
@@ -72,21 +72,24 @@ export function openDatabase(path: string, busyTimeoutMs: number, readOnly = fal
 }
 
 /**
- * better-sqlite3 loads its native addon at the first open. Without it (its
- * install script did not run) or built for another Node.js, say what fixes it
- * rather than pass on a file-not-found.
+ * better-sqlite3 (13 and later) loads a prebuilt Node-API addon from its package at the
+ * first open, one binary for every Node.js version. A platform it ships none for needs
+ * the addon compiled; one that does not load is the wrong build. Say what fixes it
+ * rather than pass on a module-not-found.
  */
 export function addonError(err: unknown): ConfigurationError | undefined {
   const message = err instanceof Error ? err.message : '';
+  if (!message.includes('better_sqlite3.node')) return undefined;
   const options = { backend: BACKEND, key: 'registry.type', code: 'PLUGIN_NOT_INSTALLED' as const, cause: err };
-  if (message.startsWith('Could not locate the bindings file')) {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'MODULE_NOT_FOUND') {
     return new ConfigurationError(
-      "better-sqlite3's native addon is not built: its install script did not run (an install with --ignore-scripts, or npm 11 with strict-allow-scripts and better-sqlite3 not approved in allowScripts). Run: npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3",
+      `better-sqlite3 ships no prebuilt addon for ${process.platform}-${process.arch} and none was compiled. Run: npm explore better-sqlite3 -- npm run build-release`,
       options,
     );
   }
-  if ((err as { code?: unknown }).code === 'ERR_DLOPEN_FAILED' && message.includes('better_sqlite3.node')) {
-    return new ConfigurationError(`better-sqlite3's native addon does not load in Node.js ${process.version} (built for another version or platform). Run: npm rebuild better-sqlite3`, options);
+  if (code === 'ERR_DLOPEN_FAILED') {
+    return new ConfigurationError(`better-sqlite3's native addon does not load in Node.js ${process.version} on ${process.platform}-${process.arch}. Run: npm explore better-sqlite3 -- npm run build-release`, options);
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
@@ -156,19 +156,24 @@ describe('sqlite: schema.sql', () => {
 });
 
 describe("better-sqlite3's native addon", () => {
-  it('missing (its install script never ran) is PLUGIN_NOT_INSTALLED naming the fix', () => {
-    // The error better-sqlite3 itself throws then: `bindings` finds no better_sqlite3.node under the package.
-    const requireFromSqlite = createRequire(createRequire(import.meta.url).resolve('better-sqlite3'));
-    const bindings = requireFromSqlite('bindings') as (opts: { bindings: string; module_root: string }) => unknown;
+  it('missing (no prebuilt addon for the platform, none compiled) is PLUGIN_NOT_INSTALLED naming the fix', () => {
+    // The error better-sqlite3 itself throws then: a copy of its binding loader in a package with no build/ and no prebuilds/.
+    const real = dirname(createRequire(import.meta.url).resolve('better-sqlite3'));
+    const copy = join(tempDir(), 'better-sqlite3');
+    mkdirSync(join(copy, 'lib'), { recursive: true });
+    copyFileSync(join(real, 'binding.js'), join(copy, 'lib', 'binding.js'));
+    writeFileSync(join(copy, 'package.json'), JSON.stringify({ name: 'better-sqlite3', type: 'commonjs' }));
+    const { getBinding } = createRequire(join(copy, 'lib', 'binding.js'))('./binding.js') as { getBinding: () => unknown };
     let native: unknown;
     try {
-      bindings({ bindings: 'better_sqlite3.node', module_root: tempDir() });
+      getBinding();
     } catch (err) {
       native = err;
     }
     const err = addonError(native);
     expect(err).toMatchObject({ code: 'PLUGIN_NOT_INSTALLED', key: 'registry.type', backend: 'sqlite', cause: native });
-    expect(err?.message).toContain('Run: npm install-scripts approve better-sqlite3 && npm rebuild better-sqlite3');
+    expect(err?.message).toContain(`no prebuilt addon for ${process.platform}-${process.arch}`);
+    expect(err?.message).toContain('Run: npm explore better-sqlite3 -- npm run build-release');
     expect(addonError(new Error('SQLITE_BUSY'))).toBeUndefined();
   });
 });
