@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { runProcess, type ProcessResult } from '@rollcall/tools/testenv';
@@ -187,11 +187,8 @@ await registry.close();
 describe('the CLI alone, laid out as a global install', () => {
   let cli: FreshProject;
   beforeAll(() => {
+    // no install script: better-sqlite3 13's prebuilt addon serves the demo's sqlite
     cli = freshProject(tarballs, { rollcall: ['@rollcall/cli'], installStrategy: 'shallow', ignoreScripts: true });
-    // The addon the application's rebuild compiled (the same better-sqlite3 on the same Node): compiling it again would prove nothing more and cost minutes.
-    const [addonFrom] = copiesOf(app.dir, 'better-sqlite3');
-    const [addonTo] = copiesOf(cli.dir, 'better-sqlite3');
-    cpSync(join(app.dir, addonFrom!, 'build', 'Release', 'better_sqlite3.node'), join(cli.dir, addonTo!, 'build', 'Release', 'better_sqlite3.node'));
   });
   afterAll(() => cli && rmSync(cli.dir, { recursive: true, force: true }));
   const rollcall = (args: string[], timeoutMs = 60_000) => runIn(cli.dir, join(cli.dir, 'node_modules', '.bin', 'rollcall'), args, timeoutMs);
