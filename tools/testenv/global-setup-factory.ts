@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { acquireLock } from './lock.js';
 import { down, up } from './orchestrate.js';
 import { testenvRoot } from './paths.js';
-import type { ServerName } from './catalog.js';
+import { SERVER_NAMES, type ServerName } from './catalog.js';
 
 /** A private instance of the environment: its own root and its own block of ports. */
 export interface PrivateInstance {
@@ -67,9 +67,8 @@ export function createGlobalSetup(servers: readonly ServerName[], options: Globa
       process.env.ROLLCALL_TESTENV_PORT_BASE = String(instance.portBase);
       if (instance.realNode) process.env.ROLLCALL_TESTENV_REAL_NODE = '1';
     }
-    const held = instance && !instance.keep ? [] : instance ? ['instance'] : servers.length > 0 ? [...servers].sort() : ['instance'];
     const releases: (() => void)[] = [];
-    for (const name of held) releases.push(await acquireLock(join(testenvRoot(), 'in-use', name), EXCLUSIVE_WAIT_MS));
+    for (const name of heldBy(servers, instance)) releases.push(await acquireLock(join(testenvRoot(), 'in-use', name), EXCLUSIVE_WAIT_MS));
     const release = () => {
       for (const r of releases.reverse()) r();
     };
@@ -87,6 +86,16 @@ export function createGlobalSetup(servers: readonly ServerName[], options: Globa
       }
     };
   };
+}
+
+/**
+ * What a run holds, in one order (no two runs wait on each other): its servers on the
+ * shared instance (none named: all of them), a kept private instance whole, and nothing
+ * on a private instance of its own.
+ */
+function heldBy(servers: readonly ServerName[], instance: PrivateInstance | undefined): string[] {
+  if (instance) return instance.keep ? ['instance'] : [];
+  return [...(servers.length > 0 ? servers : SERVER_NAMES)].sort();
 }
 
 /** Server names from a comma-separated list such as ROLLCALL_TESTENV_SERVERS="etcd,mariadb". */
