@@ -53,6 +53,7 @@ export class CandidatePods implements CandidateRunner {
   /** Each candidate's bridge from `<name>-api.sock` to its proxy. */
   private readonly bridges = new Map<string, Server>();
   private stopWatch: AbortController | undefined;
+  private closed = false;
 
   private constructor(
     private readonly admin: KubeAdmin,
@@ -129,6 +130,7 @@ export class CandidatePods implements CandidateRunner {
   /** Waits for every ended start's exit, keeps the candidates' logs, stops the watch, deletes the namespace and closes the sockets. */
   async close(): Promise<void> {
     await Promise.all([...this.pods].filter((p) => !p.alive).map((p) => p.settle()));
+    this.closed = true;
     this.stopWatch?.abort();
     await this.keepLogs();
     await this.admin.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
@@ -256,7 +258,13 @@ export class CandidatePods implements CandidateRunner {
     }
   }
 
+  /**
+   * Records each candidate pod's Ready changes. client-node 2's Watch ends a stream that
+   * was silent for 30 s (its inactivity timeout): a watch that ended while the run goes on
+   * is started again, and its first events (every pod, as ADDED) add only what changed.
+   */
   private async watchReadiness(): Promise<void> {
+    if (this.closed) return;
     const watch = new Watch(this.admin.kc);
     this.stopWatch = await watch.watch(
       `/api/v1/namespaces/${this.namespace}/pods`,
@@ -268,7 +276,11 @@ export class CandidatePods implements CandidateRunner {
         if (changes.at(-1)?.ready !== ready) changes.push({ ready, at: monotonicMs() });
         this.readiness.set(name, changes);
       },
-      () => {},
+      (err: unknown) => {
+        if (this.closed) return;
+        // at once after a quiet end; after a failure, a moment later (the API server may be restarting)
+        setTimeout(() => void this.watchReadiness().catch(() => {}), err ? 1_000 : 0).unref();
+      },
     );
   }
 }

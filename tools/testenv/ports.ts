@@ -1,5 +1,7 @@
 import { createServer } from 'node:net';
 import { execFileSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TestenvError } from './errors.js';
 
@@ -48,11 +50,20 @@ export function isPortFree(portNumber: number): Promise<boolean> {
   });
 }
 
+/** The program a process runs, by its executable: ss names a thread (Node 24 calls its main thread "MainThread"). */
+function executableOf(pid: string): string | undefined {
+  try {
+    return basename(readlinkSync(`/proc/${pid}/exe`));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Describes the process that listens on a TCP port, from `ss`, e.g. `java (pid 6594)`. */
 export function portHolder(portNumber: number): string {
   try {
     const out = execFileSync('ss', ['-ltnpH', `sport = :${portNumber}`], { encoding: 'utf8' });
-    const holders = [...out.matchAll(/\("([^"]+)",pid=(\d+)/g)].map((m) => `${m[1]} (pid ${m[2]})`);
+    const holders = [...out.matchAll(/\("([^"]+)",pid=(\d+)/g)].map((m) => `${executableOf(m[2]!) ?? m[1]} (pid ${m[2]})`);
     if (holders.length > 0) return [...new Set(holders)].join(', ');
     return out.trim() ? 'a process this user cannot see' : 'an unknown process';
   } catch {
