@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { CoreV1Api, Log, Watch, type KubeConfig, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import type { ClientRequest } from 'node:http';
+import https from 'node:https';
+import { CoreV1Api, Watch, type KubeConfig, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import { requireTestEnv, type RealNodeEnv } from './env-file.js';
 import { waitFor } from '@rollcall/conformance';
 import { serverWait } from './server-wait.js';
@@ -94,12 +95,52 @@ export interface FollowedLog {
  * processes reported must follow while they run. Watches the pods (a watch the server
  * ends is started again, and relists).
  */
+/**
+ * Follows one container's log over node:https with the kubeconfig's credentials, handing
+ * each chunk's text to `onText` and calling `onEnd` once when it ends or fails; returns
+ * the function that stops it. (client-node 2's Log pipes a stream with no error listener:
+ * stopping it through its AbortController is an uncaught error.)
+ */
+function followLog(kc: KubeConfig, namespace: string, pod: string, container: string, onText: (text: string) => void, onEnd: () => void): () => void {
+  let request: ClientRequest | undefined;
+  let over = false;
+  const end = () => {
+    if (!over) (over = true), onEnd();
+  };
+  const server = new URL(kc.getCurrentCluster()!.server);
+  const options: https.RequestOptions = {
+    method: 'GET',
+    hostname: server.hostname,
+    port: server.port,
+    path: `/api/v1/namespaces/${namespace}/pods/${pod}/log?container=${encodeURIComponent(container)}&follow=true`,
+  };
+  kc.applyToHTTPSOptions(options).then(
+    () => {
+      if (over) return;
+      request = https.request(options, (res) => {
+        if (res.statusCode !== 200) return res.resume(), end();
+        res.setEncoding('utf8');
+        res.on('data', onText);
+        res.on('end', end);
+        res.on('error', end);
+        res.on('close', end);
+      });
+      request.on('error', end);
+      request.end();
+    },
+    end,
+  );
+  return () => {
+    request?.destroy();
+    end();
+  };
+}
+
 export function followPodLogs(kc: KubeConfig, namespace: string, labelSelector: string, container: string): { logs: FollowedLog[]; stop: () => void } {
-  const logApi = new Log(kc);
   const watcher = new Watch(kc);
   const logs: FollowedLog[] = [];
   const followed = new Set<string>();
-  const aborts: AbortController[] = [];
+  const stops: (() => void)[] = [];
   let stopped = false;
   let watch: AbortController | undefined;
   // Each container start is one log: a pod's running container, seen once per restart count.
@@ -112,20 +153,13 @@ export function followPodLogs(kc: KubeConfig, namespace: string, labelSelector: 
     const entry: FollowedLog = { pod: pod.metadata!.name!, start: status.restartCount, lines: [], ended: false };
     logs.push(entry);
     let partial = '';
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        const text = partial + chunk.toString('utf8');
-        const parts = text.split('\n');
-        partial = parts.pop()!;
-        entry.lines.push(...parts);
-        done();
-      },
-    });
-    sink.on('finish', () => (entry.ended = true));
-    logApi
-      .log(namespace, entry.pod, container, sink, { follow: true })
-      .then((abort) => (stopped ? abort.abort() : aborts.push(abort)))
-      .catch(() => (entry.ended = true));
+    const stop = followLog(kc, namespace, entry.pod, container, (text) => {
+      const parts = (partial + text).split('\n');
+      partial = parts.pop()!;
+      entry.lines.push(...parts);
+    }, () => (entry.ended = true));
+    if (stopped) stop();
+    else stops.push(stop);
   };
   // A watch from now (its first events are every pod that exists), started again whenever the server ends it.
   let restarting = false;
@@ -147,7 +181,7 @@ export function followPodLogs(kc: KubeConfig, namespace: string, labelSelector: 
     stop: () => {
       stopped = true;
       watch?.abort();
-      for (const abort of aborts) abort.abort();
+      for (const stop of stops) stop();
     },
   };
 }
