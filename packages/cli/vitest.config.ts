@@ -1,35 +1,15 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { configDefaults, mergeConfig } from 'vitest/config';
 import { sharedTestConfig } from '../../vitest.shared.js';
+import { UNIT } from './vitest.unit.config.js';
 
-const shared = sharedTestConfig.test!;
-
-/** Files that need no server (sqlite and memory only): the smoke run on every supported Node (`test:unit`). */
-const UNIT = ['test/commands.test.ts', 'test/demo.test.ts', 'test/manifests.test.ts', 'test/migrate-status.test.ts', 'test/read-only.test.ts'];
-
-export default defineConfig({
+// Two configs, not two projects: with a second project beside it, vitest 5 failed to resolve the
+// optional peer @rollcall/pod-runner from this package's test files ("Could not resolve").
+export default mergeConfig(sharedTestConfig, {
   test: {
-    projects: [
-      {
-        test: {
-          ...shared,
-          name: 'kubernetes',
-          exclude: [...configDefaults.exclude, ...UNIT],
-          // doctor's SelfSubjectAccessReview checks and the metrics endpoint need the real API server
-          globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
-          fileParallelism: false,
-          testTimeout: 120_000,
-        },
-      },
-      {
-        test: {
-          ...shared,
-          name: 'unit',
-          include: UNIT,
-          // The demo runs eight node processes: on two shared cores, one file at a time.
-          fileParallelism: false,
-          testTimeout: 120_000,
-        },
-      },
-    ],
+    exclude: [...configDefaults.exclude, ...UNIT],
+    // doctor's SelfSubjectAccessReview checks and the metrics endpoint need the real API server
+    globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
+    fileParallelism: false,
+    testTimeout: 120_000,
   },
 });
