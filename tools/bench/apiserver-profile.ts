@@ -12,7 +12,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireTestEnv } from '../testenv/index.js';
-import { load, machine } from '../testenv/machine.js';
+import { load, machine } from '../testenv/measure/machine.js';
 import { parseFlags, UsageError, whole } from './args.js';
 import { benchMain } from './main.js';
 

@@ -3,7 +3,7 @@
  * the one benchmark of every backend, printed as one table (see args.ts for
  * the options). Progress goes to stderr, the table and its notes to stdout.
  */
-import { load, machine } from '../testenv/machine.js';
+import { load, machine } from '../testenv/measure/machine.js';
 import { parseBenchArgs, USAGE } from './args.js';
 import { benchMain } from './main.js';
 import { runBenchmark } from './run.js';

@@ -5,7 +5,7 @@ import { buildClientGoElector, ClientGoCandidate, testenvRoot, type ClientGoCand
 import type { KubernetesTarget } from './backends/kubernetes.js';
 import { IDLE_ROLES, type IdleRequests } from './results.js';
 import { perMinute } from './scenarios/idle-requests.js';
-import { summarize, type Summary } from '../testenv/stats.js';
+import { summarize, type Summary } from '../testenv/measure/stats.js';
 import type { IdleProbe } from './target.js';
 import { BENCH_TIMING_GO, dephase, WAIT_BOUND_MS } from './timing.js';
 

@@ -1,4 +1,4 @@
-import type { Summary } from '../testenv/stats.js';
+import type { Summary } from '../testenv/measure/stats.js';
 
 /** A figure a backend cannot give, with the reason (shown under the table). */
 export interface NotApplicable {

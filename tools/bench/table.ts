@@ -1,5 +1,5 @@
 import { IDLE_ROLES, isNotApplicable, type BenchRow, type Figure, type IdleRole, type RoleRequests } from './results.js';
-import type { Summary } from '../testenv/stats.js';
+import type { Summary } from '../testenv/measure/stats.js';
 
 /** One column: its header and how a row fills it. */
 interface Column {

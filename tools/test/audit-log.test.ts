@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuditLog } from '../testenv/audit-log.js';
+import { AuditLog } from '../testenv/kube/audit-log.js';
 
 let n = 0;
 /** A request received `agoMs` ago; the windows below open 60 s ago, so that one logged now is inside it whatever the clock's resolution. */

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { percentile, summarize } from '../testenv/stats.js';
+import { percentile, summarize } from '../testenv/measure/stats.js';
 import { COLUMNS } from '../bench/table.js';
 
 const CLI = fileURLToPath(new URL('../bench/cli.ts', import.meta.url));

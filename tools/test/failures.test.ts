@@ -3,11 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { assertPortsFree } from '../testenv/ports.js';
-import { runStep } from '../testenv/run-step.js';
+import { assertPortsFree } from '../testenv/process/ports.js';
+import { runStep } from '../testenv/process/run-step.js';
 import { waitFor } from '@rollcall/conformance';
-import { serverWait } from '../testenv/server-wait.js';
-import { startUnits, type Unit } from '../testenv/unit.js';
+import { serverWait } from '../testenv/process/server-wait.js';
+import { startUnits, type Unit } from '../testenv/process/unit.js';
 
 // The environment's own error reporting: each failure says what failed and where to look.
 describe('testenv failure messages', () => {

@@ -1,1 +1,1 @@
-export { default } from '../testenv/setup-real-node.js';
+export { default } from '../testenv/setup/setup-real-node.js';

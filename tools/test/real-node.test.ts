@@ -2,14 +2,15 @@ import { existsSync, readFileSync, readlinkSync, readdirSync, rmSync } from 'nod
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { KubeAdmin } from '../testenv/kube-admin.js';
-import { onRealNode, realNode, waitForPod } from '../testenv/real-node-pods.js';
+import { KubeAdmin } from '../testenv/kube/kube-admin.js';
+import { onRealNode, realNode, waitForPod } from '../testenv/kube/real-node-pods.js';
 import { waitFor } from '@rollcall/conformance';
-import { serverWait } from '../testenv/server-wait.js';
-import { captureHostState, diffHostState } from '../testenv/host-state.js';
-import { runProcess } from '../testenv/run-process.js';
-import { processesUsingRoot } from '../testenv/strays.js';
-import { toolsPackageDir } from '../testenv/paths.js';
+import { serverWait } from '../testenv/process/server-wait.js';
+import { captureHostState, diffHostState } from '../testenv/measure/host-state.js';
+import { runProcess } from '../testenv/process/run-process.js';
+import { processesUsingRoot } from '../testenv/process/strays.js';
+import { SERVER_EXECUTABLES } from '../testenv/catalog.js';
+import { toolsPackageDir } from '../testenv/env/paths.js';
 
 const admin = new KubeAdmin();
 let namespace: string;
@@ -119,7 +120,7 @@ function netnsOfUnit(root: string, unit: string): string {
 }
 
 function processesIn(root: string): string[] {
-  return processesUsingRoot(root).map((p) => p.commandLine);
+  return processesUsingRoot(SERVER_EXECUTABLES, root).map((p) => p.commandLine);
 }
 
 function processesInNetns(netns: string): number[] {

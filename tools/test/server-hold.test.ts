@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireLock } from '../testenv/lock.js';
+import { acquireLock } from '../testenv/process/lock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rollcall-hold-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 import { down, status, up, currentEnvFile } from './orchestrate.js';
-import { restartServer, startServer, stopServer, zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './faults.js';
-import { SERVER_NAMES } from './catalog.js';
-import { compactServer, type CompactableServer } from './compaction.js';
-import { envFilePath } from './paths.js';
-import { GO_COMPONENTS } from './go-components.js';
-import { ensureBuilt } from './go-build.js';
+import { restartServer, startServer, stopServer } from './faults/faults.js';
+import { zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './servers/zookeeper/leader.js';
+import { GO_COMPONENTS, SERVER_NAMES } from './catalog.js';
+import { compactServer, type CompactableServer } from './faults/compaction.js';
+import { envFilePath } from './env/paths.js';
+import { ensureBuilt } from './install/go-build.js';
 
 const USAGE = `usage: npm run testenv -- <command> [names...]
   up [server...]        start servers (all by default), write the env file

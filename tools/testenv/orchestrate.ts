@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
-import { SERVERS, serversNamed } from './catalog.js';
+import { SERVERS, SERVER_EXECUTABLES, serversNamed } from './catalog.js';
 import type { Server } from './servers/server.js';
-import { ENV_SCHEMA_VERSION, writeTestEnv, type TestEnv } from './env-file.js';
-import { envFilePath, testenvRoot } from './paths.js';
-import { withLock } from './lock.js';
-import { daemonPid } from './daemon.js';
-import { stopUnits } from './unit.js';
-import { processesUsingRoot } from './strays.js';
+import { ENV_SCHEMA_VERSION, writeTestEnv, type TestEnv } from './env/env-file.js';
+import { envFilePath, testenvRoot } from './env/paths.js';
+import { withLock } from './process/lock.js';
+import { daemonPid } from './process/daemon.js';
+import { stopUnits } from './process/unit.js';
+import { processesUsingRoot } from './process/strays.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { TestenvError } from './errors.js';
+import { TestenvError } from './env/errors.js';
 
 /** Long enough for a cold Go build of Kubernetes by another process holding the lock. */
 const LOCK_TIMEOUT_MS = 80 * 60_000;
@@ -28,7 +28,7 @@ export function isServerRunning(server: Server): boolean {
 export async function refreshEnvFile(): Promise<string> {
   const env: TestEnv = { schemaVersion: ENV_SCHEMA_VERSION, root: testenvRoot() };
   for (const server of SERVERS) {
-    if (isServerRunning(server)) (env as unknown as Record<string, unknown>)[server.envKey] = await server.describe();
+    if (isServerRunning(server)) (env as Record<string, unknown>)[server.envKey] = await server.describe();
   }
   return writeTestEnv(env);
 }
@@ -80,7 +80,7 @@ export async function down(names: readonly string[] = []): Promise<void> {
 }
 
 async function killStrays(): Promise<void> {
-  const strays = processesUsingRoot();
+  const strays = processesUsingRoot(SERVER_EXECUTABLES);
   for (const stray of strays) {
     say(`stopping stray server process ${stray.pid}: ${stray.commandLine}`);
     try {
@@ -90,15 +90,15 @@ async function killStrays(): Promise<void> {
     }
   }
   const deadline = Date.now() + 15_000;
-  while (processesUsingRoot().length > 0 && Date.now() < deadline) await delay(100);
-  for (const stray of processesUsingRoot()) {
+  while (processesUsingRoot(SERVER_EXECUTABLES).length > 0 && Date.now() < deadline) await delay(100);
+  for (const stray of processesUsingRoot(SERVER_EXECUTABLES)) {
     try {
       process.kill(stray.pid, 'SIGKILL');
     } catch {
       // gone already
     }
   }
-  const left = processesUsingRoot();
+  const left = processesUsingRoot(SERVER_EXECUTABLES);
   if (left.length > 0) throw new TestenvError(`processes still running after down: ${left.map((p) => p.pid).join(', ')}`);
 }
 

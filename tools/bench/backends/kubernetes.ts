@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { requireTestEnv, serviceAccountKubeconfig } from '../../testenv/index.js';
-import { toolsPackageDir } from '../../testenv/paths.js';
-import { AuditLog } from '../../testenv/audit-log.js';
+import { toolsPackageDir } from '../../testenv/env/paths.js';
+import { AuditLog } from '../../testenv/kube/audit-log.js';
 import { perClientIdleProbe } from '../scenarios/idle-requests.js';
 import { type BackendConfig, type BenchBackend, type BenchTarget, crashChildWithConfig } from '../target.js';
 

@@ -1,4 +1,4 @@
-import { summarize } from '../../testenv/stats.js';
+import { summarize } from '../../testenv/measure/stats.js';
 import type { RequestTotals } from '../scenarios/idle-requests.js';
 import type { SimProcess, WatchCounts } from './protocol.js';
 import type { Latency, ScaleRow } from './results.js';

@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING } from '@rollcall/core';
-import { load, machine } from '../../testenv/machine.js';
+import { load, machine } from '../../testenv/measure/machine.js';
 import { benchMain } from '../main.js';
 import { parseScaleArgs, SCALE_USAGE } from './args.js';
 import type { ScaleResults } from './results.js';

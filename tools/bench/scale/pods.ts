@@ -8,9 +8,9 @@
  */
 import { DiscoveryV1Api, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { waitFor } from '@rollcall/conformance';
-import { KubeAdmin } from '../../testenv/kube-admin.js';
+import { KubeAdmin } from '../../testenv/kube/kube-admin.js';
 import { KWOK_POD_ANNOTATIONS } from '../../testenv/index.js';
-import { serverWait } from '../../testenv/server-wait.js';
+import { serverWait } from '../../testenv/process/server-wait.js';
 import { PROCESS_ACCOUNT, type KubernetesTarget } from '../backends/kubernetes.js';
 import { MASTER_ROLE, WORKER_ROLE, type SimProcess } from './protocol.js';
 

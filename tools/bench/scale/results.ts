@@ -1,4 +1,4 @@
-import type { Summary } from '../../testenv/stats.js';
+import type { Summary } from '../../testenv/measure/stats.js';
 import type { MemberConfig, MemberLiveness, MemberTiming } from '@rollcall/core';
 import { isDefaultTiming, timingLabel, type ScaleBackend, type ScaleOptions } from './args.js';
 

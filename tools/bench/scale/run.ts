@@ -1,8 +1,8 @@
 import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { MemberConfig } from '@rollcall/core';
-import { monotonicMs } from '../../testenv/monotonic.js';
-import { summarize } from '../../testenv/stats.js';
+import { monotonicMs } from '../../testenv/measure/monotonic.js';
+import { summarize } from '../../testenv/measure/stats.js';
 import { up } from '../../testenv/index.js';
 import { BACKENDS } from '../backends/index.js';
 import type { KubernetesTarget } from '../backends/kubernetes.js';

@@ -1,10 +1,10 @@
-import { daemonPid } from '../../testenv/daemon.js';
+import { daemonPid } from '../../testenv/process/daemon.js';
 import { etcdMetricsCounter } from '../counters/etcd-metrics.js';
 import { zookeeperMntrCounter } from '../counters/zookeeper-mntr.js';
 import type { KubernetesTarget } from '../backends/kubernetes.js';
 import { difference, type RequestTotals, type ServerCounter } from '../scenarios/idle-requests.js';
 import { requireTestEnv } from '../../testenv/index.js';
-import type { AuditEvent } from '../../testenv/audit-log.js';
+import type { AuditEvent } from '../../testenv/kube/audit-log.js';
 import type { BenchTarget } from '../target.js';
 import type { ScaleBackend } from './args.js';
 import { processTree, sampleProcesses, type ProcSample } from './proc.js';

@@ -10,7 +10,7 @@ import { serveParent } from '@rollcall/conformance/child';
 import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
 import { loadPlugin } from '@rollcall/core/admin';
 import { pluginContext, type RecordStore, type RegistryPlugin } from '@rollcall/core/spi';
-import { monotonicMs } from '../../testenv/monotonic.js';
+import { monotonicMs } from '../../testenv/measure/monotonic.js';
 import type { BackendConfig } from '../target.js';
 import type { ScaleBackend } from './args.js';
 import { countingStore, emptyWatchCounts } from './counting-store.js';

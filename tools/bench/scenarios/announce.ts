@@ -1,5 +1,5 @@
 import { WaitTimeoutError } from '@rollcall/conformance';
-import { summarize, type Summary } from '../../testenv/stats.js';
+import { summarize, type Summary } from '../../testenv/measure/stats.js';
 import { OpenRegistries, type BenchTarget } from '../target.js';
 import { benchCluster, dephase, WAIT_BOUND_MS } from '../timing.js';
 

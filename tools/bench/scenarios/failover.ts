@@ -1,5 +1,5 @@
 import { CrashClient } from '@rollcall/conformance/crash';
-import { summarize, type Summary } from '../../testenv/stats.js';
+import { summarize, type Summary } from '../../testenv/measure/stats.js';
 import { OpenRegistries, type BenchTarget } from '../target.js';
 import { BENCH_TIMING, benchCluster, dephase, timeOf, WAIT_BOUND_MS } from '../timing.js';
 import { whenSeesLeader } from './handover.js';

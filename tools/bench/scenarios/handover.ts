@@ -1,6 +1,6 @@
 import { waitFor } from '@rollcall/conformance';
 import type { Registry } from '@rollcall/core';
-import { summarize, type Summary } from '../../testenv/stats.js';
+import { summarize, type Summary } from '../../testenv/measure/stats.js';
 import { OpenRegistries, type BenchTarget } from '../target.js';
 import { benchCluster, dephase, timeOf, WAIT_BOUND_MS } from '../timing.js';
 

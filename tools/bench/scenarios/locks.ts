@@ -1,5 +1,5 @@
 import type { LockResult } from '../results.js';
-import { summarize } from '../../testenv/stats.js';
+import { summarize } from '../../testenv/measure/stats.js';
 import { OpenRegistries, type BenchTarget } from '../target.js';
 import { benchCluster, WAIT_BOUND_MS } from '../timing.js';
 

@@ -1,13 +1,14 @@
-import { ETCD, KUBELET, KUBERNETES, KWOK, componentVersion } from '../go-components.js';
-import { ensureBuilt } from '../go-build.js';
-import { port } from '../ports.js';
-import { startUnits, type Unit } from '../unit.js';
-import type { KubernetesEnv } from '../env-file.js';
-import type { Server } from './server.js';
-import { etcdUnit } from './etcd-unit.js';
+import { componentVersion } from '../install/go-components.js';
+import { ensureBuilt } from '../install/go-build.js';
+import { startUnits, type Unit } from '../process/unit.js';
+import { createGlobalSetup } from '../setup/global-setup-factory.js';
+import { defineBackend, defineServer, type Compaction } from './server.js';
+import { ETCD, etcdUnit } from './etcd/unit.js';
+import { KUBELET, KUBERNETES, KWOK } from './kubernetes/components.js';
+import { compactKubernetes } from './kubernetes/compaction.js';
 import { CLIENTS, caCert, certOf, ensurePki, keyOf } from './kubernetes/pki.js';
 import { writeKubeconfig, kubeconfigPath } from './kubernetes/kubeconfig.js';
-import { FAKE_NODES, TEST_NAMESPACES, apiServerUrl, auditLogPath } from './kubernetes/layout.js';
+import { FAKE_NODES, KUBERNETES_PORTS, TEST_NAMESPACES, apiServerUrl, auditLogPath, port } from './kubernetes/layout.js';
 import { apiserverUnit } from './kubernetes/apiserver.js';
 import { controllerManagerUnit } from './kubernetes/controller-manager.js';
 import { schedulerUnit } from './kubernetes/scheduler.js';
@@ -16,6 +17,48 @@ import { createFakeNodes, createTestNamespaces, waitForDefaultServiceAccounts } 
 import { forgetRealNode, realNodeEnabled, rememberRealNode } from './kubernetes/node/layout.js';
 import { hostForwarderUnit, inNodeNetwork, netnsUnit } from './kubernetes/node/network.js';
 import { cleanUpNode, describeNode, installNode, nodeUnits, upNode } from './kubernetes/node/real-node.js';
+
+export interface KubernetesEnv {
+  /** https://127.0.0.1:<port> */
+  server: string;
+  /** CA that signed the API server's certificate (and every client certificate). */
+  caFile: string;
+  /** Kubeconfig of a cluster admin (group system:masters). */
+  kubeconfig: string;
+  /** The admin's client certificate and key, for clients that take files. */
+  adminCertFile: string;
+  adminKeyFile: string;
+  /** JSON-lines audit log of the API server (one audit.k8s.io/v1 Event per line). */
+  auditLogPath: string;
+  /** Namespaces that exist for tests; tests may create more. */
+  namespaces: string[];
+  /** The first of `namespaces`. */
+  namespace: string;
+  /** kwok-managed fake nodes that are Ready: pods scheduled there reach Running. */
+  nodes: string[];
+  version: string;
+  kwokVersion: string;
+  /** Present when the instance runs a real node (ROLLCALL_TESTENV_REAL_NODE=1): a kubelet with containerd. */
+  realNode?: RealNodeEnv;
+}
+
+/** The real node of an instance that has one: a kubelet with containerd, in the instance's network namespace. */
+export interface RealNodeEnv {
+  name: string;
+  /** nodeSelector that puts a pod on it. */
+  label: { key: string; value: string };
+  /** The taint a pod must tolerate to run there. */
+  taint: { key: string; value: string; effect: string };
+  /** Node.js and the built workspace packages under /app (`node /app/…`); use imagePullPolicy Never. */
+  runtimeImage: string;
+  pauseImage: string;
+  /** containerd's socket (`ctr --address … -n k8s.io`). */
+  containerdSocket: string;
+  podLogsDir: string;
+  /** The kubelet's cgroup root: every pod's cgroups are below it. */
+  cgroupRoot: string;
+}
+
 
 const kubernetesEtcd = () => etcdUnit({ name: 'kubernetes-etcd', clientPort: port('kubernetesEtcdClient'), peerPort: port('kubernetesEtcdPeer') });
 
@@ -38,14 +81,14 @@ const networkUnits = () => [netnsUnit(forwardedPorts, () => port('kubeApiserver'
  * With ROLLCALL_TESTENV_REAL_NODE=1, also a real node (containerd, runc, CNI, kubelet),
  * everything inside a network namespace of the instance's own.
  */
-export const kubernetes: Server = {
+export const kubernetes = defineServer({
   name: 'kubernetes',
   envKey: 'kubernetes',
   units: () => {
     const { etcd, apiserver, rest } = controlPlane();
     return realNodeEnabled() ? [...networkUnits(), etcd, apiserver, ...rest, ...nodeUnits()] : [etcd, apiserver, ...rest];
   },
-  async install() {
+  async install(): Promise<void> {
     // sequential: each build already uses every core
     await ensureBuilt(ETCD);
     await ensureBuilt(KWOK);
@@ -55,7 +98,7 @@ export const kubernetes: Server = {
       await installNode();
     }
   },
-  async up() {
+  async up(): Promise<void> {
     const realNode = realNodeEnabled();
     if (realNode) rememberRealNode();
     await ensurePki();
@@ -74,7 +117,7 @@ export const kubernetes: Server = {
     await createFakeNodes();
     if (realNode) await upNode();
   },
-  async afterDown() {
+  async afterDown(): Promise<void> {
     if (!realNodeEnabled()) return;
     await cleanUpNode();
     forgetRealNode();
@@ -95,4 +138,19 @@ export const kubernetes: Server = {
       ...(realNodeEnabled() ? { realNode: describeNode() } : {}),
     };
   },
-};
+  /** See {@link compactKubernetes}. */
+  compact: (): Promise<Compaction> => compactKubernetes(controlPlane().etcd),
+});
+
+/** The Kubernetes backend: a control plane with kwok's fake nodes, and a real node when asked. */
+export const kubernetesBackend = defineBackend({
+  name: 'kubernetes',
+  servers: [kubernetes],
+  portOffsets: Object.values(KUBERNETES_PORTS),
+  // node: the forwarder that carries the network namespace's ports (node/forwarder.mjs)
+  executables: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'containerd', 'containerd-shim-runc-v2', 'kubelet', 'node'],
+  goComponents: [ETCD, KWOK, KUBERNETES, KUBELET],
+});
+
+/** `@rollcall/tools/testenv/setup-kubernetes`: brings up the control plane. */
+export default createGlobalSetup(['kubernetes']);

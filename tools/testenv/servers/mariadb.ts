@@ -1,15 +1,35 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { ensureDebianPackages } from '../debian-packages.js';
-import { port } from '../ports.js';
-import { testenvRoot, unitDir } from '../paths.js';
-import { runStep } from '../run-step.js';
-import { secret } from '../secrets.js';
-import { startUnits, type Unit } from '../unit.js';
-import type { MariadbEnv } from '../env-file.js';
-import { debianPackageVersion } from './debian-version.js';
-import type { Server } from './server.js';
+import { ensureDebianPackages } from '../install/debian-packages.js';
+import { portAt } from '../process/ports.js';
+import { testenvRoot, unitDir } from '../env/paths.js';
+import { runStep } from '../process/run-step.js';
+import { secret } from '../env/secrets.js';
+import { startUnits, type Unit } from '../process/unit.js';
+import type { Credentials } from '../env/env-file.js';
+import { createGlobalSetup } from '../setup/global-setup-factory.js';
+import { debianPackageVersion } from '../install/debian-version.js';
+import { defineBackend, defineServer } from './server.js';
+
+export interface MariadbEnv {
+  host: string;
+  port: number;
+  /** Unix socket of the server (same server as host:port). */
+  socket: string;
+  /** A database that exists and that `user` owns. */
+  database: string;
+  /** Has every privilege on `database` and may create databases named rollcall_*. */
+  user: string;
+  password: string;
+  /** May read (SELECT) rollcall_* databases but not write: for permission tests. */
+  readOnly: Credentials;
+  version: string;
+}
+
+/** Offset of its one port from the instance's port base. */
+const PORT_OFFSET = 306;
+const port = () => portAt(PORT_OFFSET);
 
 const UNIT = 'mariadb';
 const DATABASE = 'rollcall_test';
@@ -43,7 +63,7 @@ function sendsHandshake(path: string): Promise<boolean> {
 }
 
 function mariadbUnit(): Unit {
-  const p = port('mariadb');
+  const p = port();
   return {
     name: UNIT,
     ports: [p],
@@ -105,12 +125,12 @@ FLUSH PRIVILEGES;
 }
 
 /** MariaDB from Debian's mariadb-server: own datadir, socket and port; a test database and two users. */
-export const mariadb: Server = {
+export const mariadb = defineServer({
   name: 'mariadb',
   envKey: 'mariadb',
   units: () => [mariadbUnit()],
   install: () => ensureDebianPackages(['mariadb-server', 'mariadb-client']),
-  async up() {
+  async up(): Promise<void> {
     await startUnits(mariadb.units());
     await runStep({
       step: 'create the MariaDB test database and users',
@@ -123,7 +143,7 @@ export const mariadb: Server = {
   async describe(): Promise<MariadbEnv> {
     return {
       host: '127.0.0.1',
-      port: port('mariadb'),
+      port: port(),
       socket: socketPath(),
       database: DATABASE,
       user: USER,
@@ -132,4 +152,15 @@ export const mariadb: Server = {
       version: debianPackageVersion('mariadb-server'),
     };
   },
-};
+});
+
+/** The mariadb backend. */
+export const mariadbBackend = defineBackend({
+  name: 'mariadb',
+  servers: [mariadb],
+  portOffsets: [PORT_OFFSET],
+  executables: ['mariadbd'],
+});
+
+/** `@rollcall/tools/testenv/setup-mariadb`: brings up MariaDB. */
+export default createGlobalSetup(['mariadb']);

@@ -1,16 +1,35 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureDebianPackages } from '../debian-packages.js';
-import { port } from '../ports.js';
-import { testenvRoot, unitDir } from '../paths.js';
-import { runStep } from '../run-step.js';
-import { secret } from '../secrets.js';
-import { startUnits, type Unit } from '../unit.js';
-import type { PostgresEnv } from '../env-file.js';
-import { TestenvError } from '../errors.js';
-import { debianPackageVersion } from './debian-version.js';
-import type { Server } from './server.js';
+import { ensureDebianPackages } from '../install/debian-packages.js';
+import { portAt } from '../process/ports.js';
+import { testenvRoot, unitDir } from '../env/paths.js';
+import { runStep } from '../process/run-step.js';
+import { secret } from '../env/secrets.js';
+import { startUnits, type Unit } from '../process/unit.js';
+import type { Credentials } from '../env/env-file.js';
+import { createGlobalSetup } from '../setup/global-setup-factory.js';
+import { TestenvError } from '../env/errors.js';
+import { debianPackageVersion } from '../install/debian-version.js';
+import { defineBackend, defineServer } from './server.js';
+
+export interface PostgresEnv {
+  /** TCP only (127.0.0.1): the unix socket is private to the server's account and root. */
+  host: string;
+  port: number;
+  /** A database that exists and that `user` owns. */
+  database: string;
+  /** Owns `database` and may create databases (CREATEDB). */
+  user: string;
+  password: string;
+  /** May connect and read what `user` creates in `database`'s schemas that grant it USAGE, but not write: for permission tests. */
+  readOnly: Credentials;
+  version: string;
+}
+
+/** Offset of its one port from the instance's port base. */
+const PORT_OFFSET = 432;
+const port = () => portAt(PORT_OFFSET);
 
 const UNIT = 'postgres';
 const DATABASE = 'rollcall_test';
@@ -63,12 +82,12 @@ function serverAccount(): [number, number] {
 /** True when the server accepts connections (pg_isready: past recovery and startup, not shutting down). */
 function acceptsConnections(): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(join(binDir(), 'pg_isready'), ['--quiet', '-U', 'postgres', '-d', 'postgres', '-h', socketDir(), '-p', String(port('postgres')), '-t', '2'], { timeout: 5_000 }, (err) => resolve(!err));
+    execFile(join(binDir(), 'pg_isready'), ['--quiet', '-U', 'postgres', '-d', 'postgres', '-h', socketDir(), '-p', String(port()), '-t', '2'], { timeout: 5_000 }, (err) => resolve(!err));
   });
 }
 
 function postgresUnit(): Unit {
-  const p = port('postgres');
+  const p = port();
   return {
     name: UNIT,
     ports: [p],
@@ -176,7 +195,7 @@ async function dropNewDebianClusters(before: ReadonlySet<string>): Promise<void>
 }
 
 /** PostgreSQL from Debian's postgresql: own data directory, socket and port; a test database and two users. */
-export const postgres: Server = {
+export const postgres = defineServer({
   name: 'postgres',
   envKey: 'postgres',
   units: () => [postgresUnit()],
@@ -185,12 +204,12 @@ export const postgres: Server = {
     await ensureDebianPackages(['postgresql', 'postgresql-client']);
     await dropNewDebianClusters(before);
   },
-  async up() {
+  async up(): Promise<void> {
     await startUnits(postgres.units());
     await runStep({
       step: 'create the PostgreSQL test database and users',
       command: join(binDir(), 'psql'),
-      args: ['--no-psqlrc', '--quiet', '-v', 'ON_ERROR_STOP=1', '-h', socketDir(), '-p', String(port('postgres')), '-U', 'postgres', '-d', 'postgres'],
+      args: ['--no-psqlrc', '--quiet', '-v', 'ON_ERROR_STOP=1', '-h', socketDir(), '-p', String(port()), '-U', 'postgres', '-d', 'postgres'],
       input: setupSql(),
       logFile: setupLog(),
     });
@@ -198,7 +217,7 @@ export const postgres: Server = {
   async describe(): Promise<PostgresEnv> {
     return {
       host: '127.0.0.1',
-      port: port('postgres'),
+      port: port(),
       database: DATABASE,
       user: USER,
       password: secret('postgres-rollcall'),
@@ -206,4 +225,15 @@ export const postgres: Server = {
       version: debianPackageVersion(`postgresql-${binDir().split('/')[4]}`),
     };
   },
-};
+});
+
+/** The postgres backend. */
+export const postgresBackend = defineBackend({
+  name: 'postgres',
+  servers: [postgres],
+  portOffsets: [PORT_OFFSET],
+  executables: ['postgres'],
+});
+
+/** `@rollcall/tools/testenv/setup-postgres`: brings up PostgreSQL. */
+export default createGlobalSetup(['postgres']);

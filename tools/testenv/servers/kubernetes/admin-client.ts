@@ -1,5 +1,5 @@
-import { httpsRequest, type HttpResponse } from '../../http-probe.js';
-import { TestenvError } from '../../errors.js';
+import { httpsRequest, type HttpResponse } from '../../process/http-probe.js';
+import { TestenvError } from '../../env/errors.js';
 import { CLIENTS, caCert, certOf, keyOf } from './pki.js';
 import { apiServerUrl } from './layout.js';
 

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { port } from '../../ports.js';
-import { unitDir } from '../../paths.js';
-import { KUBERNETES } from '../../go-components.js';
-import { binaryPath } from '../../go-build.js';
-import { httpsRequest } from '../../http-probe.js';
-import type { Unit } from '../../unit.js';
+import { port } from './layout.js';
+import { unitDir } from '../../env/paths.js';
+import { KUBERNETES } from './components.js';
+import { binaryPath } from '../../install/go-build.js';
+import { httpsRequest } from '../../process/http-probe.js';
+import type { Unit } from '../../process/unit.js';
 import { APISERVER_SERVING, CLIENTS, caCert, certOf, keyOf, serviceAccountKey, serviceAccountPub } from './pki.js';
 import { realNodeEnabled } from './node/layout.js';
 import { SERVICE_ACCOUNT_ISSUER, SERVICE_CIDR, apiServerUrl, auditLogPath } from './layout.js';

@@ -1,6 +1,6 @@
 import { waitFor } from '@rollcall/conformance';
-import { serverWait } from '../../server-wait.js';
-import { unitLogFile } from '../../paths.js';
+import { serverWait } from '../../process/server-wait.js';
+import { unitLogFile } from '../../env/paths.js';
 import { createIfAbsent, getJson } from './admin-client.js';
 import { FAKE_NODES, KWOK_NODE_ANNOTATION, TEST_NAMESPACES } from './layout.js';
 

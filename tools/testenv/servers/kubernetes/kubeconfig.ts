@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { unitDir } from '../../paths.js';
+import { unitDir } from '../../env/paths.js';
 import { caCert, certOf, keyOf, type ClientIdentity } from './pki.js';
 
 /** Path of the kubeconfig of one client identity. */

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { unitDir } from '../../paths.js';
+import { unitDir } from '../../env/paths.js';
 
 /** Annotations a test puts on a pod to tell kwok how the pod's container behaves. */
 export const KWOK_POD_ANNOTATIONS = {

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { port } from '../../ports.js';
-import { KWOK } from '../../go-components.js';
-import { binaryPath, componentDir } from '../../go-build.js';
-import { httpsRequest } from '../../http-probe.js';
-import type { Unit } from '../../unit.js';
+import { port } from './layout.js';
+import { KWOK } from './components.js';
+import { binaryPath, componentDir } from '../../install/go-build.js';
+import { httpsRequest } from '../../process/http-probe.js';
+import type { Unit } from '../../process/unit.js';
 import { CLIENTS, KWOK_SERVING, certOf, keyOf } from './pki.js';
 import { kubeconfigPath } from './kubeconfig.js';
 import { KWOK_NODE_ANNOTATION } from './layout.js';

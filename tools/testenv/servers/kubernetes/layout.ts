@@ -1,6 +1,22 @@
 import { join } from 'node:path';
-import { port } from '../../ports.js';
-import { unitDir } from '../../paths.js';
+import { portsOf } from '../../process/ports.js';
+import { unitDir } from '../../env/paths.js';
+
+/** Offsets from the instance's port base of every port the control plane and the real node listen on. */
+export const KUBERNETES_PORTS = {
+  kubernetesEtcdClient: 579,
+  kubernetesEtcdPeer: 580,
+  kubeApiserver: 443,
+  kubeControllerManager: 257,
+  kubeScheduler: 259,
+  kwok: 247,
+  // the real node (ROLLCALL_TESTENV_REAL_NODE=1), inside the instance's network namespace
+  kubelet: 250,
+  kubeletHealthz: 248,
+};
+
+/** This instance's port of one of {@link KUBERNETES_PORTS}. */
+export const port = portsOf(KUBERNETES_PORTS);
 
 /** The API server's URL. */
 export const apiServerUrl = () => `https://127.0.0.1:${port('kubeApiserver')}`;

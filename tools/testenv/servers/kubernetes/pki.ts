@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { testenvRoot, unitDir } from '../../paths.js';
-import { runStep } from '../../run-step.js';
+import { testenvRoot, unitDir } from '../../env/paths.js';
+import { runStep } from '../../process/run-step.js';
 import { NODE_IP, REAL_NODE_NAME } from './node/layout.js';
 
 /** Where the control plane's certificates and keys live. */

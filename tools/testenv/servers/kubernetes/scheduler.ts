@@ -1,8 +1,8 @@
-import { port } from '../../ports.js';
-import { KUBERNETES } from '../../go-components.js';
-import { binaryPath } from '../../go-build.js';
-import { httpsRequest } from '../../http-probe.js';
-import type { Unit } from '../../unit.js';
+import { port } from './layout.js';
+import { KUBERNETES } from './components.js';
+import { binaryPath } from '../../install/go-build.js';
+import { httpsRequest } from '../../process/http-probe.js';
+import type { Unit } from '../../process/unit.js';
 import { CLIENTS } from './pki.js';
 import { kubeconfigPath } from './kubeconfig.js';
 

@@ -1,5 +1,5 @@
 import { waitFor } from '@rollcall/conformance';
-import { serverWait } from '../../server-wait.js';
+import { serverWait } from '../../process/server-wait.js';
 import { adminRequest } from './admin-client.js';
 
 /** The collections Rollcall keeps records in; their watch caches are the ones checked. */

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { Unit } from '../../../unit.js';
+import type { Unit } from '../../../process/unit.js';
 import { netnsHolderPid } from './network.js';
 import { POD_SUBNET, nodeDir } from './layout.js';
 import { pauseImage } from './images.js';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { binaryCacheRoot, testenvRoot, toolsPackageDir } from '../../../paths.js';
-import { runStep } from '../../../run-step.js';
+import { binaryCacheRoot, testenvRoot, toolsPackageDir } from '../../../env/paths.js';
+import { runStep } from '../../../process/run-step.js';
 import { layerTar, writeOciArchive, type OciArchive } from './oci-image.js';
 
 /** Images are cached by content for every instance (an instance's containerd imports what it lacks). */

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { testenvRoot, unitDir } from '../../../paths.js';
+import { testenvRoot, unitDir } from '../../../env/paths.js';
 
 /**
  * Whether this instance runs a real node (a kubelet with containerd) beside kwok's fake

@@ -1,10 +1,10 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { toolsPackageDir } from '../../../paths.js';
-import { daemonPid } from '../../../daemon.js';
-import { TestenvError } from '../../../errors.js';
-import { isPortFree } from '../../../ports.js';
-import type { Unit } from '../../../unit.js';
+import { toolsPackageDir } from '../../../env/paths.js';
+import { daemonPid } from '../../../process/daemon.js';
+import { TestenvError } from '../../../env/errors.js';
+import { isPortFree } from '../../../process/ports.js';
+import type { Unit } from '../../../process/unit.js';
 import { KUBERNETES_SERVICE_IP, KUBERNETES_SERVICE_PORT, NODE_IP, nodeDir } from './layout.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runStep } from '../../../run-step.js';
+import { runStep } from '../../../process/run-step.js';
 
 /** The process of an image: what a container runs unless the pod says otherwise. */
 export interface ImageConfig {

@@ -2,20 +2,20 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileS
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
-import { ensureDebianPackages } from '../../../debian-packages.js';
-import { startUnits, type Unit } from '../../../unit.js';
+import { ensureDebianPackages } from '../../../install/debian-packages.js';
+import { startUnits, type Unit } from '../../../process/unit.js';
 import { waitFor } from '@rollcall/conformance';
-import { serverWait } from '../../../server-wait.js';
-import { unitLogFile } from '../../../paths.js';
-import { TestenvError } from '../../../errors.js';
+import { serverWait } from '../../../process/server-wait.js';
+import { unitLogFile } from '../../../env/paths.js';
+import { TestenvError } from '../../../env/errors.js';
 import { getJson } from '../admin-client.js';
 import { NODE_PACKAGES, containerdSocket, containerdUnit, ctr } from './containerd.js';
 import { kubeletUnit, podLogsDir, KUBELET_UNIT } from './kubelet.js';
 import { pauseImage, runtimeImage } from './images.js';
 import { REAL_NODE_LABEL, REAL_NODE_NAME, REAL_NODE_TAINT, cgroupRoot, nodeDir } from './layout.js';
 import type { OciArchive } from './oci-image.js';
-import type { RealNodeEnv } from '../../../env-file.js';
-import { processesUsingRoot } from '../../../strays.js';
+import type { RealNodeEnv } from '../../kubernetes.js';
+import { processesUsingRoot } from '../../../process/strays.js';
 
 const imagesRecord = () => join(nodeDir(), 'images', 'imported.json');
 
@@ -136,7 +136,7 @@ function pidsIn(cgroups: string[]): number[] {
  */
 export async function cleanUpNode(): Promise<void> {
   // containerd's shims run in sessions of their own: stopping containerd leaves them
-  for (const shim of processesUsingRoot().filter((p) => /(^|\/)containerd-shim[^ ]* /.test(p.commandLine))) {
+  for (const shim of processesUsingRoot(new Set(['containerd-shim-runc-v2'])).filter((p) => /(^|\/)containerd-shim[^ ]* /.test(p.commandLine))) {
     try {
       process.kill(shim.pid, 'SIGKILL');
     } catch {

@@ -1,4 +1,0 @@
-import { createGlobalSetup } from './global-setup-factory.js';
-
-/** Vitest global setup that brings up MariaDB. */
-export default createGlobalSetup(['mariadb']);
