@@ -1,10 +1,13 @@
 import { down, status, up, currentEnvFile } from './orchestrate.js';
 import { restartServer, startServer, stopServer } from './faults/faults.js';
 import { zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './servers/zookeeper/leader.js';
-import { GO_COMPONENTS, SERVER_NAMES } from './catalog.js';
+import { GO_COMPONENTS, SERVERS, SERVER_NAMES } from './catalog.js';
 import { compactServer, type CompactableServer } from './faults/compaction.js';
 import { envFilePath } from './env/paths.js';
 import { ensureBuilt } from './install/go-build.js';
+
+/** The servers whose descriptor can discard their change history. */
+const COMPACTABLE = SERVERS.filter((s) => s.compact).map((s) => s.name);
 
 const USAGE = `usage: npm run testenv -- <command> [names...]
   up [server...]        start servers (all by default), write the env file
@@ -15,7 +18,7 @@ const USAGE = `usage: npm run testenv -- <command> [names...]
   stop|start|restart <server-or-unit>   fault injection (e.g. kube-apiserver, zookeeper-ensemble-2)
   leader                the ZooKeeper ensemble member that leads
   kill-leader           SIGKILL the ZooKeeper ensemble leader
-  compact etcd|kubernetes   discard the change history up to now (a watch from before gets "too old")
+  compact ${COMPACTABLE.join('|')}   discard the change history up to now (a watch from before gets "too old")
 servers: ${SERVER_NAMES.join(', ')}`;
 
 async function main(argv: string[]): Promise<void> {
@@ -63,7 +66,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'compact': {
-      if (names.length === 0) throw new Error('compact needs a server: etcd or kubernetes');
+      if (names.length === 0) throw new Error(`compact needs a server: ${COMPACTABLE.join(' or ')}`);
       for (const name of names) {
         const { revision } = await compactServer(name as CompactableServer);
         console.log(`compacted ${name}: every revision below ${revision} is gone`);
