@@ -16,7 +16,7 @@ describe('the backend catalog', () => {
     expect(SERVER_EXECUTABLES.has('sh')).toBe(false);
   });
 
-  it("serves each backend's global setup from its descriptor, as @rollcall/tools/testenv/setup-<name>", async () => {
+  it("gives each backend a global setup, @rollcall/tools/testenv/setup-<name>", async () => {
     for (const backend of BACKENDS) {
       const setup = (await import(`@rollcall/tools/testenv/setup-${backend.name}`)) as { default: unknown };
       expect(typeof setup.default, backend.name).toBe('function');

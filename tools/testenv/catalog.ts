@@ -9,7 +9,8 @@ import { TestenvError } from './env/errors.js';
 
 /**
  * Every backend the environment serves, one descriptor each (`servers/<name>.ts`), in the
- * order `up` lists their servers. A new backend is its descriptor file and its line here.
+ * order `up` lists their servers. A new backend is its descriptor file, its line here and
+ * its one-line global setup, `setup/setup-<name>.ts`.
  */
 export const BACKENDS = [zookeeperBackend, mariadbBackend, postgresBackend, etcdBackend, kubernetesBackend] as const;
 

@@ -6,7 +6,7 @@
  * ```
  */
 export { readTestEnv, requireTestEnv, ENV_SCHEMA_VERSION } from './env/env-file.js';
-export type { TestEnv, Credentials } from './env/env-file.js';
+export type { TestEnv } from './env/env-file.js';
 export type { ZookeeperEnv, ZookeeperEnsembleEnv, ZookeeperEnsembleMember } from './servers/zookeeper.js';
 export type { MariadbEnv } from './servers/mariadb.js';
 export type { PostgresEnv } from './servers/postgres.js';
@@ -24,7 +24,7 @@ export { mintServiceAccountToken, serviceAccountKubeconfig } from './kube/servic
 export type { MintTokenOptions } from './kube/service-account-token.js';
 export { createGlobalSetup, REAL_NODE_INSTANCE } from './setup/global-setup-factory.js';
 export { SERVER_NAMES } from './catalog.js';
-export type { Backend, Server } from './servers/server.js';
+export type { Backend, Server, Credentials } from './servers/server.js';
 export type { ServerName } from './catalog.js';
 export type { GlobalSetupOptions, PrivateInstance } from './setup/global-setup-factory.js';
 export { zookeeperMode, fourLetterWord } from './servers/zookeeper/four-letter-word.js';

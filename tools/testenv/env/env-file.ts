@@ -7,11 +7,6 @@ import type { EnvSections } from '../catalog.js';
 /** Version of the env file's shape; bumped on any incompatible change. */
 export const ENV_SCHEMA_VERSION = 1;
 
-export interface Credentials {
-  user: string;
-  password: string;
-}
-
 /**
  * The one JSON file `up` writes (at <root>/env.json): every endpoint and credential. It has
  * a section for each server that is up (absent when not), keyed by the server's `envKey`

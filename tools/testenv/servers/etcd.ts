@@ -9,9 +9,7 @@ import { secret } from '../env/secrets.js';
 import { daemonPid } from '../process/daemon.js';
 import { startUnits } from '../process/unit.js';
 import { TestenvError } from '../env/errors.js';
-import type { Credentials } from '../env/env-file.js';
-import { createGlobalSetup } from '../setup/global-setup-factory.js';
-import { defineBackend, defineServer, type Compaction } from './server.js';
+import { defineBackend, defineServer, type Compaction, type Credentials } from './server.js';
 import { ETCD, etcdUnit } from './etcd/unit.js';
 import { etcdCompact, etcdRevision } from './etcd/gateway.js';
 
@@ -111,6 +109,3 @@ export const etcdBackend = defineBackend({
   executables: ['etcd'],
   goComponents: [ETCD],
 });
-
-/** `@rollcall/tools/testenv/setup-etcd`: brings up both etcd servers. */
-export default createGlobalSetup(['etcd', 'etcd-auth']);

@@ -1,7 +1,6 @@
 import { componentVersion } from '../install/go-components.js';
 import { ensureBuilt } from '../install/go-build.js';
 import { startUnits, type Unit } from '../process/unit.js';
-import { createGlobalSetup } from '../setup/global-setup-factory.js';
 import { defineBackend, defineServer, type Compaction } from './server.js';
 import { ETCD, etcdUnit } from './etcd/unit.js';
 import { KUBELET, KUBERNETES, KWOK } from './kubernetes/components.js';
@@ -16,7 +15,9 @@ import { kwokUnit } from './kubernetes/kwok.js';
 import { createFakeNodes, createTestNamespaces, waitForDefaultServiceAccounts } from './kubernetes/bootstrap.js';
 import { forgetRealNode, realNodeEnabled, rememberRealNode } from './kubernetes/node/layout.js';
 import { hostForwarderUnit, inNodeNetwork, netnsUnit } from './kubernetes/node/network.js';
-import { cleanUpNode, describeNode, installNode, nodeUnits, upNode } from './kubernetes/node/real-node.js';
+import { cleanUpNode, describeNode, installNode, nodeUnits, upNode, type RealNodeEnv } from './kubernetes/node/real-node.js';
+
+export type { RealNodeEnv } from './kubernetes/node/real-node.js';
 
 export interface KubernetesEnv {
   /** https://127.0.0.1:<port> */
@@ -40,23 +41,6 @@ export interface KubernetesEnv {
   kwokVersion: string;
   /** Present when the instance runs a real node (ROLLCALL_TESTENV_REAL_NODE=1): a kubelet with containerd. */
   realNode?: RealNodeEnv;
-}
-
-/** The real node of an instance that has one: a kubelet with containerd, in the instance's network namespace. */
-export interface RealNodeEnv {
-  name: string;
-  /** nodeSelector that puts a pod on it. */
-  label: { key: string; value: string };
-  /** The taint a pod must tolerate to run there. */
-  taint: { key: string; value: string; effect: string };
-  /** Node.js and the built workspace packages under /app (`node /app/…`); use imagePullPolicy Never. */
-  runtimeImage: string;
-  pauseImage: string;
-  /** containerd's socket (`ctr --address … -n k8s.io`). */
-  containerdSocket: string;
-  podLogsDir: string;
-  /** The kubelet's cgroup root: every pod's cgroups are below it. */
-  cgroupRoot: string;
 }
 
 
@@ -151,6 +135,3 @@ export const kubernetesBackend = defineBackend({
   executables: ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'containerd', 'containerd-shim-runc-v2', 'kubelet', 'node'],
   goComponents: [ETCD, KWOK, KUBERNETES, KUBELET],
 });
-
-/** `@rollcall/tools/testenv/setup-kubernetes`: brings up the control plane. */
-export default createGlobalSetup(['kubernetes']);

@@ -7,10 +7,8 @@ import { testenvRoot, unitDir } from '../env/paths.js';
 import { runStep } from '../process/run-step.js';
 import { secret } from '../env/secrets.js';
 import { startUnits, type Unit } from '../process/unit.js';
-import type { Credentials } from '../env/env-file.js';
-import { createGlobalSetup } from '../setup/global-setup-factory.js';
 import { debianPackageVersion } from '../install/debian-version.js';
-import { defineBackend, defineServer } from './server.js';
+import { defineBackend, defineServer, type Credentials } from './server.js';
 
 export interface MariadbEnv {
   host: string;
@@ -161,6 +159,3 @@ export const mariadbBackend = defineBackend({
   portOffsets: [PORT_OFFSET],
   executables: ['mariadbd'],
 });
-
-/** `@rollcall/tools/testenv/setup-mariadb`: brings up MariaDB. */
-export default createGlobalSetup(['mariadb']);

@@ -7,11 +7,9 @@ import { testenvRoot, unitDir } from '../env/paths.js';
 import { runStep } from '../process/run-step.js';
 import { secret } from '../env/secrets.js';
 import { startUnits, type Unit } from '../process/unit.js';
-import type { Credentials } from '../env/env-file.js';
-import { createGlobalSetup } from '../setup/global-setup-factory.js';
 import { TestenvError } from '../env/errors.js';
 import { debianPackageVersion } from '../install/debian-version.js';
-import { defineBackend, defineServer } from './server.js';
+import { defineBackend, defineServer, type Credentials } from './server.js';
 
 export interface PostgresEnv {
   /** TCP only (127.0.0.1): the unix socket is private to the server's account and root. */
@@ -234,6 +232,3 @@ export const postgresBackend = defineBackend({
   portOffsets: [PORT_OFFSET],
   executables: ['postgres'],
 });
-
-/** `@rollcall/tools/testenv/setup-postgres`: brings up PostgreSQL. */
-export default createGlobalSetup(['postgres']);

@@ -1,6 +1,12 @@
 import type { Unit } from '../process/unit.js';
 import type { GoComponent } from '../install/go-components.js';
 
+/** A user and password in an env file section. */
+export interface Credentials {
+  user: string;
+  password: string;
+}
+
 /** What `compactServer` resolves with: every revision (on Kubernetes: resourceVersion) below `revision` is gone. */
 export interface Compaction {
   revision: number;
@@ -29,11 +35,11 @@ export interface Server {
 /**
  * Everything tools/ knows of one backend, in one file `servers/<name>.ts`: the generic
  * code (catalog, orchestration, env file, strays, `testenv build`) iterates over these.
- * That file's default export is the backend's vitest global setup,
- * `@rollcall/tools/testenv/setup-<name>`.
+ * Its vitest global setup, `@rollcall/tools/testenv/setup-<name>`, is `setup/setup-<name>.ts`:
+ * `export default backendSetup(<name>Backend)`.
  */
 export interface Backend {
-  /** Names its global setup, `setup-<name>`, and its file. */
+  /** Names its file, `servers/<name>.ts`, and its global setup, `setup-<name>`. */
   readonly name: string;
   /** The servers it offers, in the order `up` lists them. */
   readonly servers: readonly Server[];

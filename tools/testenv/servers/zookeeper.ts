@@ -2,7 +2,6 @@ import { ensureDebianPackages } from '../install/debian-packages.js';
 import { debianPackageVersion } from '../install/debian-version.js';
 import { portsOf } from '../process/ports.js';
 import { startUnits } from '../process/unit.js';
-import { createGlobalSetup } from '../setup/global-setup-factory.js';
 import { defineBackend, defineServer, offsetRange } from './server.js';
 import { zookeeperUnit } from './zookeeper/unit.js';
 
@@ -94,6 +93,3 @@ export const zookeeperBackend = defineBackend({
   ],
   executables: ['java'],
 });
-
-/** `@rollcall/tools/testenv/setup-zookeeper`: brings up the standalone server and the ensemble. */
-export default createGlobalSetup(['zookeeper', 'zookeeper-ensemble']);

@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { acquireLock } from '../process/lock.js';
 import { testenvRoot } from '../env/paths.js';
-import type { ServerName } from '../catalog.js';
+import { down, up } from '../orchestrate.js';
+import { SERVER_NAMES, type ServerName } from '../catalog.js';
+import type { Backend } from '../servers/server.js';
 
 /** A private instance of the environment: its own root and its own block of ports. */
 export interface PrivateInstance {
@@ -66,11 +68,8 @@ export function createGlobalSetup(servers: readonly ServerName[], options: Globa
       process.env.ROLLCALL_TESTENV_PORT_BASE = String(instance.portBase);
       if (instance.realNode) process.env.ROLLCALL_TESTENV_REAL_NODE = '1';
     }
-    // loaded here, not imported: each backend's descriptor default-exports its setup made by this factory
-    const { up, down } = await import('../orchestrate.js');
-    const { SERVER_NAMES } = await import('../catalog.js');
     const releases: (() => void)[] = [];
-    for (const name of heldBy(servers, SERVER_NAMES, instance)) releases.push(await acquireLock(join(testenvRoot(), 'in-use', name), EXCLUSIVE_WAIT_MS));
+    for (const name of heldBy(servers, instance)) releases.push(await acquireLock(join(testenvRoot(), 'in-use', name), EXCLUSIVE_WAIT_MS));
     const release = () => {
       for (const r of releases.reverse()) r();
     };
@@ -95,9 +94,14 @@ export function createGlobalSetup(servers: readonly ServerName[], options: Globa
  * shared instance (none named: all of them), a kept private instance whole, and nothing
  * on a private instance of its own.
  */
-function heldBy(servers: readonly ServerName[], all: readonly ServerName[], instance: PrivateInstance | undefined): string[] {
+function heldBy(servers: readonly ServerName[], instance: PrivateInstance | undefined): string[] {
   if (instance) return instance.keep ? ['instance'] : [];
-  return [...(servers.length > 0 ? servers : all)].sort();
+  return [...(servers.length > 0 ? servers : SERVER_NAMES)].sort();
+}
+
+/** The global setup of one backend, `@rollcall/tools/testenv/setup-<name>`: every server its descriptor offers. */
+export function backendSetup(backend: Backend): () => Promise<() => Promise<void>> {
+  return createGlobalSetup(backend.servers.map((s) => s.name as ServerName));
 }
 
 /** Server names from a comma-separated list such as ROLLCALL_TESTENV_SERVERS="etcd,mariadb". */

@@ -14,8 +14,24 @@ import { kubeletUnit, podLogsDir, KUBELET_UNIT } from './kubelet.js';
 import { pauseImage, runtimeImage } from './images.js';
 import { REAL_NODE_LABEL, REAL_NODE_NAME, REAL_NODE_TAINT, cgroupRoot, nodeDir } from './layout.js';
 import type { OciArchive } from './oci-image.js';
-import type { RealNodeEnv } from '../../kubernetes.js';
 import { processesUsingRoot } from '../../../process/strays.js';
+
+/** The real node of an instance that has one: a kubelet with containerd, in the instance's network namespace. */
+export interface RealNodeEnv {
+  name: string;
+  /** nodeSelector that puts a pod on it. */
+  label: { key: string; value: string };
+  /** The taint a pod must tolerate to run there. */
+  taint: { key: string; value: string; effect: string };
+  /** Node.js and the built workspace packages under /app (`node /app/…`); use imagePullPolicy Never. */
+  runtimeImage: string;
+  pauseImage: string;
+  /** containerd's socket (`ctr --address … -n k8s.io`). */
+  containerdSocket: string;
+  podLogsDir: string;
+  /** The kubelet's cgroup root: every pod's cgroups are below it. */
+  cgroupRoot: string;
+}
 
 const imagesRecord = () => join(nodeDir(), 'images', 'imported.json');
 
