@@ -1,12 +1,14 @@
 import { ConfigurationError } from '../errors.js';
 import { describeSource, type ConfigLayer, type ValueSource } from './config-layers.js';
 import { nearMiss } from './near-miss.js';
-import { coerceOption, envName, flattenObject, OptionProblem, type OptionSchema, type OptionSpec } from './option-schema.js';
+import { coerceOption, envName, flattenObject, isSecret, OptionProblem, type OptionSchema, type OptionSpec } from './option-schema.js';
 
 /** A resolved value and the layer that set it. */
 export interface ResolvedOption {
   readonly value: unknown;
   readonly source: ValueSource;
+  /** The value must never be shown (a password, a token). */
+  readonly secret?: boolean;
 }
 
 /** What {@link resolveOptions} returns. */
@@ -141,7 +143,7 @@ export function resolveOptions<T = Readonly<Record<string, unknown>>>(spec: Reso
       continue;
     }
     place(values, relative, value, made);
-    sources.set(key, { value, source: given?.source ?? SCHEMA_DEFAULT });
+    sources.set(key, { value, source: given?.source ?? SCHEMA_DEFAULT, ...(isSecret(key, option) ? { secret: true } : {}) });
   }
   // the data is frozen, not a value only code gives (a registry, a clock)
   for (const node of made) Object.freeze(node);

@@ -12,9 +12,9 @@ export type OptionSpec =
   | { type: 'enum'; values: readonly string[]; default?: string; required?: boolean; doc: string }
   | { type: 'list'; default?: readonly string[]; required?: boolean; doc: string }
   /** Names of the caller's choosing to integers (`capacity.perType: { report: 2 }`): its keys are not the schema's. Not from a string. */
-  | { type: 'map'; required?: boolean; min?: number; doc: string }
+  | { type: 'map'; default?: Readonly<Record<string, number>>; required?: boolean; min?: number; doc: string }
   /** A value only code can give (a client, a function, a clock), passed on as it is; a file, a variable or a flag cannot set it. */
-  | { type: 'code'; required?: boolean; doc: string; check?: (value: unknown) => string | undefined };
+  | { type: 'code'; default?: unknown; required?: boolean; doc: string; check?: (value: unknown) => string | undefined };
 
 /** A section's keys, relative and dotted (`tls.caFile`), to their specs. */
 export type OptionSchema = Readonly<Record<string, OptionSpec>>;
