@@ -13,7 +13,7 @@ export { configFromEnv, configLayers, describeSource, envLayer, fileLayer, readL
 export { resolveOptions, type ResolvedOption, type ResolvedOptions, type ResolveSpec } from './config/option-resolver.js';
 export type { BackendSection, RegistryBackendSections, RegistryType } from './config/backend-sections.js';
 export type { PluginOptionsInput } from './config/plugin-options.js';
-export { envName, type OptionSchema, type OptionSpec } from './config/option-schema.js';
+export { envName } from './config/option-schema.js';
 export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
 export { MEMBER_LIVENESS_MODES, type MemberConfig, type MemberLiveness } from './member-liveness.js';
 export type { ConnectionEvents, ConnectionState } from './connection-monitor.js';

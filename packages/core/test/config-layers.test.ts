@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configFromEnv, configLayers, createRegistry, describeSource, envLayer, ErrorCode, fileLayer, memoryPlugin, resolveOptions, resolveRegistryConfig, type ConfigLayer, type ConfigSource, type OptionSchema } from '../src/index.js';
-import type { RegistryPlugin } from '../src/spi.js';
+import { configFromEnv, configLayers, createRegistry, describeSource, envLayer, ErrorCode, fileLayer, memoryPlugin, resolveOptions, resolveRegistryConfig, type ConfigLayer, type ConfigSource } from '../src/index.js';
+import type { OptionSchema, RegistryPlugin } from '../src/spi.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rollcall-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type Clock, DEFAULT_REQUEST_TIMEOUT_MS, type Logger, type OptionSchema, type Registry, resolveOptions, silentLogger, systemClock } from '@rollcall/core';
+import { type Clock, DEFAULT_REQUEST_TIMEOUT_MS, type Logger, type Registry, resolveOptions, type ResolveSpec, silentLogger, systemClock } from '@rollcall/core';
 import { BACKEND } from './errors.js';
 import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
 import type { TaskLogOptions } from './log-sink.js';
@@ -114,7 +114,7 @@ const RUNNER_NAME = /^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/;
  * applied when read (`DEFAULT_UNKNOWN_TIMEOUT_MS`), so the timeouts a task
  * carries stay what a runner without that bound wrote.
  */
-export const POD_RUNNER_OPTIONS: OptionSchema = Object.freeze({
+export const POD_RUNNER_OPTIONS: ResolveSpec['schema'] = Object.freeze({
   templates: { type: 'code', required: true, doc: 'Ordered template rules.', check: (v) => (Array.isArray(v) ? undefined : 'a list of template rules') },
   namespace: { type: 'string', doc: 'Namespace of the pods.' },
   name: { type: 'string', default: DEFAULT_RUNNER_NAME, doc: "The runner's name.", check: (v) => (RUNNER_NAME.test(v) ? undefined : 'a DNS label of at most 30 characters') },
