@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { configError } from './support/config-error.js';
 import { configFromEnv, configLayers, createRegistry, describeSource, envLayer, ErrorCode, fileLayer, memoryPlugin, resolveOptions, resolveRegistryConfig, type ConfigLayer, type ConfigSource } from '../src/index.js';
 import type { OptionSchema, RegistryPlugin } from '../src/spi.js';
 
@@ -18,15 +19,6 @@ const memory = memoryPlugin as unknown as RegistryPlugin;
 
 function resolve(source: ConfigSource, plugin: RegistryPlugin = memory) {
   return resolveRegistryConfig(source, plugin, ['memory', 'kubernetes', 'sqlite']);
-}
-
-function configError(fn: () => unknown): { code: string; key: string | undefined; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    return err as { code: string; key: string | undefined; message: string };
-  }
-  throw new Error('expected a configuration error');
 }
 
 describe('layers: defaults, file, environment, flags', () => {
