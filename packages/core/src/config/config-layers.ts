@@ -93,8 +93,8 @@ function isLayered(source: object): source is LayeredConfig {
   return LAYERS in source;
 }
 
-/** Whether a layer holds the flat form under `prefix`. */
-function isFlat(values: Readonly<Record<string, unknown>>, prefix: string): boolean {
+/** Whether a layer holds the flat form under `prefix`: every key starts with it. @internal */
+export function isFlat(values: Readonly<Record<string, unknown>>, prefix: string): boolean {
   const keys = Object.keys(values);
   return prefix !== '' && keys.length > 0 && keys.every((k) => k.startsWith(prefix));
 }

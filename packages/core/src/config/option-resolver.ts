@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../errors.js';
-import { describeSource, type ConfigLayer, type ValueSource } from './config-layers.js';
+import { describeSource, isFlat, type ConfigLayer, type ValueSource } from './config-layers.js';
 import { nearMiss } from './near-miss.js';
 import { coerceOption, envName, flattenObject, isSecret, OptionProblem, type OptionSchema, type OptionSpec } from './option-schema.js';
 
@@ -44,39 +44,46 @@ export function configError(key: string, rule: string, source: ValueSource | und
 }
 
 function sourceOfLayer(layer: ConfigLayer): ValueSource {
-  return layer.layer === 'file' || layer.layer === 'default' ? (layer.name === undefined ? { layer: layer.layer } : { layer: layer.layer, name: layer.name }) : { layer: layer.layer };
+  return layer.name === undefined ? { layer: layer.layer } : { layer: layer.layer, name: layer.name };
 }
 
-/** Every value a layer sets, by flat key; unknown keys and variables throw, naming the key, the layer and the near miss. */
-function layerEntries(spec: ResolveSpec, layer: ConfigLayer): Map<string, { raw: unknown; source: ValueSource }> {
-  const { prefix, schema } = spec;
-  const out = new Map<string, { raw: unknown; source: ValueSource }>();
-  const fullKeys = Object.keys(schema).map((k) => prefix + k);
-  if (layer.layer === 'env') {
-    const envPrefix = envName(prefix);
-    if (envPrefix === '') throw configError('env', 'this configuration is given in code only, not by environment variables', sourceOfLayer(layer), spec.backend);
-    const byName = new Map(fullKeys.map((k) => [envName(k), k]));
-    for (const [name, raw] of Object.entries(layer.values)) {
-      if (!name.startsWith(envPrefix)) continue;
-      const key = byName.get(name);
-      if (!key) {
-        const guess = nearMiss(name, byName.keys(), '_');
-        throw new ConfigurationError(`${name}: unknown environment variable; ${guess ? `did you mean ${guess}?` : `known ones are ${[...byName.keys()].join(', ')}`}`, { key: name, backend: spec.backend });
-      }
-      if (spec.schema[key.slice(prefix.length)]!.type === 'code') throw configError(key, 'can only be given in code', { layer: 'env', name }, spec.backend);
-      out.set(key, { raw, source: { layer: 'env', name } });
+/** A key's spec; not a property every object has (`constructor`). */
+function specOf(schema: OptionSchema, relative: string): OptionSpec | undefined {
+  return Object.hasOwn(schema, relative) ? schema[relative] : undefined;
+}
+
+type Given = Map<string, { raw: unknown; source: ValueSource }>;
+
+/** The variables under the prefix (`REGISTRY_*`), by the key each names; an unknown one throws, with the variable meant. */
+function envEntries(spec: ResolveSpec, layer: ConfigLayer): Given {
+  const envPrefix = envName(spec.prefix);
+  if (envPrefix === '') throw configError('env', 'this configuration is given in code only, not by environment variables', undefined, spec.backend);
+  const byName = new Map(Object.keys(spec.schema).map((k) => [envName(spec.prefix + k), k]));
+  const out: Given = new Map();
+  for (const [name, raw] of Object.entries(layer.values)) {
+    if (!name.startsWith(envPrefix)) continue;
+    const relative = byName.get(name);
+    const source: ValueSource = { layer: 'env', name };
+    if (relative === undefined) {
+      const guess = nearMiss(name, byName.keys(), '_');
+      throw new ConfigurationError(`${name}: unknown environment variable; ${guess ? `did you mean ${guess}?` : `known ones are ${[...byName.keys()].join(', ')}`}`, { key: name, backend: spec.backend });
     }
-    return out;
+    if (spec.schema[relative]!.type === 'code') throw configError(spec.prefix + relative, 'can only be given in code', source, spec.backend);
+    out.set(spec.prefix + relative, { raw, source });
   }
+  return out;
+}
+
+/** Every value a layer sets, by flat key; an unknown key throws, naming the key, the layer and the key meant. */
+function layerEntries(spec: ResolveSpec, layer: ConfigLayer): Given {
+  if (layer.layer === 'env') return envEntries(spec, layer);
+  const { prefix, schema } = spec;
   const source = sourceOfLayer(layer);
   const flat = new Map<string, unknown>();
-  const keys = Object.keys(layer.values);
-  if (prefix !== '' && keys.length > 0 && keys.every((k) => k.startsWith(prefix))) for (const [k, v] of Object.entries(layer.values)) flat.set(k, v);
+  if (isFlat(layer.values, prefix)) for (const [k, v] of Object.entries(layer.values)) flat.set(k, v);
   else {
-    const whole = (key: string) => {
-      const s = schema[key.slice(prefix.length)];
-      return s?.type === 'map' || s?.type === 'code';
-    };
+    // a map or a value only code gives is taken whole, whatever its shape
+    const whole = (key: string) => ['map', 'code'].includes(specOf(schema, key.slice(prefix.length))?.type ?? '');
     try {
       flattenObject(prefix, layer.values as Record<string, unknown>, flat, whole);
     } catch (err) {
@@ -84,18 +91,18 @@ function layerEntries(spec: ResolveSpec, layer: ConfigLayer): Map<string, { raw:
       throw err;
     }
   }
+  const out: Given = new Map();
   for (const [key, raw] of flat) {
     if (raw === undefined) continue;
-    const relative = key.startsWith(prefix) ? key.slice(prefix.length) : undefined;
-    if (relative === undefined || !(relative in schema)) {
-      if (relative === undefined) throw configError(key, `unknown key; every key starts with ${prefix}`, source, spec.backend);
+    const option = specOf(schema, key.slice(prefix.length));
+    if (!option) {
       const foreign = spec.foreign?.(key);
       if (foreign) throw configError(key, foreign, source, spec.backend);
-      const guess = nearMiss(key, fullKeys);
-      throw configError(key, `unknown key; ${guess ? `did you mean ${guess}?` : `known keys are ${fullKeys.join(', ')}`}`, source, spec.backend);
+      const known = Object.keys(schema).map((k) => prefix + k);
+      const guess = nearMiss(key, known);
+      throw configError(key, `unknown key; ${guess ? `did you mean ${guess}?` : `known keys are ${known.join(', ')}`}`, source, spec.backend);
     }
-    const kind = schema[relative]!.type;
-    if (kind === 'code' && (layer.layer === 'flag' || layer.layer === 'file')) throw configError(key, 'can only be given in code', source, spec.backend);
+    if (option.type === 'code' && (layer.layer === 'file' || layer.layer === 'flag')) throw configError(key, 'can only be given in code', source, spec.backend);
     out.set(key, { raw, source });
   }
   return out;
@@ -106,7 +113,7 @@ function place(out: Record<string, unknown>, relative: string, value: unknown, m
   const path = relative.split('.');
   let node = out;
   for (const part of path.slice(0, -1)) {
-    if (!(part in node)) made.push((node[part] = {}) as Record<string, unknown>);
+    if (!Object.hasOwn(node, part)) made.push((node[part] = {}) as Record<string, unknown>);
     node = node[part] as Record<string, unknown>;
   }
   node[path[path.length - 1]!] = value;

@@ -77,6 +77,8 @@ describe("the pod runner's options, by its schema", () => {
     expect(optionError({ templates, capacty: { total: 3 } }).message).toContain('did you mean capacity.total?');
     expect(optionError({ templates, timeouts: { pending: 1000 } })).toMatchObject({ key: 'timeouts.pending' });
     expect(optionError({ templates, keepFailedPods: 1000 }).message).toContain('did you mean keepFailedPodsMs?');
+    // a name every object has is no key of the schema
+    expect(optionError({ templates, constructor: 1 })).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'constructor' });
   });
 
   it('templates are required', () => {
