@@ -119,7 +119,7 @@ describe('unknown and mistyped keys', () => {
 describe('secrets', () => {
   const plugin: RegistryPlugin = {
     type: 'memory',
-    options: { apiToken: { type: 'string', doc: 'no secret flag: the name says it', check: () => 'too short' }, password: { type: 'string', secret: true, doc: 'x' } },
+    options: { apiToken: { type: 'string', doc: 'no secret flag: the name says it', check: () => 'too short' }, password: { type: 'string', secret: true, doc: 'x' }, url: { type: 'string', secret: true, doc: 'the spec says it' } },
     connect: memory.connect,
   };
 
@@ -134,6 +134,10 @@ describe('secrets', () => {
     const err = configError(() => resolve({ ...configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMORY_PASSWORD: 'env-hunter2' }), memory: { password: 'code-hunter2' } } as ConfigSource, plugin));
     expect(err).toMatchObject({ key: 'registry.memory.password' });
     expect(err.message).not.toMatch(/hunter2/);
+    const url = configError(() => resolve({ ...configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMORY_URL: 'db://u:env-hunter2@h' }), memory: { url: 'db://u:code-hunter2@h' } } as ConfigSource, plugin));
+    expect(url).toMatchObject({ key: 'registry.memory.url' });
+    expect(url.message).toContain('set twice');
+    expect(url.message).not.toMatch(/hunter2/);
   });
 
   it('a resolved secret is marked, so what shows the configuration masks it', () => {

@@ -140,15 +140,17 @@ const same = (a: unknown, b: unknown) => String(Array.isArray(a) ? a.join(',') :
  * beside layers must have their value: which should win cannot be read from a
  * spread (symbol keys come after string keys whatever the order written), and
  * dropping either in silence could put a process in another cluster.
- * `shown(key, value)`: the value as a message may show it.
+ * `shown(key, value)`: the value as a message may show it; `checked(key)`:
+ * whether to check the key now (before a schema is known, only the keys that
+ * choose it).
  */
-export function layersOf(source: object, prefix: string, shown: (key: string, value: unknown) => string): readonly ConfigLayer[] {
+export function layersOf(source: object, prefix: string, shown: (key: string, value: unknown) => string, checked: (key: string) => boolean = () => true): readonly ConfigLayer[] {
   if (!isLayered(source)) return [{ layer: 'code', values: source as Record<string, unknown> }];
   const beside = Object.fromEntries(Object.entries(source));
   const layers = source[LAYERS];
   if (Object.keys(beside).length === 0) return layers;
   const code: ConfigLayer = { layer: 'code', values: beside };
-  for (const key of layerKeys(code, prefix)) {
+  for (const key of layerKeys(code, prefix).filter(checked)) {
     const given = readLayer(code, prefix, key);
     for (const layer of layers) {
       const other = readLayer(layer, prefix, key);

@@ -47,8 +47,8 @@ function sourceOfLayer(layer: ConfigLayer): ValueSource {
   return layer.name === undefined ? { layer: layer.layer } : { layer: layer.layer, name: layer.name };
 }
 
-/** A key's spec; not a property every object has (`constructor`). */
-function specOf(schema: OptionSchema, relative: string): OptionSpec | undefined {
+/** A key's spec; not a property every object has (`constructor`). @internal */
+export function specOf(schema: OptionSchema, relative: string): OptionSpec | undefined {
   return Object.hasOwn(schema, relative) ? schema[relative] : undefined;
 }
 

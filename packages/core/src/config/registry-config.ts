@@ -6,7 +6,7 @@ import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from '../p
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
 import { layersOf, readLayers, type ConfigLayer, type LayeredConfig } from './config-layers.js';
-import { configError, resolveOptions, type ResolvedOption } from './option-resolver.js';
+import { configError, resolveOptions, specOf, type ResolvedOption } from './option-resolver.js';
 import { shownValue, type OptionSchema, type OptionSpec } from './option-schema.js';
 import { assertPluginRules, STORE_RUNTIME_OPTIONS } from './plugin-options.js';
 
@@ -110,10 +110,23 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
 
 const PREFIX = 'registry.';
 
-/** The layers of any form of the configuration. */
-function registryLayers(source: ConfigSource): readonly ConfigLayer[] {
+/**
+ * The layers of any form of the configuration. A key spread beside layers and
+ * set in them to another value is INVALID_CONFIG; with no schema yet, only
+ * `registry.type` is checked (a value is shown only once its spec says it is
+ * no secret).
+ */
+function registryLayers(source: ConfigSource, schema?: OptionSchema): readonly ConfigLayer[] {
   if (typeof source !== 'object' || source === null) throw new ConfigurationError('the configuration must be an object', { key: 'registry' });
-  return layersOf(source, PREFIX, (key, value) => shownValue(key, undefined, value));
+  if (!schema) return layersOf(source, PREFIX, (key, value) => shownValue(key, undefined, value), (key) => key === 'registry.type');
+  return layersOf(source, PREFIX, (key, value) => shownValue(key, specOf(schema, key.slice(PREFIX.length)), value));
+}
+
+/** Every key of the core's and the plugin's section, relative to `registry.`. */
+function registrySchema(plugin: RegistryPlugin): OptionSchema {
+  const schema: Record<string, OptionSpec> = { ...CORE_OPTIONS };
+  for (const [key, spec] of Object.entries(plugin.options)) schema[`${plugin.type}.${key}`] = spec;
+  return schema;
 }
 
 /** A configuration validated, with the layer that set each value. */
@@ -128,9 +141,9 @@ export interface LoadedRegistryConfig extends ResolvedRegistryConfig {
   readonly plugin: RegistryPlugin;
 }
 
-function resolveLayered(layers: readonly ConfigLayer[], plugin: RegistryPlugin, otherTypes: readonly string[]): ResolvedRegistryConfig {
-  const schema: Record<string, OptionSpec> = { ...CORE_OPTIONS };
-  for (const [key, spec] of Object.entries(plugin.options)) schema[`${plugin.type}.${key}`] = spec;
+function resolveLayered(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[]): ResolvedRegistryConfig {
+  const schema = registrySchema(plugin);
+  const layers = registryLayers(source, schema);
   const foreign = (key: string) => {
     const other = otherTypes.find((t) => t !== plugin.type && key.startsWith(`${PREFIX}${t}.`));
     return other ? `belongs to registry.type=${other}, but registry.type is ${plugin.type}` : undefined;
@@ -171,7 +184,7 @@ function resolveLayered(layers: readonly ConfigLayer[], plugin: RegistryPlugin, 
  * that set it and the rule; so does a `registry.type` other than the plugin's.
  */
 export function resolveRegistryConfig(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[] = []): ResolvedRegistryConfig {
-  return resolveLayered(registryLayers(source), plugin, otherTypes);
+  return resolveLayered(source, plugin, otherTypes);
 }
 
 /**
@@ -201,5 +214,5 @@ export function configType(source: ConfigSource): string {
 export async function loadRegistryConfig(source: ConfigSource, builtins: readonly RegistryPlugin<never>[] = []): Promise<LoadedRegistryConfig> {
   const layers = registryLayers(source);
   const plugin = await loadConfiguredPlugin(configType(source), (key) => readLayers(layers, PREFIX, key), builtins);
-  return { plugin, ...resolveLayered(layers, plugin, Object.keys(PLUGIN_PACKAGES)) };
+  return { plugin, ...resolveLayered(source, plugin, Object.keys(PLUGIN_PACKAGES)) };
 }
