@@ -296,6 +296,28 @@ describe('doctor and errors', () => {
     expect(r.stderr).toMatch(/^rollcall: error INVALID_CONFIG \[core\]: registry\.sqlite\.colour: unknown key.*\(hint: check registry\.sqlite\.colour in --config, -o or REGISTRY_\*/);
   });
 
+  it('doctor shows where each key came from, a flag over a variable over the file: the file by its path, the variable by its name', async () => {
+    const file = join(fx.dir, 'doctor.json');
+    writeFileSync(file, JSON.stringify({ type: 'sqlite', cluster: 'elsewhere', requestTimeoutMs: 3000, sqlite: { path: fx.path } }));
+    const r = await run(['doctor', '--config', file, '-c', 'ops'], { env: { REGISTRY_CLUSTER: 'nowhere', REGISTRY_REQUEST_TIMEOUT_MS: '4000' } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^OK +configuration +registry\.type=sqlite, cluster ops/m);
+    expect(r.stdout).toContain('registry.cluster=ops (flag)');
+    expect(r.stdout).toContain('registry.requestTimeoutMs=4000 (env REGISTRY_REQUEST_TIMEOUT_MS)');
+    expect(r.stdout).toContain(`registry.sqlite.path=${fx.path} (file ${file})`);
+    expect(r.stdout).toContain('registry.readOnly=true (command)');
+    // the schema's defaults are not listed as keys given
+    expect(r.stdout).not.toContain('registry.lock.leaseDurationMs');
+  });
+
+  it('a mistyped key names the key meant and where the typo was', async () => {
+    const r = await run(['members', '-t', 'sqlite', '-o', `sqlite.pth=${fx.path}`]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/registry\.sqlite\.pth: unknown key; did you mean registry\.sqlite\.path\? \(from flag\)/);
+    const v = await run(['locks'], { env: { REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PAHT: fx.path } });
+    expect(v.stderr).toContain('did you mean REGISTRY_SQLITE_PATH?');
+  });
+
   it('an unknown REGISTRY_* variable is INVALID_CONFIG, exit 3', async () => {
     const r = await run(['locks'], { env: { REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PAHT: fx.path } });
     expect(r.code).toBe(3);

@@ -1,9 +1,9 @@
 import { systemClock, type Clock } from './clock.js';
-import { configReader, configType, resolveConfig, type ConfigSource } from './config/registry-config.js';
+import { configType, loadRegistryConfig, resolveConfig, type ConfigSource } from './config/registry-config.js';
 import { ConfigurationError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { memoryPlugin } from './memory/memory-plugin.js';
-import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from './plugin.js';
+import { PLUGIN_PACKAGES, type RegistryPlugin } from './plugin.js';
 import { Registry } from './registry.js';
 import type { RecordStore } from './store.js';
 
@@ -27,7 +27,7 @@ export interface RegistryRuntime {
 
 /**
  * The one way to open a registry. Validates the configuration (object, flat or
- * environment form), loads the `registry.type` plugin lazily, connects, and
+ * environment form, or layers: {@link configLayers}), loads the `registry.type` plugin lazily, connects, and
  * resolves once the first list is in. Everything is checked before anything is
  * contacted.
  *
@@ -45,15 +45,14 @@ export interface RegistryRuntime {
 export async function createRegistry(source: ConfigSource, runtime: RegistryRuntime = {}): Promise<Registry> {
   const logger = runtime.logger ?? silentLogger;
   const clock = runtime.clock ?? systemClock;
-  const type = configType(source);
   const given = runtime.store;
   if (given) {
+    const type = configType(source);
     if (type !== given.backend) throw new ConfigurationError(`registry.type: ${type}, but the store given is a ${given.backend} store`, { key: 'registry.type' });
     const config = resolveConfig(source, { type, options: {}, connect: async () => given }, Object.keys(PLUGIN_PACKAGES));
     return Registry.open(given, config, { clock, logger });
   }
-  const plugin = await loadConfiguredPlugin(type, configReader(source), [memoryPlugin, ...(runtime.plugins ?? [])]);
-  const config = resolveConfig(source, plugin, Object.keys(PLUGIN_PACKAGES));
+  const { plugin, config } = await loadRegistryConfig(source, [memoryPlugin, ...(runtime.plugins ?? [])]);
   const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity, readOnly: config.readOnly });
   return Registry.open(store, config, { clock, logger });
 }

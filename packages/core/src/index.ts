@@ -8,7 +8,9 @@ export { shutdownOnSignals, DEFAULT_SHUTDOWN_DEADLINE_MS, type Closable, type Sh
 export { type BackendActivity, type BackendActivityListener, type BackendOperation } from './backend-activity.js';
 export { observeBackend } from './observe-backend.js';
 export { Registry, type AnnounceOptions, type LockOptions, type RegistryEvents, type Subscription } from './registry.js';
-export { configFromEnv, resolveConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type RegistryConfig, type RegistryConfigInput, type CoreConfigInput, type BackendConfigInput } from './config/registry-config.js';
+export { resolveConfig, resolveRegistryConfig, loadRegistryConfig, CORE_OPTIONS, type ConfigSource, type EnvRegistryConfig, type FlatRegistryConfig, type LoadedRegistryConfig, type RegistryConfig, type RegistryConfigInput, type ResolvedRegistryConfig, type CoreConfigInput, type BackendConfigInput } from './config/registry-config.js';
+export { configFromEnv, configLayers, describeSource, envLayer, fileLayer, readLayers, type ConfigLayer, type ConfigLayerKind, type LayeredConfig, type ValueSource } from './config/config-layers.js';
+export { resolveOptions, type ResolvedOption, type ResolvedOptions, type ResolveSpec } from './config/option-resolver.js';
 export type { BackendSection, RegistryBackendSections, RegistryType } from './config/backend-sections.js';
 export type { PluginOptionsInput } from './config/plugin-options.js';
 export { envName } from './config/option-schema.js';

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { configError } from './support/config-error.js';
 import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
 import { loadPlugin, missingPackage } from '../src/admin.js';
 import { pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
@@ -19,15 +20,6 @@ const KNOWN = ['memory', 'kubernetes', 'zookeeper', 'etcd', 'mysql', 'sqlite'];
 
 function resolve(source: ConfigSource, plugin: RegistryPlugin = memoryPlugin as unknown as RegistryPlugin) {
   return resolveConfig(source, plugin, KNOWN);
-}
-
-function configError(fn: () => unknown): { code: string; key: string | undefined; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    return err as { code: string; key: string | undefined; message: string };
-  }
-  throw new Error('expected a configuration error');
 }
 
 describe('configuration', () => {

@@ -1,8 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Clock, Logger, Registry } from '@rollcall/core';
+import { type Clock, DEFAULT_REQUEST_TIMEOUT_MS, type Logger, type Registry, resolveOptions, type ResolveSpec, silentLogger, systemClock } from '@rollcall/core';
+import { BACKEND } from './errors.js';
+import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
 import type { TaskLogOptions } from './log-sink.js';
+import { DEFAULT_MAX_LOG_BYTES } from './log-writer.js';
 import type { TemplateRule } from './templates.js';
-import type { TaskStatus, TaskTimeouts } from './task.js';
+import { DEFAULT_TIMEOUTS, type TaskStatus, type TaskTimeouts } from './task.js';
 
 /** Concurrency limits: pods pending or running at once. */
 export interface CapacityOptions {
@@ -100,3 +103,70 @@ export interface PodRunnerOptions {
 
 export const DEFAULT_RUNNER_NAME = 'rollcall';
 export const DEFAULT_TOTAL_CAPACITY = 50;
+
+/** A runner's name: a DNS label short enough to prefix its pods' names. */
+const RUNNER_NAME = /^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/;
+
+/**
+ * Every key of {@link PodRunnerOptions}, its rule and its default, checked by
+ * core's configuration resolver: unknown keys, wrong types and broken rules are
+ * INVALID_CONFIG naming the key. `timeouts.unknown` has no default here: it is
+ * applied when read (`DEFAULT_UNKNOWN_TIMEOUT_MS`), so the timeouts a task
+ * carries stay what a runner without that bound wrote.
+ */
+export const POD_RUNNER_OPTIONS: ResolveSpec['schema'] = Object.freeze({
+  templates: { type: 'code', required: true, doc: 'Ordered template rules.', check: (v) => (Array.isArray(v) ? undefined : 'a list of template rules') },
+  namespace: { type: 'string', doc: 'Namespace of the pods.' },
+  name: { type: 'string', default: DEFAULT_RUNNER_NAME, doc: "The runner's name.", check: (v) => (RUNNER_NAME.test(v) ? undefined : 'a DNS label of at most 30 characters') },
+  'capacity.total': { type: 'integer', default: DEFAULT_TOTAL_CAPACITY, min: 1, doc: 'Pods pending or running at once, all task types.' },
+  'capacity.perType': { type: 'map', default: {}, min: 1, doc: 'Pods pending or running at once, per task type.' },
+  'timeouts.unschedulable': { type: 'number', above: 0, default: DEFAULT_TIMEOUTS.unschedulable, doc: 'ms' },
+  'timeouts.imagePull': { type: 'number', above: 0, default: DEFAULT_TIMEOUTS.imagePull, doc: 'ms' },
+  'timeouts.start': { type: 'number', above: 0, default: DEFAULT_TIMEOUTS.start, doc: 'ms' },
+  'timeouts.run': { type: 'number', above: 0, doc: 'ms' },
+  'timeouts.queue': { type: 'number', above: 0, doc: 'ms' },
+  'timeouts.unknown': { type: 'number', above: 0, doc: 'ms' },
+  keepFailedPodsMs: { type: 'integer', default: 0, min: 0, doc: 'ms' },
+  requeueDelayMs: { type: 'integer', default: 1000, min: 1, doc: 'ms' },
+  'logs.dir': { type: 'string', doc: 'The directory sink.' },
+  'logs.sink': { type: 'code', doc: 'A shared log sink.' },
+  'logs.maxBytesPerTask': { type: 'integer', default: DEFAULT_MAX_LOG_BYTES, min: 1, doc: 'bytes' },
+  kubeconfig: { type: 'string', doc: 'Path of a kubeconfig file.' },
+  context: { type: 'string', doc: 'Kubeconfig context.' },
+  kubeConfig: { type: 'code', doc: 'A KubeConfig loaded by the caller.' },
+  requestTimeoutMs: { type: 'integer', default: DEFAULT_REQUEST_TIMEOUT_MS, min: 1, doc: 'ms' },
+  watchSilenceTimeoutMs: { type: 'integer', default: 90_000, min: 1, doc: 'ms' },
+  watchTimeoutSeconds: { type: 'integer', default: 300, min: 1, doc: 's' },
+  registry: { type: 'code', doc: 'The registry whose election the runner campaigns in.' },
+  onStatus: { type: 'code', doc: 'Status callback.', check: (v) => (typeof v === 'function' ? undefined : 'a function') },
+  'ledger.retainDoneMs': { type: 'integer', default: DEFAULT_RETAIN_DONE_MS, min: 1, doc: 'ms' },
+  'ledger.maxDone': { type: 'integer', default: DEFAULT_MAX_DONE, min: 1, doc: 'tombstones' },
+  identity: { type: 'string', doc: 'User-Agent and election candidate.' },
+  logger: { type: 'code', default: silentLogger, doc: 'pino-shaped logger.' },
+  clock: { type: 'code', default: systemClock, doc: 'Time for the timers.' },
+});
+
+/** {@link PodRunnerOptions} with every default applied, as the runner runs with them. @internal */
+export type ResolvedPodRunnerOptions = Omit<PodRunnerOptions, 'name' | 'capacity' | 'timeouts' | 'keepFailedPodsMs' | 'requeueDelayMs' | 'logs' | 'requestTimeoutMs' | 'watchSilenceTimeoutMs' | 'watchTimeoutSeconds' | 'ledger' | 'logger' | 'clock'> & {
+  readonly name: string;
+  readonly capacity: { readonly total: number; readonly perType: Readonly<Record<string, number>> };
+  readonly timeouts: Readonly<TaskTimeouts>;
+  readonly keepFailedPodsMs: number;
+  readonly requeueDelayMs: number;
+  readonly logs: (TaskLogOptions & { readonly maxBytesPerTask: number }) | false;
+  readonly requestTimeoutMs: number;
+  readonly watchSilenceTimeoutMs: number;
+  readonly watchTimeoutSeconds: number;
+  readonly ledger: Readonly<Required<LedgerOptions>>;
+  readonly logger: Logger;
+  readonly clock: Clock;
+};
+
+/** Validates a runner's options by {@link POD_RUNNER_OPTIONS} and applies its defaults. INVALID_CONFIG naming the key and the rule. @internal */
+export function resolvePodRunnerOptions(options: PodRunnerOptions): ResolvedPodRunnerOptions {
+  // `logs: false` turns capture off; it is not a section the schema walks
+  const { logs, ...rest } = options;
+  const given = logs === false ? rest : { ...rest, logs };
+  const { values } = resolveOptions<ResolvedPodRunnerOptions>({ prefix: '', schema: POD_RUNNER_OPTIONS, backend: BACKEND }, [{ layer: 'code', values: given }]);
+  return logs === false ? { ...values, logs: false } : values;
+}

@@ -1,7 +1,6 @@
-import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, silentLogger, StoreConflictError, systemClock } from '@rollcall/core';
+import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, StoreConflictError } from '@rollcall/core';
 import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
 import { LEDGER_FORMAT, type QueuedEntry, tombstone, tombstoneStatus, type LedgerEntry } from './ledger-format.js';
-import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
 import { StatusDelivery } from './status-delivery.js';
 import { TaskLedger } from './task-ledger.js';
 import { Capacity } from './capacity.js';
@@ -10,7 +9,7 @@ import { createTaskPod } from './executor.js';
 import { LeaderGate } from './leader-gate.js';
 import { createLogCapture, type LogCapture } from './log-capture.js';
 import { type LogLine, type LogOptions, logStream } from './logs.js';
-import { DEFAULT_TOTAL_CAPACITY, type PodRunnerOptions } from './options.js';
+import type { ResolvedPodRunnerOptions } from './options.js';
 import { buildPod } from './pod-build.js';
 import { lostByDeletion, taskContainerName } from './pod-status.js';
 import { PodReleaser } from './pod-releaser.js';
@@ -25,7 +24,7 @@ import { TaskEventHub } from './task-events.js';
 import { TaskQueue } from './task-queue.js';
 import { changedStatus, copyStatus, newTaskState, type TaskState } from './task-state.js';
 import { TaskTimers } from './task-timers.js';
-import { type AttemptOutcome, assertTask, DEFAULT_TIMEOUTS, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
+import { type AttemptOutcome, assertTask, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
 import { type ResolvedTemplate, selectTemplate } from './templates.js';
 
 /** Filter of {@link PodRunner.list}. */
@@ -83,14 +82,14 @@ export class PodRunner {
     readonly namespace: string,
     readonly name: string,
     private readonly templates: ResolvedTemplate[],
-    private readonly options: PodRunnerOptions,
+    private readonly options: ResolvedPodRunnerOptions,
   ) {
-    this.logger = options.logger ?? silentLogger;
-    this.clock = options.clock ?? systemClock;
-    this.capacity = new Capacity({ total: options.capacity?.total ?? DEFAULT_TOTAL_CAPACITY, perType: { ...options.capacity?.perType } });
-    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.logger = options.logger;
+    this.clock = options.clock;
+    this.capacity = new Capacity({ total: options.capacity.total, perType: { ...options.capacity.perType } });
+    this.timeouts = options.timeouts;
     this.api = new PodsApi(client, namespace, (verb) => this.gate.fence(verb));
-    this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs ?? 1000, onResume: () => this.pump() });
+    this.queue = new TaskQueue({ clock: this.clock, requeueDelayMs: options.requeueDelayMs, onResume: () => this.pump() });
     this.gate = new LeaderGate(options.registry, `pod-runner-${name}`, options.identity);
     this.timers = new TaskTimers(this.clock);
     this.activity = new RunnerActivityReporter(this.clock, this.logger);
@@ -102,8 +101,8 @@ export class PodRunner {
       runner: name,
       clock: this.clock,
       logger: this.logger,
-      retainDoneMs: options.ledger?.retainDoneMs ?? DEFAULT_RETAIN_DONE_MS,
-      maxDone: options.ledger?.maxDone ?? DEFAULT_MAX_DONE,
+      retainDoneMs: options.ledger.retainDoneMs,
+      maxDone: options.ledger.maxDone,
       // a ledger write is a write like a pod's: not sent by a runner whose term may be over
       fence: (verb) => this.gate.fence(verb),
     });
@@ -112,7 +111,7 @@ export class PodRunner {
       api: this.api,
       clock: this.clock,
       logger: this.logger,
-      keepFailedPodsMs: options.keepFailedPodsMs ?? 0,
+      keepFailedPodsMs: options.keepFailedPodsMs,
       latest: (podName) => this.informer?.get(podName),
       closed: () => this.closed,
       untilLogged: (state) => this.logCapture?.untilLogged(state.status, state.pod) ?? Promise.resolve(),
@@ -130,8 +129,8 @@ export class PodRunner {
         labelSelector: `${RUNNER_LABEL}=${this.name}`,
         resource: 'pods',
         namespace: this.namespace,
-        silenceTimeoutMs: this.options.watchSilenceTimeoutMs ?? 90_000,
-        timeoutSeconds: this.options.watchTimeoutSeconds ?? 300,
+        silenceTimeoutMs: this.options.watchSilenceTimeoutMs,
+        timeoutSeconds: this.options.watchTimeoutSeconds,
       },
       {
         upsert: (pod) => this.onPod(pod),

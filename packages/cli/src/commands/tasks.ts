@@ -1,3 +1,4 @@
+import { envLayer, readLayers, type ConfigLayer } from '@rollcall/core';
 import type { TaskListing, TaskStatus, TaskView } from '@rollcall/pod-runner';
 import { loadPodRunner } from '../pod-runner.js';
 import { ExitCode, usageError } from '../errors.js';
@@ -17,9 +18,11 @@ export interface TaskFlags {
 
 async function withView<T>(flags: TaskFlags, action: (view: TaskView) => Promise<T>): Promise<T> {
   const { openTaskView } = await loadPodRunner('rollcall tasks');
+  // the registry's keys where the flags leave them out: the same layers, read by core's resolver
+  const layers: ConfigLayer[] = [envLayer(process.env), { layer: 'flag', values: { 'registry.kubernetes.namespace': flags.namespace, 'registry.kubernetes.kubeconfig': flags.kubeconfig } }];
   const view = openTaskView({
-    namespace: flags.namespace ?? process.env.REGISTRY_KUBERNETES_NAMESPACE,
-    kubeconfig: flags.kubeconfig ?? process.env.REGISTRY_KUBERNETES_KUBECONFIG,
+    namespace: readLayers(layers, 'registry.', 'registry.kubernetes.namespace') as string | undefined,
+    kubeconfig: readLayers(layers, 'registry.', 'registry.kubernetes.kubeconfig') as string | undefined,
     context: flags.context,
     name: flags.runner,
     logs: { dir: flags.logDir },

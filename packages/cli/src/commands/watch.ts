@@ -55,7 +55,7 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   const format = outputFormat(flags);
   const port = metricsPort(flags);
   const config = await resolveCliConfig(flags, process.env, {}, 'read');
-  const registry: Registry = await createRegistry(config.flat as never);
+  const registry: Registry = await createRegistry(config.source);
   // A cluster-wide exporter: every role (the default) and every election.
   const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }).catch(async (err: unknown) => {
     await registry.close();

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ChildHandle } from '@rollcall/conformance/child';
 import { createRegistry, type LeaderInfo, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
-import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
+import { describeKeys, isGiven, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, formatError, toCliError, usageError } from '../errors.js';
 import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
 import { age, since, table } from '../output.js';
@@ -57,7 +57,7 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
   let config: CliConfig;
   try {
     config = await resolveCliConfig(flags, process.env, { 'registry.type': 'sqlite', ...timings });
-    if (config.resolved.type === 'sqlite' && !config.sources.has('registry.sqlite.path')) {
+    if (config.resolved.type === 'sqlite' && !isGiven(config.sources.get('registry.sqlite.path')?.source)) {
       config = await resolveCliConfig(flags, process.env, { 'registry.type': 'sqlite', ...timings, 'registry.sqlite.path': join(dir, 'demo.db') });
     }
     if (config.resolved.type === 'memory') throw usageError('the memory store lives inside one process and the demo runs seven: use the default (sqlite) or a server backend with --type', 'rollcall demo --type etcd -o registry.etcd.endpoints=http://127.0.0.1:2379');
@@ -121,7 +121,7 @@ class Demo {
   /** `rollcall watch` on this demo's cluster and store: its type, cluster and every key given to the demo (secrets masked). */
   private attachCommand(): string {
     const r = this.config.resolved;
-    const given = describeKeys(this.config).filter((k) => k.source !== 'default' && k.key !== 'registry.type' && k.key !== 'registry.cluster');
+    const given = describeKeys(this.config).filter((k) => k.layer !== 'default' && k.key !== 'registry.type' && k.key !== 'registry.cluster');
     const path = r.type === 'sqlite' && !given.some((k) => k.key === 'registry.sqlite.path') ? [` -o sqlite.path=${String(r.options.path)}`] : [];
     return `rollcall watch -t ${r.type} -c ${r.cluster}${path.join('')}${given.map((k) => ` -o ${k.key.replace(/^registry\./, '')}=${k.value}`).join('')}`;
   }

@@ -1,12 +1,20 @@
-import { ConfigurationError } from '../errors.js';
-
-/** One configuration key: its type, its default and its rule. */
+/**
+ * One configuration key: its type, its default and its rule. A key whose name
+ * holds `password`, `token`, `secret` or `credential`, or that says `secret`,
+ * never has its value shown in a message.
+ */
 export type OptionSpec =
   | { type: 'string'; default?: string; required?: boolean; secret?: boolean; doc: string; check?: (value: string) => string | undefined }
   | { type: 'integer'; default?: number; required?: boolean; min?: number; max?: number; doc: string }
+  /** A finite number, fractions allowed; `above`: it must be greater than this. */
+  | { type: 'number'; default?: number; required?: boolean; above?: number; doc: string }
   | { type: 'boolean'; default?: boolean; required?: boolean; doc: string }
   | { type: 'enum'; values: readonly string[]; default?: string; required?: boolean; doc: string }
-  | { type: 'list'; default?: readonly string[]; required?: boolean; doc: string };
+  | { type: 'list'; default?: readonly string[]; required?: boolean; doc: string }
+  /** Names of the caller's choosing to integers (`capacity.perType: { report: 2 }`): its keys are not the schema's. Not from a string. */
+  | { type: 'map'; default?: Readonly<Record<string, number>>; required?: boolean; min?: number; doc: string }
+  /** A value only code can give (a client, a function, a clock), passed on as it is; a file, a variable or a flag cannot set it. */
+  | { type: 'code'; default?: unknown; required?: boolean; doc: string; check?: (value: unknown) => string | undefined };
 
 /** A section's keys, relative and dotted (`tls.caFile`), to their specs. */
 export type OptionSchema = Readonly<Record<string, OptionSpec>>;
@@ -16,18 +24,52 @@ export function envName(flatKey: string): string {
   return flatKey.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[.-]/g, '_').toUpperCase();
 }
 
+const SECRET_NAME = /password|passwd|token|secret|credential/i;
+
+/** Whether a key's value must never be shown: its spec says so, or its last segment names a secret. @internal */
+export function isSecret(key: string, spec?: OptionSpec): boolean {
+  return (spec?.type === 'string' && spec.secret === true) || SECRET_NAME.test(key.slice(key.lastIndexOf('.') + 1));
+}
+
+/** A value as a message may show it: `<secret>` for a secret key. @internal */
+export function shownValue(key: string, spec: OptionSpec | undefined, raw: unknown): string {
+  if (isSecret(key, spec)) return '<secret>';
+  if (typeof raw === 'function') return 'a function';
+  try {
+    return JSON.stringify(raw) ?? String(raw);
+  } catch {
+    return String(raw);
+  }
+}
+
+/** A broken rule of one key, before the source is known. @internal */
+export class OptionProblem extends Error {
+  constructor(
+    readonly key: string,
+    readonly rule: string,
+  ) {
+    super(`${key}: ${rule}`);
+  }
+}
+
 function fail(key: string, rule: string): never {
-  throw new ConfigurationError(`${key}: ${rule}`, { key });
+  throw new OptionProblem(key, rule);
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /**
  * Checks and converts one value. Values from the flat and environment forms are
  * strings and are parsed; values of the object form must already have the type.
- * Secret values never appear in a message.
+ * Secret values never appear in a message. Throws {@link OptionProblem}.
  * @internal
  */
 export function coerceOption(key: string, spec: OptionSpec, raw: unknown): unknown {
-  const shown = spec.type === 'string' && spec.secret ? '<secret>' : JSON.stringify(raw);
+  const shown = shownValue(key, spec, raw);
   switch (spec.type) {
     case 'string': {
       if (typeof raw !== 'string') fail(key, `expected a string, got ${typeof raw}`);
@@ -40,6 +82,12 @@ export function coerceOption(key: string, spec: OptionSpec, raw: unknown): unkno
       if (typeof value !== 'number' || !Number.isInteger(value)) fail(key, `expected an integer, got ${shown}`);
       if (spec.min !== undefined && value < spec.min) fail(key, `must be at least ${spec.min}, got ${value}`);
       if (spec.max !== undefined && value > spec.max) fail(key, `must be at most ${spec.max}, got ${value}`);
+      return value;
+    }
+    case 'number': {
+      const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw.trim()) : raw;
+      if (typeof value !== 'number' || !Number.isFinite(value)) fail(key, `expected a number, got ${shown}`);
+      if (spec.above !== undefined && !(value > spec.above)) fail(key, `must be greater than ${spec.above}, got ${value}`);
       return value;
     }
     case 'boolean': {
@@ -57,56 +105,43 @@ export function coerceOption(key: string, spec: OptionSpec, raw: unknown): unkno
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) fail(key, `expected a list of strings (or one comma-separated string), got ${shown}`);
       return Object.freeze([...value]);
     }
-  }
-}
-
-/**
- * Validates a section's flat values against `schema`, with defaults applied:
- * unknown keys, wrong types and missing required keys are errors naming the key.
- * Returns the section as a frozen nested object (`tls.caFile` → `{ tls: { caFile } }`).
- * @internal
- */
-export function resolveSection(prefix: string, schema: OptionSchema, values: ReadonlyMap<string, unknown>): Readonly<Record<string, unknown>> {
-  for (const key of values.keys()) {
-    if (!(key in schema)) fail(`${prefix}${key}`, `unknown key; known keys are ${Object.keys(schema).map((k) => prefix + k).join(', ')}`);
-  }
-  const out: Record<string, unknown> = {};
-  for (const [key, spec] of Object.entries(schema)) {
-    const flatKey = `${prefix}${key}`;
-    const value = values.has(key) ? coerceOption(flatKey, spec, values.get(key)) : spec.default;
-    if (value === undefined) {
-      if (spec.required) fail(flatKey, 'is required');
-      continue;
+    case 'map': {
+      if (!isPlainObject(raw)) fail(key, `expected an object of names to integers, got ${shown}`);
+      for (const [name, value] of Object.entries(raw)) {
+        if (typeof value !== 'number' || !Number.isInteger(value)) fail(`${key}.${name}`, `expected an integer, got ${shownValue(name, undefined, value)}`);
+        if (spec.min !== undefined && value < spec.min) fail(`${key}.${name}`, `must be at least ${spec.min}, got ${value}`);
+      }
+      return Object.freeze({ ...raw });
     }
-    const path = key.split('.');
-    let node = out;
-    for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
-    node[path[path.length - 1]!] = value;
+    case 'code': {
+      const problem = spec.check?.(raw);
+      if (problem) fail(key, `is not valid: ${problem}`);
+      return raw;
+    }
   }
-  return deepFreeze(out);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 }
 
 /**
  * Flattens the object form to dotted keys under `prefix`: nested plain objects
  * become `a.b`, anything else (arrays included) is a value; undefined values
- * are left out. A dotted key in the object form is an error.
+ * are left out. A dotted key in the object form is an error. `leaf(key)`: a
+ * key whose value is taken whole even when it is an object (a `map` or `code`
+ * key of the schema).
  */
-export function flattenObject(prefix: string, node: Record<string, unknown>, into = new Map<string, unknown>()): Map<string, unknown> {
+export function flattenObject(prefix: string, node: Record<string, unknown>, into = new Map<string, unknown>(), leaf: (key: string) => boolean = () => false): Map<string, unknown> {
   for (const [k, v] of Object.entries(node)) {
-    if (k.includes('.')) throw new ConfigurationError(`${prefix}${k}: a dotted key in the object form; use nested objects, or the flat form with every key starting registry.`, { key: `${prefix}${k}` });
-    if (isPlainObject(v)) flattenObject(`${prefix}${k}.`, v, into);
-    else if (v !== undefined) into.set(`${prefix}${k}`, v);
+    const key = `${prefix}${k}`;
+    if (k.includes('.')) throw new OptionProblem(key, `a dotted key in the object form; use nested objects${prefix ? `, or the flat form with every key starting ${prefix.slice(0, prefix.indexOf('.') + 1)}` : ''}`);
+    if (isPlainObject(v) && !leaf(key)) flattenObject(`${key}.`, v, into, leaf);
+    else if (v !== undefined) into.set(key, v);
   }
   return into;
 }
 
 /** @internal */
 export function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+  if (isPlainObject(value) || Array.isArray(value)) {
+    if (Object.isFrozen(value)) return value;
     for (const child of Object.values(value)) deepFreeze(child);
     Object.freeze(value);
   }

@@ -4,7 +4,8 @@ import { silentLogger, type Logger } from '../logger.js';
 import { CLUSTER_RULE, isValidCluster } from '../names.js';
 import type { PluginContext, RegistryPlugin } from '../plugin.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../timing.js';
-import { flattenObject, resolveSection, type OptionSchema } from './option-schema.js';
+import type { OptionSchema } from './option-schema.js';
+import { configError, resolveOptions, type ResolvedOption } from './option-resolver.js';
 
 /**
  * A plugin's section as code passes it: every key optional (the schema holds
@@ -37,13 +38,10 @@ export const STORE_RUNTIME_OPTIONS = Object.freeze({
 
 type PluginSchema<Options> = Pick<RegistryPlugin<Options>, 'type' | 'options' | 'validate'>;
 
-/** Validates a section's flat values (keys relative to `registry.<type>.`) and the plugin's cross-key rules. */
-export function resolvePluginSection<Options>(plugin: PluginSchema<Options>, values: ReadonlyMap<string, unknown>): Options {
-  const prefix = `registry.${plugin.type}.`;
-  const options = resolveSection(prefix, plugin.options, values) as Options;
+/** A plugin's cross-key rules over its resolved section: INVALID_CONFIG naming the key and the layer that set it. @internal */
+export function assertPluginRules<Options>(plugin: PluginSchema<Options>, options: Options, sources: ReadonlyMap<string, ResolvedOption>, prefix = `registry.${plugin.type}.`): void {
   const problem = plugin.validate?.(options);
-  if (problem) throw new ConfigurationError(`${prefix}${problem.key}: ${problem.rule}`, { key: `${prefix}${problem.key}` });
-  return options;
+  if (problem) throw configError(`${prefix}${problem.key}`, problem.rule, sources.get(`${prefix}${problem.key}`)?.source);
 }
 
 /**
@@ -55,9 +53,9 @@ export function resolvePluginSection<Options>(plugin: PluginSchema<Options>, val
 export function resolvePluginOptions<Options>(plugin: PluginSchema<Options>, input: PluginOptionsInput<Options> = {}): Options {
   const prefix = `registry.${plugin.type}.`;
   if (typeof input !== 'object' || input === null) throw new ConfigurationError(`registry.${plugin.type}: the options must be an object`, { key: `registry.${plugin.type}` });
-  const values = new Map<string, unknown>();
-  for (const [key, value] of flattenObject(prefix, input as Record<string, unknown>)) values.set(key.slice(prefix.length), value);
-  return resolvePluginSection(plugin, values);
+  const { values, sources } = resolveOptions<Options>({ prefix, schema: plugin.options }, [{ layer: 'code', values: input as Record<string, unknown> }]);
+  assertPluginRules(plugin, values, sources, prefix);
+  return values;
 }
 
 /**
@@ -67,10 +65,7 @@ export function resolvePluginOptions<Options>(plugin: PluginSchema<Options>, inp
  */
 export function pluginContext<Options>(plugin: PluginSchema<Options>, input: StoreFactoryOptions<Options> = {}): PluginContext<Options> {
   const { cluster, requestTimeoutMs, logger = silentLogger, clock = systemClock, ...section } = input;
-  const runtime = new Map<string, unknown>();
-  if (cluster !== undefined) runtime.set('cluster', cluster);
-  if (requestTimeoutMs !== undefined) runtime.set('requestTimeoutMs', requestTimeoutMs);
-  const core = resolveSection('registry.', STORE_RUNTIME_OPTIONS, runtime) as { cluster: string; requestTimeoutMs: number };
+  const core = resolveOptions<{ cluster: string; requestTimeoutMs: number }>({ prefix: 'registry.', schema: STORE_RUNTIME_OPTIONS }, [{ layer: 'code', values: { cluster, requestTimeoutMs } }]).values;
   const options = resolvePluginOptions(plugin, section as PluginOptionsInput<Options>);
   return { cluster: core.cluster, requestTimeoutMs: core.requestTimeoutMs, options, logger, clock };
 }

@@ -2,11 +2,13 @@ import { hostname } from 'node:os';
 import { ConfigurationError } from '../errors.js';
 import { MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
-import type { RegistryPlugin } from '../plugin.js';
+import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from '../plugin.js';
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
-import { deepFreeze, envName, flattenObject, resolveSection, type OptionSchema } from './option-schema.js';
-import { resolvePluginSection, STORE_RUNTIME_OPTIONS } from './plugin-options.js';
+import { layersOf, readLayers, type ConfigLayer, type LayeredConfig } from './config-layers.js';
+import { configError, resolveOptions, specOf, type ResolvedOption } from './option-resolver.js';
+import { shownValue, type OptionSchema, type OptionSpec } from './option-schema.js';
+import { assertPluginRules, STORE_RUNTIME_OPTIONS } from './plugin-options.js';
 
 /** The keys of the object form every backend shares; each has a default. */
 // A type, not an interface: it stays assignable to Record<string, unknown>.
@@ -55,27 +57,11 @@ export type RegistryConfigInput = { [T in RegistryType]: BackendConfigInput<T> }
 /** The flat form: `{ 'registry.type': 'kubernetes', 'registry.kubernetes.namespace': 'prod' }`. Values may be strings. */
 export type FlatRegistryConfig = Readonly<Record<`registry.${string}`, string | number | boolean | readonly string[]>>;
 
-const ENV_SOURCE = Symbol('rollcall.env');
+/** The environment form, made by {@link configFromEnv}: a {@link LayeredConfig} of one layer. */
+export type EnvRegistryConfig = LayeredConfig;
 
-/** The environment form, made by {@link configFromEnv}. */
-export interface EnvRegistryConfig {
-  readonly [ENV_SOURCE]: Readonly<Record<string, string | undefined>>;
-}
-
-export type ConfigSource = RegistryConfigInput | FlatRegistryConfig | EnvRegistryConfig;
-
-/**
- * Reads the environment form: every `REGISTRY_*` variable, e.g.
- * `REGISTRY_TYPE=kubernetes`. Unknown ones are errors at construction. Keys
- * may be spread beside it, `{ ...configFromEnv(), cluster: 'orders' }`: they
- * join the variables, and a key set both ways to two values is INVALID_CONFIG
- * naming it (never one dropped in silence).
- */
-export function configFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): EnvRegistryConfig {
-  const picked: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (name.startsWith('REGISTRY_') && value !== undefined) picked[name] = value;
-  return { [ENV_SOURCE]: Object.freeze(picked) };
-}
+/** Any form of the configuration: the object form, the flat form, or layers ({@link configFromEnv}, {@link configLayers}), with keys spread beside them. */
+export type ConfigSource = RegistryConfigInput | FlatRegistryConfig | LayeredConfig;
 
 /** The validated, frozen configuration a registry runs with. */
 export interface RegistryConfig {
@@ -122,59 +108,83 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   readOnly: { type: 'boolean', default: false, doc: 'Write nothing to the backend: read and judge liveness only (announce, campaign and lock are refused).' },
 });
 
-function isEnvSource(source: ConfigSource): source is EnvRegistryConfig {
-  return typeof source === 'object' && source !== null && ENV_SOURCE in source;
+const PREFIX = 'registry.';
+
+/**
+ * The layers of any form of the configuration. A key spread beside layers and
+ * set in them to another value is INVALID_CONFIG; with no schema yet, only
+ * `registry.type` is checked (a value is shown only once its spec says it is
+ * no secret).
+ */
+function registryLayers(source: ConfigSource, schema?: OptionSchema): readonly ConfigLayer[] {
+  if (typeof source !== 'object' || source === null) throw new ConfigurationError('the configuration must be an object', { key: 'registry' });
+  if (!schema) return layersOf(source, PREFIX, (key, value) => shownValue(key, undefined, value), (key) => key === 'registry.type');
+  return layersOf(source, PREFIX, (key, value) => shownValue(key, specOf(schema, key.slice(PREFIX.length)), value));
 }
 
-/** Flattens any of the three forms to `registry.*` keys. Environment names stay as they are until the schema is known. */
-function flatten(source: ConfigSource): { flat: Map<string, unknown>; env: Map<string, string> } {
-  const flat = new Map<string, unknown>();
-  const env = new Map<string, string>();
-  if (typeof source !== 'object' || source === null) throw new ConfigurationError('the configuration must be an object', { key: 'registry' });
-  // Keys beside the environment (`{ ...configFromEnv(), cluster: 'orders' }`) are the object or flat form; resolveConfig refuses a key given both ways with two values.
-  const keys = Object.keys(source);
-  if (keys.length > 0 && keys.every((k) => k.startsWith('registry.'))) {
-    for (const [k, v] of Object.entries(source)) flat.set(k, v);
-  } else {
-    flattenObject('registry.', source as Record<string, unknown>, flat);
+/** Every key of the core's and the plugin's section, relative to `registry.`. */
+function registrySchema(plugin: RegistryPlugin): OptionSchema {
+  const schema: Record<string, OptionSpec> = { ...CORE_OPTIONS };
+  for (const [key, spec] of Object.entries(plugin.options)) schema[`${plugin.type}.${key}`] = spec;
+  return schema;
+}
+
+/** A configuration validated, with the layer that set each value. */
+export interface ResolvedRegistryConfig {
+  readonly config: RegistryConfig;
+  /** Every key with a value (`registry.cluster`), its value and the layer that set it; `default` for a default. */
+  readonly sources: ReadonlyMap<string, ResolvedOption>;
+}
+
+/** A configuration validated against the plugin its `registry.type` loaded. */
+export interface LoadedRegistryConfig extends ResolvedRegistryConfig {
+  readonly plugin: RegistryPlugin;
+}
+
+function resolveLayered(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[]): ResolvedRegistryConfig {
+  const schema = registrySchema(plugin);
+  const layers = registryLayers(source, schema);
+  const foreign = (key: string) => {
+    const other = otherTypes.find((t) => t !== plugin.type && key.startsWith(`${PREFIX}${t}.`));
+    return other ? `belongs to registry.type=${other}, but registry.type is ${plugin.type}` : undefined;
+  };
+  const { values, sources } = resolveOptions<Omit<RegistryConfig, 'identity' | 'options'> & { identity?: string } & Record<string, unknown>>({ prefix: PREFIX, schema, foreign }, layers);
+  if (values.type !== plugin.type) throw configError('registry.type', `${JSON.stringify(values.type)} is not the plugin's type ${JSON.stringify(plugin.type)}`, sources.get('registry.type')?.source);
+  const options = (values[plugin.type] ?? Object.freeze({})) as Readonly<Record<string, unknown>>;
+  const sourceOf = (key: string) => sources.get(key)?.source;
+  assertPluginRules(plugin, options, sources);
+  const all = new Map(sources);
+  const identity = values.identity ?? defaultIdentity();
+  if (values.identity === undefined) all.set('registry.identity', { value: identity, source: { layer: 'default' } });
+  const config: RegistryConfig = {
+    type: values.type,
+    cluster: values.cluster,
+    identity,
+    election: values.election,
+    lock: values.lock,
+    member: values.member,
+    requestTimeoutMs: values.requestTimeoutMs,
+    maxPayloadBytes: values.maxPayloadBytes,
+    readOnly: values.readOnly,
+    options,
+  };
+  for (const kind of ['election', 'lock'] as const) {
+    const problem = leaseTimingProblem(config[kind]);
+    if (problem) throw configError(`registry.${kind}.${problem.key}`, problem.rule, sourceOf(`registry.${kind}.${problem.key}`));
   }
-  if (isEnvSource(source)) {
-    for (const [name, value] of Object.entries(source[ENV_SOURCE])) if (value !== undefined) env.set(name, value);
-    const type = env.get('REGISTRY_TYPE');
-    if (type !== undefined) {
-      assertOneValue('registry.type', flat.get('registry.type'), 'REGISTRY_TYPE', type);
-      flat.set('registry.type', type);
-    }
-  }
-  return { flat, env };
+  const memberProblem = memberTimingProblem(config.member);
+  if (memberProblem) throw configError(`registry.member.${memberProblem.key}`, memberProblem.rule, sourceOf(`registry.member.${memberProblem.key}`));
+  return { config: Object.freeze(config), sources: all };
 }
 
 /**
- * A key set both beside `configFromEnv()` and by its variable must have one
- * value: which should win cannot be read from a spread (symbol keys come after
- * string keys whatever the order written), and dropping either in silence
- * could put a process in another cluster.
+ * Validates a configuration in any of its forms against the core keys and the
+ * plugin's section, and tells where each value came from. Unknown keys, wrong
+ * types and impossible timings throw INVALID_CONFIG naming the key, the layer
+ * that set it and the rule; so does a `registry.type` other than the plugin's.
  */
-function assertOneValue(key: string, given: unknown, name: string, fromEnv: string): void {
-  if (given === undefined || String(Array.isArray(given) ? given.join(',') : given) === fromEnv) return;
-  throw new ConfigurationError(
-    `${key}: set twice, to ${JSON.stringify(given)} beside configFromEnv() and to ${JSON.stringify(fromEnv)} by ${name} in the environment; give it in one place (remove the key, or unset the variable)`,
-    { key },
-  );
-}
-
-/** Reads `registry.type` from any form, to know which plugin to load. @internal */
-export function configType(source: ConfigSource): string {
-  const type = flatten(source).flat.get('registry.type');
-  if (type === undefined) throw new ConfigurationError('registry.type: is required (REGISTRY_TYPE in the environment form)', { key: 'registry.type' });
-  if (typeof type !== 'string' || type === '') throw new ConfigurationError(`registry.type: expected a non-empty string, got ${JSON.stringify(type)}`, { key: 'registry.type' });
-  return type;
-}
-
-/** Reads one key from any form as given, before validation: for a plugin that composes others (see `RegistryPlugin.compose`). @internal */
-export function configReader(source: ConfigSource): (key: string) => unknown {
-  const { flat, env } = flatten(source);
-  return (key) => flat.get(key) ?? env.get(envName(key));
+export function resolveRegistryConfig(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[] = []): ResolvedRegistryConfig {
+  return resolveLayered(source, plugin, otherTypes);
 }
 
 /**
@@ -184,51 +194,25 @@ export function configReader(source: ConfigSource): (key: string) => unknown {
  * than the plugin's. The result is frozen.
  */
 export function resolveConfig(source: ConfigSource, plugin: RegistryPlugin, otherTypes: readonly string[] = []): RegistryConfig {
-  const { flat, env } = flatten(source);
-  const type = flat.get('registry.type');
-  if (type !== undefined && type !== plugin.type) throw new ConfigurationError(`registry.type: ${JSON.stringify(type)} is not the plugin's type ${JSON.stringify(plugin.type)}`, { key: 'registry.type' });
-  const sectionPrefix = `registry.${plugin.type}.`;
-  if (env.size > 0) {
-    const known = new Map<string, string>();
-    for (const key of Object.keys(CORE_OPTIONS)) known.set(envName(`registry.${key}`), `registry.${key}`);
-    for (const key of Object.keys(plugin.options)) known.set(envName(`${sectionPrefix}${key}`), `${sectionPrefix}${key}`);
-    for (const [name, value] of env) {
-      const key = known.get(name);
-      if (!key) throw new ConfigurationError(`${name}: unknown environment variable; known ones are ${[...known.keys()].join(', ')}`, { key: name });
-      assertOneValue(key, flat.get(key), name, value);
-      flat.set(key, value);
-    }
-  }
-  const core = new Map<string, unknown>();
-  const section = new Map<string, unknown>();
-  for (const [key, value] of flat) {
-    if (!key.startsWith('registry.')) throw new ConfigurationError(`${key}: unknown key; every key starts with registry.`, { key });
-    if (key.startsWith(sectionPrefix)) section.set(key.slice(sectionPrefix.length), value);
-    else {
-      const other = otherTypes.find((t) => t !== plugin.type && key.startsWith(`registry.${t}.`));
-      if (other) throw new ConfigurationError(`${key}: belongs to registry.type=${other}, but registry.type is ${plugin.type}`, { key });
-      core.set(key.slice('registry.'.length), value);
-    }
-  }
-  const base = resolveSection('registry.', CORE_OPTIONS, core) as unknown as Omit<RegistryConfig, 'identity' | 'options'> & { identity?: string };
-  const options = resolvePluginSection(plugin, section);
-  const config = {
-    type: base.type,
-    cluster: base.cluster,
-    identity: base.identity ?? defaultIdentity(),
-    election: base.election,
-    lock: base.lock,
-    member: base.member,
-    requestTimeoutMs: base.requestTimeoutMs,
-    maxPayloadBytes: base.maxPayloadBytes,
-    readOnly: base.readOnly,
-    options,
-  } as RegistryConfig;
-  for (const kind of ['election', 'lock'] as const) {
-    const problem = leaseTimingProblem(config[kind]);
-    if (problem) throw new ConfigurationError(`registry.${kind}.${problem.key}: ${problem.rule}`, { key: `registry.${kind}.${problem.key}` });
-  }
-  const memberProblem = memberTimingProblem(config.member);
-  if (memberProblem) throw new ConfigurationError(`registry.member.${memberProblem.key}: ${memberProblem.rule}`, { key: `registry.member.${memberProblem.key}` });
-  return deepFreeze(config);
+  return resolveRegistryConfig(source, plugin, otherTypes).config;
+}
+
+/** `registry.type` as the layers give it. @internal */
+export function configType(source: ConfigSource): string {
+  const type = readLayers(registryLayers(source), PREFIX, 'registry.type');
+  if (type === undefined) throw new ConfigurationError('registry.type: is required (REGISTRY_TYPE in the environment form)', { key: 'registry.type' });
+  if (typeof type !== 'string' || type === '') throw new ConfigurationError(`registry.type: expected a non-empty string, got ${JSON.stringify(type)}`, { key: 'registry.type' });
+  return type;
+}
+
+/**
+ * Loads the plugin `registry.type` names (lazily; `builtins` first, e.g. the
+ * memory plugin and a program's own) and validates the configuration against
+ * it: what `createRegistry` does before it connects, for a tool that shows the
+ * configuration (`rollcall doctor`) too.
+ */
+export async function loadRegistryConfig(source: ConfigSource, builtins: readonly RegistryPlugin<never>[] = []): Promise<LoadedRegistryConfig> {
+  const layers = registryLayers(source);
+  const plugin = await loadConfiguredPlugin(configType(source), (key) => readLayers(layers, PREFIX, key), builtins);
+  return { plugin, ...resolveLayered(source, plugin, Object.keys(PLUGIN_PACKAGES)) };
 }
