@@ -196,6 +196,8 @@ export class PodRecords {
     const before = view.refused ? undefined : (view.ready ?? new Set<string>());
     view.ready = new Set(ready);
     view.refused = false;
+    // Listed now, whatever the first list said.
+    view.listed = Promise.resolve();
     this.rejudgeRole(role, (podUid) => before === undefined || before.has(podUid) !== ready.has(podUid));
   }
 
