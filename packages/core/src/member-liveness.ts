@@ -97,7 +97,14 @@ export interface KeptMember {
   own(key: RecordKey): OwnRecord;
 }
 
-/** Keeps one announced member alive, the way its mode does; the member's handle drives it. @internal */
+/**
+ * Keeps one announced member alive, the way its mode does; the member's
+ * handle drives it and branches on nothing. A keeper is also where a member
+ * can judge itself by its own clock (a renewal's send time against its lease:
+ * `lost` before any peer may report it removed) — the seam a clock-valid
+ * membership plugs into.
+ * @internal
+ */
 export interface MemberKeeper {
   /** What the member record says of its liveness, so a reader of any mode judges it by that. */
   readonly liveness: RecordLiveness;
