@@ -1,6 +1,7 @@
 import type { Timer } from './clock.js';
 import type { RecordLiveness } from './lease-record.js';
-import type { KeptMember, LivenessStrategy, MemberKeeper, Verdict } from './member-liveness.js';
+import type { KeptMember, LivenessStrategy, MemberKeeper, RecordJudging, Verdict } from './member-liveness.js';
+import type { CacheEntry } from './watch-cache.js';
 
 /**
  * Keeps a member alive by heartbeats: every `heartbeatIntervalMs` (on the
@@ -58,20 +59,36 @@ export class HeartbeatKeeper implements MemberKeeper {
  * reader of the role receives it and judges its lease itself; of the readers
  * that see a member expire, the one whose compare-and-set mark lands deletes
  * it (the member directory's {@link LivenessJudge} with the registry's confirm policy).
+ * A `reaper`-mode member's record (a cluster switching modes) is judged by its
+ * heartbeat record, as a reader that does not reap does (`ReaperRecords`).
  * @internal
  */
 export class HeartbeatLiveness implements LivenessStrategy {
   readonly mode = 'heartbeat' as const;
+  constructor(
+    /** Records of `reaper`-mode members (a cluster switching modes): judged by their heartbeat records. */
+    private readonly reaperRecords: RecordJudging,
+  ) {}
 
   keep(member: KeptMember): MemberKeeper {
     return new HeartbeatKeeper(member);
   }
 
-  verdict(): Verdict {
-    return 'lease';
+  verdict(entry: CacheEntry): Verdict {
+    return entry.stored?.record.liveness?.mode === 'reaper' ? this.reaperRecords.verdict(entry) : 'lease';
+  }
+
+  ready(role: string): Promise<void> {
+    return this.reaperRecords.ready(role);
+  }
+
+  lastHeartbeat(role: string, id: string): Date | undefined {
+    return this.reaperRecords.lastHeartbeat(role, id);
   }
 
   reading(): void {}
 
-  close(): void {}
+  close(): void {
+    this.reaperRecords.close();
+  }
 }

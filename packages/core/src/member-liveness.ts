@@ -151,6 +151,21 @@ export interface LivenessStrategy {
   close(): void;
 }
 
+/**
+ * How a reader judges the records of members kept alive another way than its
+ * own mode (a cluster switching modes): the `reaper` mode's, by their heartbeat
+ * records, in a process that does not reap.
+ * @internal
+ */
+export interface RecordJudging {
+  verdict(entry: CacheEntry): Verdict;
+  /** Resolves once what it reads of `role` is listed. */
+  ready(role: string): Promise<void>;
+  /** The member's last heartbeat, where it reads one. */
+  lastHeartbeat(role: string, id: string): Date | undefined;
+  close(): void;
+}
+
 /** Makes a mode's strategy. @internal */
 export type LivenessFactory = (context: LivenessContext) => LivenessStrategy;
 

@@ -2,7 +2,7 @@ import { deleteRecord } from './delete-record.js';
 import { ConfigurationError, ErrorCode, hasCode } from './errors.js';
 import { parseTime, type RecordLiveness } from './lease-record.js';
 import { HeartbeatKeeper } from './heartbeat-liveness.js';
-import { podUidOf, type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type Verdict } from './member-liveness.js';
+import { podUidOf, type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type RecordJudging, type Verdict } from './member-liveness.js';
 import { podMemberListingOf } from './pod-member-listing.js';
 import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
@@ -24,7 +24,11 @@ export class PodLiveness implements LivenessStrategy {
   /** When this process's registry opened (wall clock): a pod member record acquired before it is an earlier container's. */
   private readonly openedAt: number;
 
-  constructor(private readonly context: LivenessContext) {
+  constructor(
+    private readonly context: LivenessContext,
+    /** Records of `reaper`-mode members (a cluster switching modes): judged by their heartbeat records. */
+    private readonly reaperRecords: RecordJudging,
+  ) {
     this.openedAt = context.clock.wallNow().getTime();
     const source = podReadinessOf(context.backend);
     if (!source) {
@@ -42,14 +46,24 @@ export class PodLiveness implements LivenessStrategy {
     });
   }
 
-  /** A record that is not a pod member's: a member outside a pod, judged by its lease. */
-  verdict(): Verdict {
-    return 'lease';
+  /** A record that is not a pod member's: a member outside a pod, judged by its lease; a `reaper`-mode member's by its heartbeat record. */
+  verdict(entry: CacheEntry): Verdict {
+    return entry.stored?.record.liveness?.mode === 'reaper' ? this.reaperRecords.verdict(entry) : 'lease';
+  }
+
+  ready(role: string): Promise<void> {
+    return this.reaperRecords.ready(role);
+  }
+
+  lastHeartbeat(role: string, id: string): Date | undefined {
+    return this.reaperRecords.lastHeartbeat(role, id);
   }
 
   reading(): void {}
 
-  close(): void {}
+  close(): void {
+    this.reaperRecords.close();
+  }
 
   /**
    * Deletes what an earlier container of this pod announced in `role`: its

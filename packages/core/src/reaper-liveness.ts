@@ -5,7 +5,7 @@ import type { LeaseHolder } from './lease-holder.js';
 import { parseTime, type RecordLiveness } from './lease-record.js';
 import { HeartbeatKeeper } from './heartbeat-liveness.js';
 import { isMarked, LivenessJudge, markAndDelete, type Judged } from './liveness-judge.js';
-import { podUidOf, type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type OwnRecord, type Verdict } from './member-liveness.js';
+import { type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type OwnRecord, type RecordJudging, type Verdict } from './member-liveness.js';
 import { electionKey, HEARTBEAT_PREFIX, heartbeatKey, MEMBER_PREFIX, memberKey, parseKey, reaperElection } from './record-key.js';
 import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
 
@@ -27,36 +27,92 @@ import type { CacheChange, CacheEntry, Claim } from './watch-cache.js';
  */
 export class ReaperLiveness implements LivenessStrategy {
   readonly mode = 'reaper' as const;
-  private readonly roles = new Map<string, RoleReaper | RoleReader>();
+  private readonly reapers = new Map<string, RoleReaper>();
+  /** Without a holder (writing nothing): the roles judged by reading. */
+  private readonly records: ReaperRecords | undefined;
 
-  constructor(private readonly context: LivenessContext) {}
+  constructor(private readonly context: LivenessContext) {
+    if (!context.holder) this.records = new ReaperRecords(context);
+  }
 
   keep(member: KeptMember): MemberKeeper {
     return new ReaperKeeper(member);
   }
 
+  /** A record that declares heartbeats is judged by its lease, as in the `heartbeat` mode; any other is present until the reaper removes it (or, reading, by its heartbeat record). */
   verdict(entry: CacheEntry): Verdict {
-    const key = parseKey(entry.key);
-    const role = key?.kind === 'member' ? this.roles.get(key.role!) : undefined;
-    return role instanceof RoleReader && role.expired(key!.id!) ? 'absent' : 'present';
+    if (declared(entry) === 'heartbeat') return 'lease';
+    return this.records ? this.records.verdict(entry) : 'present';
   }
 
   /** Campaigns to reap `role`'s members (or, writing nothing, judges them), from now until close. Idempotent. */
   reading(role: string): void {
-    if (this.roles.has(role)) return;
     const { holder } = this.context;
-    this.roles.set(role, holder ? new RoleReaper(role, this.context, holder) : new RoleReader(role, this.context));
+    if (!holder) return this.records!.read(role);
+    if (!this.reapers.has(role)) this.reapers.set(role, new RoleReaper(role, this.context, holder));
   }
 
   async ready(role: string): Promise<void> {
-    const reader = this.roles.get(role);
-    if (reader instanceof RoleReader) await reader.pairs.ready();
+    await this.records?.ready(role);
   }
 
   /** A reader's members' renewTime is their last heartbeat's. */
   lastHeartbeat(role: string, id: string): Date | undefined {
-    const reader = this.roles.get(role);
-    const heartbeat = reader instanceof RoleReader ? reader.pairs.get(id)?.heartbeat?.stored?.record : undefined;
+    return this.records?.lastHeartbeat(role, id);
+  }
+
+  close(): void {
+    this.reapers.forEach((r) => r.close());
+    this.reapers.clear();
+    this.records?.close();
+  }
+}
+
+/** The liveness a member record declares; undefined for one written before records said so. */
+function declared(entry: CacheEntry): RecordLiveness['mode'] | undefined {
+  return entry.stored?.record.liveness?.mode;
+}
+
+/**
+ * How a process that does not reap judges the records of `reaper`-mode
+ * members: a registry that writes nothing, or a reader of another mode (a
+ * cluster switching modes). Each role with such a member is judged as a
+ * reaper would ({@link RoleReader}): its heartbeat records are read, and a
+ * member whose heartbeat ran out — confirmed by a read — is reported `removed`
+ * (`expired`) until it writes again. It deletes nothing.
+ * @internal
+ */
+export class ReaperRecords implements RecordJudging {
+  private readonly roles = new Map<string, RoleReader>();
+  private readonly starting = new Set<string>();
+
+  constructor(private readonly context: LivenessContext) {}
+
+  verdict(entry: CacheEntry): Verdict {
+    const key = parseKey(entry.key);
+    if (key?.kind !== 'member') return 'present';
+    this.read(key.role!);
+    return this.roles.get(key.role!)?.expired(key.id!) ? 'absent' : 'present';
+  }
+
+  /** Starts judging `role`. Idempotent. */
+  read(role: string): void {
+    if (this.roles.has(role) || this.starting.has(role)) return;
+    // Its pairs report what is already listed while it starts, and each report asks for a verdict again.
+    this.starting.add(role);
+    try {
+      this.roles.set(role, new RoleReader(role, this.context));
+    } finally {
+      this.starting.delete(role);
+    }
+  }
+
+  async ready(role: string): Promise<void> {
+    await this.roles.get(role)?.pairs.ready();
+  }
+
+  lastHeartbeat(role: string, id: string): Date | undefined {
+    const heartbeat = this.roles.get(role)?.pairs.get(id)?.heartbeat?.stored?.record;
     return heartbeat ? parseTime(heartbeat.renewTime) : undefined;
   }
 
@@ -134,8 +190,9 @@ export interface PairActions {
  * records has changed for its lease since this process saw either change,
  * counting from no earlier than `startedAt` and the last time the watch came
  * back; a heartbeat alone goes a lease after it was first seen alone; a
- * half-done reaping (a marked member record) is due at once. A pod member
- * (a cluster switching to `pod`) is not judged here: it goes with its pod.
+ * half-done reaping (a marked member record) is due at once. A member whose
+ * record declares another liveness (a cluster switching modes) is not judged
+ * here: a pod member goes with its pod, a heartbeat member by its lease.
  * @internal
  */
 export class HeartbeatPairs {
@@ -221,8 +278,9 @@ export class HeartbeatPairs {
       this.actions.changed?.(id, undefined);
       return;
     }
-    // A pod-mode member has no heartbeat record: it goes with its pod, never by a lease.
-    if (pair.member && podUidOf(pair.member) !== undefined) this.judge.forget(id);
+    // A member that declares another liveness is not judged here: a pod's goes with its pod, a heartbeat one's by its lease.
+    const mode = pair.member && declared(pair.member);
+    if (mode === 'pod' || mode === 'heartbeat') this.judge.forget(id);
     else this.track(pair);
     this.actions.changed?.(id, pair);
   }

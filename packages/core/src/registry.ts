@@ -23,7 +23,7 @@ import { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
 import { assertPayload } from './payload.js';
 import { PodLiveness, PodRecords } from './pod-liveness.js';
-import { ReaperLiveness } from './reaper-liveness.js';
+import { ReaperLiveness, ReaperRecords } from './reaper-liveness.js';
 import { electionKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
 import { ScopeClaims } from './scope-claims.js';
 import type { CorruptEntry, RecordStore } from './store.js';
@@ -68,9 +68,9 @@ export interface Subscription {
 
 /** Each `registry.member.liveness` mode's strategy. A new mode is a new entry here, not a branch in the registry. */
 const LIVENESS_MODES: Record<MemberLiveness, LivenessFactory> = {
-  heartbeat: () => new HeartbeatLiveness(),
+  heartbeat: (context) => new HeartbeatLiveness(new ReaperRecords(context)),
   reaper: (context) => new ReaperLiveness(context),
-  pod: (context) => new PodLiveness(context),
+  pod: (context) => new PodLiveness(context, new ReaperRecords(context)),
 };
 
 /** A key no record has: reading it proves the backend answers. */

@@ -272,7 +272,7 @@ describe('registry.member.liveness=pod', () => {
     await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
     const refusing = new RefusingSource(pods.source(undefined));
     const logs: string[] = [];
-    const logger = { debug: () => {}, info: () => {}, warn: (_o: object, m?: string) => void logs.push(m ?? ''), error: () => {} };
+    const logger = { debug: () => {}, info: () => {}, warn: (...args: unknown[]) => void logs.push(String(args.at(-1))), error: () => {} };
     const viewer = { registry: await createRegistry({ type: 'memory', identity: 'viewer', readOnly: true }, { store: new PodStore(h.backend, refusing), clock: h.clock, logger }) };
     closing.push(viewer.registry);
     const seen = memberLog(viewer.registry, 'worker');
