@@ -124,3 +124,25 @@ describe('read commands: STALE markers, --check, and nothing written', () => {
     }
   });
 });
+
+describe('read commands: a pod member is judged by its pod, never STALE', () => {
+  it('members shows a pod member this reader cannot judge (no pod readiness here) as UNVERIFIED, not STALE, and --check does not count it', async () => {
+    const fx = await sqliteFixture('podrec');
+    try {
+      const store = await createSqliteStore({ path: fx.path, cluster: 'podrec' });
+      // Announced 60 s ago and never rewritten, as a pod member is: its renewTime is no heartbeat.
+      await store.create(memberKey('worker', 'in-pod'), { ...leftBehind('in-pod', { n: 1 }), liveness: { mode: 'pod', podUid: 'uid-1' } });
+      const members = await run(['members', ...fx.args]);
+      expect(members.code, members.stderr).toBe(0);
+      expect(members.stdout).toMatch(/^worker +in-pod +1m0\ds UNVERIFIED /m);
+      expect(members.stdout).not.toContain('STALE');
+      expect(members.stdout).toContain('UNVERIFIED: a pod member whose pod readiness this identity may not read');
+      const json = JSON.parse((await run(['members', ...fx.args, '--json'])).stdout) as { id: string; stale: boolean; judgedBy?: string }[];
+      expect(json).toMatchObject([{ id: 'in-pod', stale: false, judgedBy: 'unverified' }]);
+      expect((await run(['members', ...fx.args, '--check'])).code).toBe(0);
+      await store.close();
+    } finally {
+      await fx.close();
+    }
+  });
+});

@@ -17,6 +17,8 @@ export interface Expiry {
   expired: boolean;
   /** Milliseconds until it runs out: when live and not yet expired; else undefined. */
   dueInMs: number | undefined;
+  /** When it runs out by the rule (monotonic ms), live or not: a record that went at or after this had run out. */
+  dueAt: number;
 }
 
 /**
@@ -31,7 +33,7 @@ export function judgeExpiry(leaseMs: number, seenAt: readonly number[], sights: 
   const live = sights.every((s) => s.live);
   const due = Math.max(...seenAt, ...sights.map((s) => s.liveSince)) + leaseMs;
   const expired = live && due <= now;
-  return { live, expired, dueInMs: live && !expired ? due - now : undefined };
+  return { live, expired, dueInMs: live && !expired ? due - now : undefined, dueAt: due };
 }
 
 /**

@@ -1,27 +1,94 @@
-import type { LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
-import { heartbeatJudged } from './record-liveness.js';
+import type { Timer } from './clock.js';
+import type { RecordLiveness } from './lease-record.js';
+import type { KeptMember, LivenessStrategy, MemberKeeper, RecordJudging, Verdict } from './member-liveness.js';
 import type { CacheEntry } from './watch-cache.js';
 
 /**
+ * Keeps a member alive by heartbeats: every `heartbeatIntervalMs` (on the
+ * injected clock) it renews, after the write in flight. In the `heartbeat`
+ * mode a renewal rewrites the member record with the current payload, which
+ * announces the member again if its record vanished; a mode that renews
+ * another record overrides {@link announce}, {@link renew} and {@link withdrawn}.
+ * @internal
+ */
+export class HeartbeatKeeper implements MemberKeeper {
+  readonly liveness: RecordLiveness = { mode: 'heartbeat' };
+  private timer: Timer | undefined;
+  private stopped = false;
+
+  constructor(protected readonly member: KeptMember) {}
+
+  async start(): Promise<void> {
+    await this.announce();
+    this.schedule();
+  }
+
+  beat(): Promise<void> {
+    return this.member.enqueue(() => this.renew());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  async withdrawn(): Promise<void> {}
+
+  /** The first write(s). */
+  protected async announce(): Promise<void> {
+    await this.member.writeMember();
+  }
+
+  /** One heartbeat. */
+  protected renew(): Promise<void> {
+    return this.member.writeMember();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.member.clock.setTimeout(() => {
+      if (this.stopped) return;
+      this.beat().catch((err: unknown) => this.member.logger.debug({ err, key: this.member.key }, '[rollcall] heartbeat failed'));
+      this.schedule();
+    }, this.member.timing.heartbeatIntervalMs);
+  }
+}
+
+/**
  * The `heartbeat` mode: every heartbeat rewrites the member record, so every
- * reader of the role receives it and judges expiry itself; of the readers that
- * see a member expire, the one whose compare-and-set mark lands deletes it.
- * A pod-mode member's record (a cluster switching to `pod`) is never expired
- * here: it is present while it exists, and goes with its pod.
+ * reader of the role receives it and judges its lease itself; of the readers
+ * that see a member expire, the one whose compare-and-set mark lands deletes
+ * it (the member directory's {@link LivenessJudge} with the registry's confirm policy).
+ * A `reaper`-mode member's record (a cluster switching modes) is judged by its
+ * heartbeat record, as a reader that does not reap does (`ReaperRecords`).
  * @internal
  */
 export class HeartbeatLiveness implements LivenessStrategy {
   readonly mode = 'heartbeat' as const;
+  constructor(
+    /** Records of `reaper`-mode members (a cluster switching modes): judged by their heartbeat records. */
+    private readonly reaperRecords: RecordJudging,
+  ) {}
 
-  readersExpire(entry: CacheEntry): boolean {
-    return heartbeatJudged(entry);
+  keep(member: KeptMember): MemberKeeper {
+    return new HeartbeatKeeper(member);
   }
 
-  keeping(): MemberKeeping {
-    return { heartbeatKey: undefined, heartbeats: true, liveness: { mode: 'heartbeat' } };
+  verdict(entry: CacheEntry): Verdict {
+    return entry.stored?.record.liveness?.mode === 'reaper' ? this.reaperRecords.verdict(entry) : 'lease';
+  }
+
+  ready(role: string): Promise<void> {
+    return this.reaperRecords.ready(role);
+  }
+
+  lastHeartbeat(role: string, id: string): Date | undefined {
+    return this.reaperRecords.lastHeartbeat(role, id);
   }
 
   reading(): void {}
 
-  close(): void {}
+  close(): void {
+    this.reaperRecords.close();
+  }
 }

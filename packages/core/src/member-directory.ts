@@ -1,12 +1,12 @@
-import type { Clock, Timer } from './clock.js';
-import { ErrorCode, hasCode } from './errors.js';
-import { confirmByRead, judgeExpiry } from './expiry.js';
+import type { Clock } from './clock.js';
+import { judgeExpiry, type Expiry } from './expiry.js';
 import { parseTime } from './lease-record.js';
-import type { LivenessStrategy } from './liveness-strategy.js';
+import { isMarked, LivenessJudge, type ConfirmPolicy } from './liveness-judge.js';
 import type { Logger } from './logger.js';
-import { isMarked, markAndDelete } from './member-mark.js';
+import { podUidOf, type LivenessStrategy, type Verdict } from './member-liveness.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
 import type { MonitoredStore } from './monitored-store.js';
+import type { PodRecords } from './pod-liveness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
 import { ScopeClaims } from './scope-claims.js';
 import type { RecordKey } from './store.js';
@@ -17,27 +17,43 @@ interface Judged {
   member: Member | undefined;
   entry: CacheEntry;
   leaseMs: number;
-  expiryTimer: Timer | undefined;
+  /** This process judges its lease (verdict `lease`). */
+  byLease: boolean;
+}
+
+/** @internal */
+export interface MemberDirectoryOptions {
+  cache: WatchCache;
+  store: MonitoredStore;
+  clock: Clock;
+  logger: Logger;
+  /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
+  retryMs: number;
+  /** The registry's liveness mode: how a record that is not a pod member's is judged, and its members' last heartbeat. */
+  liveness: Pick<LivenessStrategy, 'verdict' | 'lastHeartbeat'>;
+  /** How a pod member's record is judged, whatever the mode: by its pod. */
+  pods: Pick<PodRecords, 'verdict'>;
+  /** How an expiry is confirmed: a mark and delete, or (`registry.readOnly`) a read. */
+  confirm: ConfirmPolicy;
 }
 
 /**
  * The members of every role this process reads, derived from the shared
  * cache: a role enters the cache when first listed or watched (`watch`) and
  * stays until the registry closes. A member is present while its record exists
- * and its liveness strategy vouches for it.
+ * and the liveness its record declares vouches for it: a pod member's pod is
+ * Ready ({@link PodRecords}), any other as the mode says ({@link LivenessStrategy.verdict}).
  *
- * When the strategy leaves expiry to readers (the `heartbeat` mode), a member
- * is present while its record has changed within its lease by this process's
- * clock ({@link judgeExpiry}). An expired record is marked by compare-and-set
- * and the one reader whose mark lands deletes it ({@link markAndDelete}), so a
- * member that renewed meanwhile keeps its record (and comes back as added), a
- * crashed member costs one delete, and a mark whose marker died before
- * deleting expires a lease later and is marked again. Otherwise (the `reaper`
- * mode, and every pod-mode record) records change only on announce, payload
- * change and withdraw and this process judges no expiry: the reaper marks and
- * deletes, or the pod strategy stops vouching for a member whose pod is not
- * Ready. A mark, and a member no longer vouched for, is reported as `removed`
- * with reason `expired`.
+ * A record whose verdict is `lease` (the `heartbeat` mode, a member outside a
+ * pod) is present while it has changed within its lease by this process's
+ * clock, judged by the one judge ({@link LivenessJudge}) on the one rule
+ * ({@link judgeExpiry}). An expired record is confirmed by the confirm
+ * policy: marked by compare-and-set and deleted by the one reader whose mark
+ * lands, so a member that renewed meanwhile keeps its record (and comes back
+ * as added), a crashed member costs one delete, and a mark whose marker died
+ * before deleting expires a lease later and is marked again; or, in a registry
+ * that writes nothing, read unchanged. A mark, and a member no longer vouched
+ * for, is reported as `removed` with reason `expired`.
  * @internal
  */
 export class MemberDirectory {
@@ -45,29 +61,20 @@ export class MemberDirectory {
   private readonly listeners = new Set<{ role: string | undefined; listener: MemberListener }>();
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
-  private readonly expiring = new Set<RecordKey>();
+  private readonly judge: LivenessJudge;
   /** The cache's holds, by scope: `member/<role>/`, or `member/` for every role. */
   private readonly claims: ScopeClaims;
+  private readonly cache: WatchCache;
 
-  constructor(
-    private readonly cache: WatchCache,
-    private readonly store: MonitoredStore,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    /** Delay before confirming an expiry again after the backend could not say. Milliseconds. */
-    private readonly retryMs: number,
-    /** The registry's liveness strategy: whether readers judge expiry, whether it vouches for a member, and its last heartbeat. */
-    private readonly liveness: Pick<LivenessStrategy, 'readersExpire' | 'vouches' | 'lastHeartbeat'>,
-    /** `registry.readOnly`: an expiry is confirmed by reading the record unchanged, never by marking or deleting it. */
-    private readonly readOnly = false,
-  ) {
+  constructor(private readonly options: MemberDirectoryOptions) {
+    const { cache, clock, logger, retryMs } = options;
+    this.cache = cache;
+    this.judge = new LivenessJudge({ clock, logger, retryMs });
     this.claims = new ScopeClaims(cache);
     for (const entry of cache.list(MEMBER_PREFIX)) this.onChange({ type: 'added', entry });
     this.unsubscribe = cache.subscribe(MEMBER_PREFIX, (change) => this.onChange(change));
     // Time this process spent blind does not count against anyone: judged again once the watch is back.
-    this.offLive = cache.onLive((scope) => {
-      for (const judged of this.judged.values()) if (scopeCovers(scope, judged.entry.key)) this.arm(judged);
-    });
+    this.offLive = cache.onLive((scope) => this.judge.rearm((key) => scopeCovers(scope, key)));
   }
 
   /** The roles in the cache: those claimed one by one, and with every role claimed, each that has a member. Sorted. */
@@ -103,7 +110,7 @@ export class MemberDirectory {
     return () => this.listeners.delete(item);
   }
 
-  /** Judges `key`'s record again as the cache has it: the strategy's word on it changed (see {@link LivenessStrategy.vouches}). */
+  /** Judges `key`'s record again as the cache has it: the word of its liveness on it changed without the record changing. */
   rejudge(key: RecordKey): void {
     const entry = this.cache.get(key);
     if (entry) this.onChange({ type: 'added', entry });
@@ -113,7 +120,7 @@ export class MemberDirectory {
     this.claims.release();
     this.unsubscribe();
     this.offLive();
-    for (const j of this.judged.values()) j.expiryTimer?.cancel();
+    this.judge.close();
     this.judged.clear();
   }
 
@@ -124,7 +131,7 @@ export class MemberDirectory {
   private onChange(change: CacheChange): void {
     if (change.type === 'removed') {
       // Gone after its lease ran out is an expiry whoever deleted it (a mark this watch did not see: coalesced, or made before it listed).
-      const expired = this.expiring.delete(change.previous.key) || this.ranOut(change.previous.key);
+      const expired = this.judge.confirming(change.previous.key) || this.ranOut(change.previous.key);
       this.drop(change.previous.key, expired ? 'expired' : 'deleted');
       this.forget(change.previous.key);
       return;
@@ -133,17 +140,18 @@ export class MemberDirectory {
     const parsed = parseKey(entry.key);
     if (!parsed || parsed.kind !== 'member') return;
     if (!entry.stored) {
-      this.logger.warn({ key: entry.key }, '[rollcall] member record is corrupt; treating the member as gone');
+      this.options.logger.warn({ key: entry.key }, '[rollcall] member record is corrupt; treating the member as gone');
       this.drop(entry.key, 'corrupt');
       this.forget(entry.key);
       return;
     }
     const record = entry.stored.record;
     const leaseMs = record.leaseDurationSeconds * 1000;
-    if (isMarked(record) || this.liveness.vouches?.(entry) === false) {
+    const verdict = this.verdict(entry);
+    if (isMarked(record) || verdict === 'absent') {
       this.drop(entry.key, 'expired');
       // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
-      if (isMarked(record) && this.liveness.readersExpire(entry) && !this.readOnly) this.track({ member: undefined, entry, leaseMs, expiryTimer: undefined });
+      if (isMarked(record) && verdict === 'lease') this.track({ member: undefined, entry, leaseMs, byLease: true });
       else this.forget(entry.key);
       return;
     }
@@ -152,98 +160,55 @@ export class MemberDirectory {
       id: parsed.id!,
       payload: record.payload,
       acquireTime: parseTime(record.acquireTime),
-      renewTime: this.liveness.lastHeartbeat?.(parsed.role!, parsed.id!) ?? parseTime(record.renewTime),
+      renewTime: this.options.liveness.lastHeartbeat?.(parsed.role!, parsed.id!) ?? parseTime(record.renewTime),
       leaseDurationMs: leaseMs,
+      ...(podUidOf(entry) === undefined ? {} : { judgedBy: verdict === 'unverified' ? ('unverified' as const) : ('pod' as const) }),
     };
     const previous = this.judged.get(entry.key)?.member;
-    this.track({ member, entry, leaseMs, expiryTimer: undefined });
+    this.track({ member, entry, leaseMs, byLease: verdict === 'lease' });
     if (!previous) this.emit({ type: 'added', member });
     else if (JSON.stringify(previous.payload) !== JSON.stringify(member.payload)) this.emit({ type: 'updated', member, previous });
   }
 
+  /** A record declares its liveness: a pod member's is judged by its pod whatever this process's mode, any other as the mode says. */
+  private verdict(entry: CacheEntry): Verdict {
+    return podUidOf(entry) !== undefined ? this.options.pods.verdict(entry) : this.options.liveness.verdict(entry);
+  }
+
   private track(judged: Judged): void {
-    this.judged.get(judged.entry.key)?.expiryTimer?.cancel();
-    this.judged.set(judged.entry.key, judged);
-    this.arm(judged);
+    const key = judged.entry.key;
+    this.judged.set(key, judged);
+    if (!judged.byLease) return this.judge.forget(key);
+    this.judge.track(key, {
+      expiry: () => this.expiry(judged),
+      confirm: () => this.options.confirm(this.options.store, key, judged.entry.stored!, this.options.clock.wallNow()),
+      // Confirmed: its record was marked or deleted (the watch brings that), or read unchanged; judged again only when it changes.
+      expired: () => {
+        this.judge.forget(key);
+        if (this.judged.get(key) === judged) this.drop(key, 'expired');
+      },
+    });
   }
 
   private forget(key: RecordKey): void {
-    this.judged.get(key)?.expiryTimer?.cancel();
+    this.judge.forget(key);
     this.judged.delete(key);
   }
 
-  /** Sets the timer for when `judged` runs out (at least `atLeastMs` from now); none while blind (`onLive` re-arms) or when readers judge no expiry. */
-  private arm(judged: Judged, atLeastMs = 0): void {
-    judged.expiryTimer?.cancel();
-    judged.expiryTimer = undefined;
-    if (!this.liveness.readersExpire(judged.entry)) return;
-    const expiry = this.expiry(judged);
-    if (!expiry.live) return;
-    judged.expiryTimer = this.clock.setTimeout(() => this.expire(judged), Math.max(atLeastMs, expiry.dueInMs ?? 0));
-  }
-
-  /**
-   * Whether `key`'s member, judged by readers, had run out when its record went:
-   * unchanged for its lease as this process saw it, or by its own renew time
-   * against this machine's clock (a process that started reading after the last
-   * heartbeat, whose watch then missed the mark).
-   */
+  /** Whether `key`'s member, judged by its lease, had run out by the one rule when its record went (a mark this watch did not see). */
   private ranOut(key: RecordKey): boolean {
     const judged = this.judged.get(key);
-    if (judged?.member === undefined || !this.liveness.readersExpire(judged.entry)) return false;
-    if (this.clock.now() - judged.entry.observedAt >= judged.leaseMs) return true;
-    const renewed = judged.member.renewTime?.getTime();
-    return renewed !== undefined && this.clock.wallNow().getTime() - renewed >= judged.leaseMs;
+    return judged?.member !== undefined && judged.byLease && this.expiry(judged).dueAt <= this.options.clock.now();
   }
 
-  private expiry(judged: Judged) {
-    return judgeExpiry(judged.leaseMs, [judged.entry.observedAt], [this.cache.sight(judged.entry.key)], this.clock.now());
-  }
-
-  /**
-   * A record that has not changed for its lease. Its member is reported
-   * removed only once the backend confirms the record is still that version —
-   * by this process's mark landing, or by the record having been deleted (by
-   * someone else's mark, or one that may not write reading it unchanged) — so a
-   * view that is merely stale (a watch silently behind, the backend down)
-   * produces no phantom removal.
-   */
-  private expire(judged: Judged): void {
-    const { entry } = judged;
-    if (this.judged.get(entry.key) !== judged) return;
-    const expiry = this.expiry(judged);
-    // While the watch is down, an unseen heartbeat is our blindness, not the member's death: decided when it is back.
-    if (!expiry.live) return;
-    if (!expiry.expired) return this.arm(judged);
-    const retry = () => {
-      this.expiring.delete(entry.key);
-      if (this.judged.get(entry.key) === judged) this.arm(judged, this.retryMs);
-    };
-    const confirmed = () => {
-      this.expiring.delete(entry.key);
-      if (this.judged.get(entry.key) === judged) this.drop(entry.key, 'expired');
-    };
-    // Our own mark and delete come back through the watch, maybe before the call returns: still an expiry.
-    this.expiring.add(entry.key);
-    (this.readOnly ? confirmByRead(this.store, entry.key, entry.version) : markAndDelete(this.store, entry.key, entry.version, entry.stored!.record, this.clock.wallNow()))
-      .catch(async (err: unknown) => {
-        // An identity that may not write still may read: the record unchanged is as good a proof.
-        if (hasCode(err, ErrorCode.PERMISSION_DENIED)) return confirmByRead(this.store, entry.key, entry.version);
-        throw err;
-      })
-      .then(
-        (confirmation) => (confirmation === 'changed' ? retry() : confirmed()), // changed: it renewed, the watch brings the new version
-        (err: unknown) => {
-          this.logger.debug({ err, key: entry.key }, '[rollcall] could not confirm an expired member; trying again');
-          retry();
-        },
-      );
+  private expiry(judged: Judged): Expiry {
+    return judgeExpiry(judged.leaseMs, [judged.entry.observedAt], [this.cache.sight(judged.entry.key)], this.options.clock.now());
   }
 
   private drop(key: RecordKey, reason: 'deleted' | 'expired' | 'corrupt'): void {
     const judged = this.judged.get(key);
     if (!judged?.member) return;
-    judged.expiryTimer?.cancel();
+    this.judge.forget(key);
     this.judged.delete(key);
     this.emit({ type: 'removed', member: judged.member, reason });
   }
@@ -254,7 +219,7 @@ export class MemberDirectory {
       try {
         listener(event);
       } catch (err) {
-        this.logger.error({ err }, '[rollcall] a member listener threw');
+        this.options.logger.error({ err }, '[rollcall] a member listener threw');
       }
     }
   }

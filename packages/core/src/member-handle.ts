@@ -1,8 +1,9 @@
-import type { Clock, Timer } from './clock.js';
+import type { Clock } from './clock.js';
 import { deleteRecord } from './delete-record.js';
 import { ClosedError, ErrorCode, hasCode } from './errors.js';
 import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness } from './lease-record.js';
 import type { Logger } from './logger.js';
+import type { KeptMember, LivenessStrategy, MemberKeeper, OwnRecord } from './member-liveness.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
 import { toLeaseSeconds, type MemberTiming } from './timing.js';
@@ -12,14 +13,8 @@ export interface MemberHandleOptions {
   role: string;
   id: string;
   key: RecordKey;
-  /** The record heartbeats renew when it is not `key` (the `reaper` mode's); undefined when each heartbeat rewrites `key`. */
-  heartbeatKey: RecordKey | undefined;
-  /** False when something other than heartbeats vouches for the member: `key` is written on announce, payload change and withdraw only. */
-  heartbeats: boolean;
-  /** What the member record says of its liveness. */
-  liveness: RecordLiveness;
-  /** Checked before the first write (the pod mode: the pod serves the role's readiness). */
-  prepare?: () => Promise<void>;
+  /** The registry's liveness mode: it keeps this member alive. */
+  liveness: Pick<LivenessStrategy, 'keep'>;
   payload: JsonValue | undefined;
   timing: MemberTiming;
   store: MonitoredStore;
@@ -31,32 +26,31 @@ export interface MemberHandleOptions {
 }
 
 /**
- * An announced member. It heartbeats every heartbeatIntervalMs, each renewal
- * carrying the current payload; if its record vanished (peers expired it while
- * this process was cut off), the next heartbeat announces it again.
- *
- * In the `reaper` mode the member record is written on announce and payload
- * change only, and each heartbeat renews the heartbeat record instead; when
- * that is gone (the reaper expired this member while it was cut off), the
- * heartbeat announces both again.
+ * An announced member: its payload, its writes in order, and its withdraw.
+ * Keeping it alive is its liveness mode's ({@link MemberKeeper}): in the
+ * `heartbeat` mode each heartbeat rewrites the member record with the current
+ * payload, in the `reaper` mode it renews a heartbeat record, in a Ready pod
+ * nothing is written at all; a member whose records vanished (peers expired it
+ * while this process was cut off) is announced again by its next heartbeat.
  */
 export class MemberHandle {
   /** Our last write of the member record. */
   private readonly member: { own: StoredRecord | undefined } = { own: undefined };
-  /** Our last write of the heartbeat record (a separate one, as in the `reaper` mode). */
-  private readonly beat: { own: StoredRecord | undefined } = { own: undefined };
   private current: JsonValue | undefined;
   /** The payload of the last successful write. */
   private written: JsonValue | undefined;
   private writing: Promise<void> = Promise.resolve();
-  private timer: Timer | undefined;
   private withdrawn = false;
   private readonly acquireTime: string;
+  private readonly keeper: MemberKeeper;
+  private readonly recordLiveness: RecordLiveness;
 
   /** @internal */
   constructor(private readonly options: MemberHandleOptions) {
     this.current = options.payload;
     this.acquireTime = formatMicroTime(options.clock.wallNow());
+    this.keeper = options.liveness.keep(this.kept());
+    this.recordLiveness = this.keeper.liveness;
   }
 
   get role(): string {
@@ -74,18 +68,7 @@ export class MemberHandle {
 
   /** Writes the first record; rejects (and announces nothing) if the store refuses. */
   async announce(): Promise<void> {
-    await this.options.prepare?.();
-    await this.write();
-    if (this.options.heartbeatKey !== undefined) {
-      try {
-        await this.put(this.beat, this.options.heartbeatKey, () => undefined, true);
-      } catch (err) {
-        // Announce nothing: a member record without a heartbeat would be reaped a lease later anyway.
-        await deleteRecord(this.options.store, this.options.key, this.member.own, this.options.id).catch(() => {});
-        throw err;
-      }
-    }
-    this.scheduleHeartbeat();
+    await this.keeper.start();
   }
 
   /**
@@ -109,27 +92,42 @@ export class MemberHandle {
   /** Heartbeats now, e.g. after a reconnect. Failures are logged, not thrown. */
   heartbeatNow(): void {
     if (this.withdrawn) return;
-    this.enqueue(this.options.heartbeatKey === undefined ? () => this.write() : () => this.renewBeat()).catch((err: unknown) => this.options.logger.debug({ err, key: this.options.key }, '[rollcall] heartbeat failed'));
+    this.keeper.beat().catch((err: unknown) => this.options.logger.debug({ err, key: this.options.key }, '[rollcall] heartbeat failed'));
   }
 
   /** Stops heartbeating and deletes the record; peers see `removed` through the watch. Idempotent. */
   async withdraw(): Promise<void> {
     if (this.withdrawn) return;
     this.withdrawn = true;
-    this.timer?.cancel();
+    this.keeper.stop();
     this.options.onWithdraw();
     await this.writing.catch(() => {});
-    // The member record first, so readers see `removed` at once; a heartbeat record left by a crash here is the reaper's to delete.
+    // The member record first, so readers see `removed` at once; what a crash leaves after it is its mode's to clean.
     await deleteRecord(this.options.store, this.options.key, this.member.own, this.options.id);
-    if (this.options.heartbeatKey !== undefined) await deleteRecord(this.options.store, this.options.heartbeatKey, this.beat.own, this.options.id);
+    await this.keeper.withdrawn();
   }
 
-  private scheduleHeartbeat(): void {
-    if (this.withdrawn || !this.options.heartbeats) return;
-    this.timer = this.options.clock.setTimeout(() => {
-      this.heartbeatNow();
-      this.scheduleHeartbeat();
-    }, this.options.timing.heartbeatIntervalMs);
+  /** What the keeper may do: this handle's writes, in order. */
+  private kept(): KeptMember {
+    const { role, id, key, timing, clock, logger, store } = this.options;
+    return {
+      role,
+      id,
+      key,
+      timing,
+      clock,
+      logger,
+      writeMember: () => this.write(),
+      deleteMember: () => deleteRecord(store, key, this.member.own, id),
+      enqueue: (write) => this.enqueue(write),
+      own: (recordKey): OwnRecord => {
+        const slot: { own: StoredRecord | undefined } = { own: undefined };
+        return {
+          put: async (recreate) => void (await this.put(slot, recordKey, () => undefined, recreate)),
+          delete: () => deleteRecord(store, recordKey, slot.own, id),
+        };
+      },
+    };
   }
 
   /** Queues a write after the one in flight; rejects with CLOSED when a withdraw overtook it, as its write never happens. */
@@ -150,25 +148,13 @@ export class MemberHandle {
       renewTime: formatMicroTime(this.options.clock.wallNow()),
       leaseTransitions: own?.record.leaseTransitions ?? 1,
       ...(payload === undefined ? {} : { payload }),
-      liveness: this.options.liveness,
+      liveness: this.recordLiveness,
     };
   }
 
   /** Writes the member record with the current payload. */
   private async write(): Promise<void> {
     this.written = (await this.put(this.member, this.options.key, () => this.current, true)).payload;
-  }
-
-  /** A heartbeat in the `reaper` mode; the heartbeat record gone means the reaper removed this member: announce again. */
-  private async renewBeat(): Promise<void> {
-    try {
-      await this.put(this.beat, this.options.heartbeatKey!, () => undefined, false);
-    } catch (err) {
-      if (!hasCode(err, ErrorCode.NOT_FOUND)) throw err;
-      this.options.logger.info({ key: this.options.key }, '[rollcall] heartbeat record gone (expired by the reaper?); announcing again');
-      await this.write();
-      await this.put(this.beat, this.options.heartbeatKey!, () => undefined, true);
-    }
   }
 
   /**

@@ -1,4 +1,12 @@
+import type { Clock } from './clock.js';
+import type { LeaseHolder } from './lease-holder.js';
+import type { RecordLiveness } from './lease-record.js';
+import type { ConfirmPolicy } from './liveness-judge.js';
+import type { Logger } from './logger.js';
+import type { MonitoredStore } from './monitored-store.js';
+import type { RecordKey, RecordStore } from './store.js';
 import type { MemberTiming } from './timing.js';
+import type { CacheEntry, WatchCache } from './watch-cache.js';
 
 /**
  * How a member's liveness reaches its peers (`registry.member.liveness`).
@@ -18,8 +26,8 @@ import type { MemberTiming } from './timing.js';
  *   pod keeps heartbeats as in `heartbeat`. Needs a backend that reports pod
  *   readiness; any other refuses it with INVALID_CONFIG.
  *
- * Every member record says which of these applies to it, and every mode
- * judges a record by that: a heartbeat reader never expires a pod member.
+ * Every member record says which of these applies to it. A pod member's record
+ * is judged by its pod in a reader of any mode.
  */
 export type MemberLiveness = 'heartbeat' | 'reaper' | 'pod';
 
@@ -32,3 +40,137 @@ export interface MemberConfig extends MemberTiming {
   liveness: MemberLiveness;
 }
 
+/**
+ * What a liveness mode may use, given once when the registry opens. A mode
+ * that needs no heartbeats (the pod mode: a member is alive while its pod is
+ * Ready) learns readiness through `backend` — the backend's own store, where a
+ * native primitive lives — and tells readers through `rejudge`.
+ * @internal
+ */
+export interface LivenessContext {
+  /** The registry's identity. */
+  identity: string;
+  /** `registry.member`: timings and the mode. */
+  member: MemberConfig;
+  cache: WatchCache;
+  /** The store every algorithm writes through (timeouts, connection state). */
+  store: MonitoredStore;
+  /** The backend's own store, as its plugin made it. */
+  backend: RecordStore;
+  clock: Clock;
+  logger: Logger;
+  /** How an expiry this process judged is confirmed: by a mark and delete, or (`registry.readOnly`) by a read. */
+  confirm: ConfirmPolicy;
+  /**
+   * A holder of an election's lease, for the caller to start: the registry's,
+   * so a lost connection and close() reach it. Undefined in a registry that
+   * writes nothing (`registry.readOnly`): it campaigns for nothing.
+   */
+  holder: ((key: RecordKey) => LeaseHolder) | undefined;
+  /** Asks every reader of this process to judge a member record again ({@link LivenessStrategy.verdict}): its liveness changed without its record changing. */
+  rejudge(key: RecordKey): void;
+}
+
+/** A record of an announced member besides its member record (the reaper mode's heartbeat record): written without payload. @internal */
+export interface OwnRecord {
+  /** Creates it, or compare-and-sets the version last written; with `recreate` false, rejects NOT_FOUND when it vanished instead of writing it again. */
+  put(recreate: boolean): Promise<void>;
+  /** Deletes it (compare-and-set on the version last written). */
+  delete(): Promise<void>;
+}
+
+/** What a keeper may do with the member it keeps alive: the handle's writes, in order. @internal */
+export interface KeptMember {
+  readonly role: string;
+  readonly id: string;
+  readonly key: RecordKey;
+  readonly timing: MemberTiming;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Writes the member record with the current payload (create or compare-and-set; an earlier incarnation's is taken over). */
+  writeMember(): Promise<void>;
+  /** Deletes the member record this handle wrote (a failed announce undone). */
+  deleteMember(): Promise<void>;
+  /** Runs `write` after the write in flight; rejects with CLOSED when the member was withdrawn first. */
+  enqueue(write: () => Promise<void>): Promise<void>;
+  /** Another record of this member's own, under `key`. */
+  own(key: RecordKey): OwnRecord;
+}
+
+/**
+ * Keeps one announced member alive, the way its mode does; the member's
+ * handle drives it and branches on nothing. A keeper is also where a member
+ * can judge itself by its own clock (a renewal's send time against its lease:
+ * `lost` before any peer may report it removed) — the seam a clock-valid
+ * membership plugs into.
+ * @internal
+ */
+export interface MemberKeeper {
+  /** What the member record says of its liveness, so a reader of any mode judges it by that. */
+  readonly liveness: RecordLiveness;
+  /** Writes what announces the member (the member record first) and starts keeping it alive; rejects, leaving nothing announced, when it cannot. */
+  start(): Promise<void>;
+  /** Shows the member alive now (after a reconnect), after the write in flight. */
+  beat(): Promise<void>;
+  /** Stops keeping it alive: no more writes of its own. Idempotent. */
+  stop(): void;
+  /** The member record is deleted (withdraw): deletes what else it wrote. */
+  withdrawn(): Promise<void>;
+}
+
+/**
+ * What a reader makes of a member record now:
+ * - `lease`: this process judges its lease by the one rule ({@link LivenessJudge}) and confirms an expiry by its confirm policy;
+ * - `present`: something else vouches for it (a reaper removes it; its pod is Ready);
+ * - `absent`: nothing vouches for it now: reported `removed`, reason `expired`, until it is vouched for again;
+ * - `unverified`: the liveness it declares cannot be judged here (a pod's readiness this identity may not read): present while its record exists, marked so.
+ * @internal
+ */
+export type Verdict = 'lease' | 'present' | 'absent' | 'unverified';
+
+/**
+ * One way member liveness reaches peers (`registry.member.liveness`), chosen
+ * once when the registry opens: keeping a member alive, and judging the
+ * records that are not a pod's (a pod record is judged by its pod, whatever
+ * this mode). A new mode is a new strategy in the registry's table of modes,
+ * not a branch in the registry, the handle or the directory.
+ * @internal
+ */
+export interface LivenessStrategy {
+  readonly mode: MemberLiveness;
+  /** How the member `member` this process announces is kept alive. */
+  keep(member: KeptMember): MemberKeeper;
+  /** How this process's readers judge a member record that is not a pod member's; asked on every change and on `rejudge`. */
+  verdict(entry: CacheEntry): Verdict;
+  /** When the member `role`/`id` last showed it is alive, when that is not its member record's renewTime (the reaper mode's heartbeat record, when this process reads it). */
+  lastHeartbeat?(role: string, id: string): Date | undefined;
+  /** Resolves once what the strategy itself reads of `role` (since `reading`) is listed, so a first `members()` shows it. */
+  ready?(role: string): Promise<void>;
+  /** This process reads `role` and it has a member. Called for every member added; idempotent. */
+  reading(role: string): void;
+  close(): void;
+}
+
+/**
+ * How a reader judges the records of members kept alive another way than its
+ * own mode (a cluster switching modes): the `reaper` mode's, by their heartbeat
+ * records, in a process that does not reap.
+ * @internal
+ */
+export interface RecordJudging {
+  verdict(entry: CacheEntry): Verdict;
+  /** Resolves once what it reads of `role` is listed. */
+  ready(role: string): Promise<void>;
+  /** The member's last heartbeat, where it reads one. */
+  lastHeartbeat(role: string, id: string): Date | undefined;
+  close(): void;
+}
+
+/** Makes a mode's strategy. @internal */
+export type LivenessFactory = (context: LivenessContext) => LivenessStrategy;
+
+/** The pod a member record says its member lives in (`liveness: { mode: 'pod' }`); undefined for any other record. @internal */
+export function podUidOf(entry: CacheEntry): string | undefined {
+  const liveness = entry.stored?.record.liveness;
+  return liveness?.mode === 'pod' ? liveness.podUid : undefined;
+}

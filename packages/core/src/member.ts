@@ -14,6 +14,15 @@ export interface Member {
   renewTime: Date | undefined;
   /** Its lease: how long after `renewTime` (by its own clock) peers count it gone without a heartbeat. Milliseconds. */
   leaseDurationMs: number;
+  /**
+   * How this reader judges it, when not by its lease: `pod`, present while its
+   * pod is Ready (its `renewTime` is its last write, not a heartbeat);
+   * `unverified`, a pod member whose pod's readiness this reader cannot read
+   * (no permission, or a backend without pod readiness), shown while its record
+   * exists — on Kubernetes until its pod is deleted, so a member whose container
+   * died stays listed until then. Absent for a member judged by its lease.
+   */
+  judgedBy?: 'pod' | 'unverified';
 }
 
 /** A change in a role's membership. */

@@ -1,30 +1,18 @@
 import { deleteRecord } from './delete-record.js';
-import { ConfigurationError } from './errors.js';
-import { parseTime } from './lease-record.js';
-import type { LivenessContext, LivenessStrategy, MemberKeeping } from './liveness-strategy.js';
+import { ConfigurationError, ErrorCode, hasCode } from './errors.js';
+import { parseTime, type RecordLiveness } from './lease-record.js';
+import { HeartbeatKeeper } from './heartbeat-liveness.js';
+import { podUidOf, type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type RecordJudging, type Verdict } from './member-liveness.js';
 import { podMemberListingOf } from './pod-member-listing.js';
 import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
-import { heartbeatJudged, podUidOf } from './record-liveness.js';
 import type { CacheEntry } from './watch-cache.js';
-
-/** One role's readiness as this process knows it: undefined until the first list. */
-interface RoleView {
-  ready: ReadonlySet<string> | undefined;
-  watch: PodReadinessWatch;
-}
 
 /**
  * The `pod` liveness mode: a member in a pod is alive while its pod exists and
  * is Ready — the kubelet's own status — so its record is written on announce,
  * payload change and withdraw only, and says which pod it lives in (by uid).
- * Readers follow the readiness of the pods of each role they read with one
- * watch through the backend's {@link PodReadinessSource} and vouch for a
- * member while its pod is Ready; when it is not (its container exited, the pod
- * was deleted, its node was lost), readers report it `removed`, reason
- * `expired`, with its last data, and `added` again if the same pod turns Ready
- * again. Nothing is deleted by readers: the record goes when the member
- * withdraws, or with its pod (its owner on Kubernetes).
+ * Readers judge it by its pod ({@link PodRecords}), as readers of every mode do.
  *
  * A member outside a pod (the CLI, off-cluster workers, tests) keeps
  * heartbeats as in the `heartbeat` mode, and readers judge its lease.
@@ -33,12 +21,14 @@ interface RoleView {
 export class PodLiveness implements LivenessStrategy {
   readonly mode = 'pod' as const;
   private readonly source: PodReadinessSource;
-  private readonly roles = new Map<string, RoleView>();
-  private closed = false;
   /** When this process's registry opened (wall clock): a pod member record acquired before it is an earlier container's. */
   private readonly openedAt: number;
 
-  constructor(private readonly context: LivenessContext) {
+  constructor(
+    private readonly context: LivenessContext,
+    /** Records of `reaper`-mode members (a cluster switching modes): judged by their heartbeat records. */
+    private readonly reaperRecords: RecordJudging,
+  ) {
     this.openedAt = context.clock.wallNow().getTime();
     const source = podReadinessOf(context.backend);
     if (!source) {
@@ -47,18 +37,32 @@ export class PodLiveness implements LivenessStrategy {
     this.source = source;
   }
 
-  keeping(role: string): MemberKeeping {
+  keep(member: KeptMember): MemberKeeper {
     const podUid = this.source.podUid;
-    if (podUid === undefined) return { heartbeatKey: undefined, heartbeats: true, liveness: { mode: 'heartbeat' } };
-    return {
-      heartbeatKey: undefined,
-      heartbeats: false,
-      liveness: { mode: 'pod', podUid },
-      prepare: async () => {
-        await this.source.assertServed(role);
-        await this.sweep(role, podUid);
-      },
-    };
+    if (podUid === undefined) return new HeartbeatKeeper(member);
+    return new PodKeeper(member, { mode: 'pod', podUid }, async () => {
+      await this.source.assertServed(member.role);
+      await this.sweep(member.role, podUid);
+    });
+  }
+
+  /** A record that is not a pod member's: a member outside a pod, judged by its lease; a `reaper`-mode member's by its heartbeat record. */
+  verdict(entry: CacheEntry): Verdict {
+    return entry.stored?.record.liveness?.mode === 'reaper' ? this.reaperRecords.verdict(entry) : 'lease';
+  }
+
+  ready(role: string): Promise<void> {
+    return this.reaperRecords.ready(role);
+  }
+
+  lastHeartbeat(role: string, id: string): Date | undefined {
+    return this.reaperRecords.lastHeartbeat(role, id);
+  }
+
+  reading(): void {}
+
+  close(): void {
+    this.reaperRecords.close();
   }
 
   /**
@@ -80,32 +84,99 @@ export class PodLiveness implements LivenessStrategy {
       await deleteRecord(this.context.store, stored.key, stored);
     }
   }
+}
 
-  readersExpire(entry: CacheEntry): boolean {
-    return heartbeatJudged(entry);
+/** Keeps a member in a pod: checked, then written once; its pod's readiness vouches for it from then on. */
+class PodKeeper implements MemberKeeper {
+  constructor(
+    private readonly member: KeptMember,
+    readonly liveness: RecordLiveness,
+    /** Checked before the first write: the pod serves the role's readiness; an earlier container's records are gone. */
+    private readonly prepare: () => Promise<void>,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.prepare();
+    await this.member.writeMember();
   }
 
-  vouches(entry: CacheEntry): boolean {
-    const podUid = podUidOf(entry);
-    if (podUid === undefined) return true;
+  /** After a reconnect: the record written again, in case it was deleted meanwhile. */
+  beat(): Promise<void> {
+    return this.member.enqueue(() => this.member.writeMember());
+  }
+
+  stop(): void {}
+
+  async withdrawn(): Promise<void> {}
+}
+
+/** One role's readiness as this process knows it. */
+interface RoleView {
+  /** The Ready pods; undefined until the first list. */
+  ready: ReadonlySet<string> | undefined;
+  /** This identity may not read the role's readiness (and no list has succeeded since): its pod members are judged by their record. */
+  refused: boolean;
+  watch: PodReadinessWatch | undefined;
+  listed: Promise<void>;
+}
+
+/**
+ * How a reader of any mode judges a pod member's record: by its pod. It
+ * follows the readiness of the pods of each role with a pod member, with one
+ * watch per role through the backend's {@link PodReadinessSource}, and vouches
+ * for a member while its pod is Ready; when it is not (its container exited,
+ * the pod was deleted, its node was lost), the member is reported `removed`,
+ * reason `expired`, with its last data, and `added` again if the same pod
+ * turns Ready again. Nothing is deleted by readers: the record goes when the
+ * member withdraws, or with its pod (its owner on Kubernetes).
+ *
+ * A reader that cannot read readiness — its backend reports none, or it may
+ * not read it (PERMISSION_DENIED, UNAUTHENTICATED: on Kubernetes, no
+ * get/list/watch on EndpointSlices) — cannot tell a dead container from a live
+ * one. It shows such a member while its record exists (on Kubernetes, until
+ * its pod is deleted), marked `unverified`, and warns once per role naming
+ * what is missing; the watch keeps trying, so a permission granted later
+ * brings the judgement back. Any other failure of the first list (UNAVAILABLE)
+ * rejects the role's first `members()`, and its pod members stay hidden until
+ * it lists.
+ * @internal
+ */
+export class PodRecords {
+  private readonly source: PodReadinessSource | undefined;
+  private readonly roles = new Map<string, RoleView>();
+  private warnedNoSource = false;
+  private closed = false;
+
+  constructor(private readonly context: Pick<LivenessContext, 'backend' | 'cache' | 'logger' | 'rejudge'>) {
+    this.source = podReadinessOf(context.backend);
+  }
+
+  /** What a reader makes of a pod member's record now. */
+  verdict(entry: CacheEntry): Verdict {
+    const podUid = podUidOf(entry)!;
     const role = parseKey(entry.key)?.role;
-    if (role === undefined) return true;
+    if (role === undefined) return 'present';
+    if (!this.source) {
+      if (!this.warnedNoSource) this.context.logger.warn({ backend: this.context.backend.backend }, '[rollcall] pod members found on a backend that reports no pod readiness: shown while their records exist, unverified');
+      this.warnedNoSource = true;
+      return 'unverified';
+    }
     // A role read through roles() (every role) starts its readiness watch at its first pod member.
-    return this.view(role)?.ready?.has(podUid) ?? false;
+    const view = this.view(role);
+    if (!view) return 'absent';
+    if (view.refused) return 'unverified';
+    return view.ready?.has(podUid) ? 'present' : 'absent';
   }
 
-  /** The first `members()` of a role waits for its readiness, so a Ready pod's member is in the answer. */
+  /** Resolves once `role`'s readiness is known, when it has a pod member: a first `members()` shows a Ready pod's member. */
   async ready(role: string): Promise<void> {
-    await this.view(role)?.watch.listed;
-  }
-
-  reading(role: string): void {
-    this.view(role);
+    if (!this.source || !this.context.cache.list(`${MEMBER_PREFIX}${role}/`).some((e) => podUidOf(e) !== undefined)) return;
+    await this.view(role)?.listed;
   }
 
   close(): void {
     this.closed = true;
-    this.roles.forEach((v) => v.watch.close());
+    this.roles.forEach((v) => v.watch?.close());
     this.roles.clear();
   }
 
@@ -114,21 +185,40 @@ export class PodLiveness implements LivenessStrategy {
     if (this.closed) return undefined;
     let view = this.roles.get(role);
     if (view) return view;
-    const created: RoleView = { ready: undefined, watch: undefined! };
+    const created: RoleView = { ready: undefined, refused: false, watch: undefined, listed: Promise.resolve() };
     this.roles.set(role, created);
-    created.watch = this.source.watchRole(role, (ready) => this.changed(role, created, ready));
-    // A failed first list is the reader's to see (members() rejects); the watch keeps trying.
-    created.watch.listed.catch((err: unknown) => this.context.logger.warn({ err, role }, '[rollcall] cannot read pod readiness for this role; its pod members stay hidden until it can'));
+    const watch = this.source!.watchRole(role, (ready) => this.changed(role, created, ready));
+    created.watch = watch;
+    created.listed = watch.listed.catch((err: unknown) => {
+      if (!hasCode(err, ErrorCode.PERMISSION_DENIED, ErrorCode.UNAUTHENTICATED)) {
+        this.context.logger.warn({ err, role }, '[rollcall] cannot read pod readiness for this role; its pod members stay hidden until it can');
+        throw err;
+      }
+      // Hidden would read as "no members"; shown unverified is what this reader can honestly say.
+      this.context.logger.warn({ err, role }, '[rollcall] may not read pod readiness for this role: its pod members are shown while their records exist, unverified (grant get/list/watch on the readiness source, e.g. `rollcall manifests --liveness pod`)');
+      if (created.ready === undefined) {
+        created.refused = true;
+        this.rejudgeRole(role, () => true);
+      }
+    });
+    created.listed.catch(() => {});
     return created;
   }
 
   /** Judges again the members whose pod's readiness changed. */
   private changed(role: string, view: RoleView, ready: ReadonlySet<string>): void {
-    const before = view.ready ?? new Set<string>();
+    const before = view.refused ? undefined : (view.ready ?? new Set<string>());
     view.ready = new Set(ready);
+    view.refused = false;
+    // Listed now, whatever the first list said.
+    view.listed = Promise.resolve();
+    this.rejudgeRole(role, (podUid) => before === undefined || before.has(podUid) !== ready.has(podUid));
+  }
+
+  private rejudgeRole(role: string, changed: (podUid: string) => boolean): void {
     for (const entry of this.context.cache.list(`${MEMBER_PREFIX}${role}/`)) {
       const podUid = podUidOf(entry);
-      if (podUid !== undefined && before.has(podUid) !== ready.has(podUid)) this.context.rejudge(entry.key);
+      if (podUid !== undefined && changed(podUid)) this.context.rejudge(entry.key);
     }
   }
 }

@@ -12,15 +12,18 @@ import { LeaseHolder, type LeaseLossReason } from './lease-holder.js';
 import type { LeaseInfo, LeaseListener } from './lease-info.js';
 import type { JsonValue } from './lease-record.js';
 import { Leadership, type LeadershipEvents } from './leadership.js';
-import { openLiveness } from './liveness-modes.js';
-import type { LivenessFactory, LivenessStrategy } from './liveness-strategy.js';
+import { HeartbeatLiveness } from './heartbeat-liveness.js';
+import { confirmByMark, confirmByReading } from './liveness-judge.js';
 import { silentLogger, type Logger } from './logger.js';
 import { MemberDirectory } from './member-directory.js';
 import { MemberHandle } from './member-handle.js';
+import type { LivenessFactory, LivenessStrategy, MemberLiveness } from './member-liveness.js';
 import type { Member, MemberEvent, MemberListener } from './member.js';
 import { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
 import { assertPayload } from './payload.js';
+import { PodLiveness, PodRecords } from './pod-liveness.js';
+import { ReaperLiveness, ReaperRecords } from './reaper-liveness.js';
 import { electionKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
 import { ScopeClaims } from './scope-claims.js';
 import type { CorruptEntry, RecordStore } from './store.js';
@@ -62,6 +65,13 @@ export interface Subscription {
   /** Stops the calls to the listener. Idempotent. */
   close(): void;
 }
+
+/** Each `registry.member.liveness` mode's strategy. A new mode is a new entry here, not a branch in the registry. */
+const LIVENESS_MODES: Record<MemberLiveness, LivenessFactory> = {
+  heartbeat: (context) => new HeartbeatLiveness(new ReaperRecords(context)),
+  reaper: (context) => new ReaperLiveness(context),
+  pod: (context) => new PodLiveness(context, new ReaperRecords(context)),
+};
 
 /** A key no record has: reading it proves the backend answers. */
 const CONNECTION_PROBE_KEY = 'probe/connection';
@@ -116,6 +126,8 @@ export class Registry extends Emitter<RegistryEvents> {
     private readonly directory: MemberDirectory,
     /** How member liveness reaches peers (`registry.member.liveness`), chosen once here. */
     private readonly liveness: LivenessStrategy,
+    /** How readers judge pod members' records, whatever the mode. */
+    private readonly pods: PodRecords,
     private readonly monitor: ConnectionMonitor,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -170,19 +182,22 @@ export class Registry extends Emitter<RegistryEvents> {
     let directory: MemberDirectory | undefined;
     // Elections of a liveness mode (the reapers') are the registry's holders, so a lost connection and close() reach them.
     let liveness: LivenessStrategy;
+    // The one place that knows the registry may not write: its expiries are confirmed by a read, and it campaigns for nothing.
+    const confirm = resolved.readOnly ? confirmByReading : confirmByMark;
+    const context = {
+      identity: resolved.identity,
+      member: resolved.member,
+      cache,
+      store: monitored,
+      backend: store,
+      clock,
+      logger,
+      confirm,
+      holder: resolved.readOnly ? undefined : (key: string) => registry!.holder(key, resolved.identity, 'election'),
+      rejudge: (key: string) => directory?.rejudge(key),
+    };
     try {
-      liveness = (runtime.liveness ?? openLiveness)({
-        identity: resolved.identity,
-        member: resolved.member,
-        readOnly: resolved.readOnly,
-        cache,
-        store: monitored,
-        backend: store,
-        clock,
-        logger,
-        holder: (key) => registry!.holder(key, resolved.identity, 'election'),
-        rejudge: (key) => directory?.rejudge(key),
-      });
+      liveness = (runtime.liveness ?? LIVENESS_MODES[resolved.member.liveness])(context);
     } catch (err) {
       // A mode this backend cannot serve (pod without pod readiness): nothing stays open.
       cache.close();
@@ -190,8 +205,9 @@ export class Registry extends Emitter<RegistryEvents> {
       await store.close().catch(() => {});
       throw err;
     }
-    directory = new MemberDirectory(cache, monitored, clock, logger, resolved.member.heartbeatIntervalMs, liveness, resolved.readOnly);
-    registry = new Registry(resolved, store, monitored, cache, directory, liveness, monitor, clock, logger);
+    const pods = new PodRecords(context);
+    directory = new MemberDirectory({ cache, store: monitored, clock, logger, retryMs: resolved.member.heartbeatIntervalMs, liveness, pods, confirm });
+    registry = new Registry(resolved, store, monitored, cache, directory, liveness, pods, monitor, clock, logger);
     stores.set(registry, store);
     bindBackendActivity(registry, monitored.activity);
     registry.wire(store);
@@ -274,7 +290,7 @@ export class Registry extends Emitter<RegistryEvents> {
       role: options.role,
       id,
       key: memberKey(options.role, id),
-      ...this.liveness.keeping(options.role, id),
+      liveness: this.liveness,
       payload: options.payload,
       timing: this.config.member,
       store: this.store,
@@ -298,6 +314,7 @@ export class Registry extends Emitter<RegistryEvents> {
     assertName('role', role);
     await this.directory.watch(role);
     await this.liveness.ready?.(role);
+    await this.pods.ready(role);
     return this.directory.members(role);
   }
 
@@ -493,6 +510,7 @@ export class Registry extends Emitter<RegistryEvents> {
     [...this.lockWaiters].forEach((onClose) => onClose());
     await Promise.allSettled([...[...this.members_].map((m) => m.withdraw()), ...[...this.holders].map((h) => h.stop('closed'))]);
     this.liveness.close();
+    this.pods.close();
     this.observers.forEach((o) => o.close());
     this.subscriptions.forEach((off) => off());
     this.electionDirectory?.close();

@@ -50,12 +50,12 @@ async function memberAndReaders(h: Harness, n: number) {
 
 describe('the expiry judge', () => {
   it('counts from the latest sight of a change, and not the time the watch was blind', () => {
-    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 0 }], 1099)).toEqual({ live: true, expired: false, dueInMs: 1 });
-    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 0 }], 1100)).toEqual({ live: true, expired: true, dueInMs: undefined });
+    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 0 }], 1099)).toEqual({ live: true, expired: false, dueInMs: 1, dueAt: 1100 });
+    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 0 }], 1100)).toEqual({ live: true, expired: true, dueInMs: undefined, dueAt: 1100 });
     // Blind: nobody runs out, however long ago the change was seen.
-    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 0 }, { live: false, liveSince: 0 }], 5000)).toEqual({ live: false, expired: false, dueInMs: undefined });
+    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 0 }, { live: false, liveSince: 0 }], 5000)).toEqual({ live: false, expired: false, dueInMs: undefined, dueAt: 1100 });
     // Live again at 4000: a whole lease from then.
-    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 4000 }], 4500)).toEqual({ live: true, expired: false, dueInMs: 500 });
+    expect(judgeExpiry(1000, [100], [{ live: true, liveSince: 4000 }], 4500)).toEqual({ live: true, expired: false, dueInMs: 500, dueAt: 5000 });
   });
 });
 

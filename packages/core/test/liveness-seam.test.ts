@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MemberEvent } from '../src/index.js';
-import type { LivenessContext, LivenessFactory, LivenessStrategy } from '../src/liveness-strategy.js';
+import type { LivenessContext, LivenessFactory, LivenessStrategy } from '../src/member-liveness.js';
 import { Registry } from '../src/registry.js';
 import { memberKey } from '../src/spi.js';
 import { MemoryStore } from '../src/testing.js';
@@ -18,9 +18,9 @@ function readinessMode(ready: Set<string>, contexts: LivenessContext[]): Livenes
     contexts.push(context);
     return {
       mode: 'heartbeat',
-      readersExpire: () => false,
-      keeping: () => ({ heartbeatKey: undefined, heartbeats: false, liveness: { mode: 'heartbeat' } }),
-      vouches: (entry) => ready.has(entry.key),
+      // Kept alive by something else: written once, never renewed.
+      keep: (member) => ({ liveness: { mode: 'heartbeat' }, start: () => member.writeMember(), beat: async () => {}, stop: () => {}, withdrawn: async () => {} }),
+      verdict: (entry) => (ready.has(entry.key) ? 'present' : 'absent'),
       reading: () => {},
       close: () => {},
     };

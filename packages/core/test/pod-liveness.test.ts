@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, ErrorCode } from '../src/index.js';
+import { ConfigurationError, createRegistry, ErrorCode, PermissionError, UnavailableError, type Registry } from '../src/index.js';
 import type { PodReadinessSource, PodReadinessWatch } from '../src/pod-readiness.js';
 import { memberKey, type PodMemberListing, type RecordList } from '../src/spi.js';
 import { MemoryStore, type MemoryBackend } from '../src/testing.js';
@@ -52,6 +52,43 @@ class FakePods {
   }
 }
 
+/**
+ * A readiness source whose reads are refused (PERMISSION_DENIED: an identity
+ * without get/list/watch on EndpointSlices), until `grant()`: then its watches
+ * list, as the Kubernetes source's retries do once the permission is granted.
+ */
+class RefusingSource implements PodReadinessSource {
+  private granted = false;
+  private readonly waiting: (() => void)[] = [];
+  readonly podUid = undefined;
+
+  constructor(
+    private readonly inner: PodReadinessSource,
+    private readonly refusal: () => Error = () => new PermissionError('PERMISSION_DENIED', 'cannot list endpointslices.discovery.k8s.io'),
+  ) {}
+
+  assertServed(role: string): Promise<void> {
+    return this.inner.assertServed(role);
+  }
+
+  watchRole(role: string, changed: (ready: ReadonlySet<string>) => void): PodReadinessWatch {
+    if (this.granted) return this.inner.watchRole(role, changed);
+    let watch: PodReadinessWatch | undefined;
+    let closed = false;
+    this.waiting.push(() => {
+      if (!closed) watch = this.inner.watchRole(role, changed);
+    });
+    const listed = Promise.reject(this.refusal());
+    listed.catch(() => {});
+    return { listed, close: () => ((closed = true), watch?.close()) };
+  }
+
+  grant(): void {
+    this.granted = true;
+    this.waiting.splice(0).forEach((start) => start());
+  }
+}
+
 /** A memory store that offers pod readiness, as the Kubernetes store does. */
 class PodStore extends MemoryStore {
   constructor(
@@ -86,7 +123,9 @@ describe('registry.member.liveness=pod', () => {
     h = new Harness();
     pods = new FakePods();
   });
+  const closing: Registry[] = [];
   afterEach(async () => {
+    await Promise.all(closing.splice(0).map((r) => r.close()));
     await h.closeAll();
   });
 
@@ -205,19 +244,80 @@ describe('registry.member.liveness=pod', () => {
     expect(seen.summary()).toEqual(['added w1', 'removed w1 expired']);
   });
 
-  it('heartbeat and reaper readers never expire a pod member: they see it while its record exists', async () => {
+  it('readers of every mode judge a pod member by its pod, not by a lease: heartbeat and reaper readers keep it while its pod is Ready and report it removed (expired) when it is not', async () => {
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a');
     const hb = await open('hb', undefined, {});
     const rp = await open('rp', undefined, { member: { liveness: 'reaper' } });
     const hbSeen = memberLog(hb.registry, 'worker');
     const rpSeen = memberLog(rp.registry, 'worker');
-    await a.registry.announce({ role: 'worker', id: 'w1' });
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
     await until(() => hbSeen.events.length === 1 && rpSeen.events.length === 1);
     await h.clock.advance(5 * LEASE);
     expect(row('worker', 'w1')).toBeDefined();
     expect(hbSeen.summary()).toEqual(['added w1']);
     expect(rpSeen.summary()).toEqual(['added w1']);
+    expect((await hb.registry.members('worker'))[0]).toMatchObject({ id: 'w1', judgedBy: 'pod' });
+    // Its container exits and does not come back: the pod stays, not Ready.
+    pods.set('worker', 'uid-a', false);
+    await until(() => hbSeen.events.length === 2 && rpSeen.events.length === 2);
+    expect(hbSeen.events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w1', payload: { n: 1 } } });
+    expect(rpSeen.summary()).toEqual(['added w1', 'removed w1 expired']);
+    expect(row('worker', 'w1')).toBeDefined(); // readers delete nothing
+  });
+
+  it('a reader that may not read pod readiness (PERMISSION_DENIED) shows pod members while their records exist, marked unverified, and judges them by their pod once it may', async () => {
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    const refusing = new RefusingSource(pods.source(undefined));
+    const logs: string[] = [];
+    const logger = { debug: () => {}, info: () => {}, warn: (...args: unknown[]) => void logs.push(String(args.at(-1))), error: () => {} };
+    const viewer = { registry: await createRegistry({ type: 'memory', identity: 'viewer', readOnly: true }, { store: new PodStore(h.backend, refusing), clock: h.clock, logger }) };
+    closing.push(viewer.registry);
+    const seen = memberLog(viewer.registry, 'worker');
+    expect(await viewer.registry.members('worker')).toMatchObject([{ id: 'w1', judgedBy: 'unverified', payload: { n: 1 } }]);
+    await until(() => seen.events.length === 1);
+    expect(logs.filter((m) => m.includes('may not read pod readiness'))).toHaveLength(1);
+    // Not Ready, but this reader cannot know: it still shows the member, and says so.
+    pods.set('worker', 'uid-a', false);
+    await h.clock.advance(5 * LEASE);
+    expect(seen.summary()).toEqual(['added w1']);
+    // Granted: the judgement by its pod takes over.
+    refusing.grant();
+    await until(() => seen.events.length === 2);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired']);
+    pods.set('worker', 'uid-a', true);
+    await until(() => seen.events.length === 3);
+    expect((await viewer.registry.members('worker'))[0]).toMatchObject({ id: 'w1', judgedBy: 'pod' });
+    // The record deleted (its pod deleted, or withdrawn): removed.
+    await a.registry.close();
+    await until(() => seen.events.length === 4);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired', 'added w1', 'removed w1 deleted']);
+  });
+
+  it('a reader on a backend without pod readiness shows pod members unverified, while their records exist', async () => {
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    await a.registry.announce({ role: 'worker', id: 'w1' });
+    const plain = await h.registry('plain', {});
+    expect(await plain.registry.members('worker')).toMatchObject([{ id: 'w1', judgedBy: 'unverified' }]);
+    await h.clock.advance(5 * LEASE); // never expired by a lease
+    expect(await plain.registry.members('worker')).toMatchObject([{ id: 'w1' }]);
+  });
+
+  it('a first readiness list that fails otherwise (UNAVAILABLE) rejects the first members() of the role, and hides its pod members until it lists', async () => {
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    await a.registry.announce({ role: 'worker', id: 'w1' });
+    const down = new RefusingSource(pods.source(undefined), () => new UnavailableError('endpointslices: connection refused'));
+    const r = await h.registry('r', {}, h.clock, new PodStore(h.backend, down));
+    await expect(r.registry.members('worker')).rejects.toMatchObject({ code: ErrorCode.UNAVAILABLE });
+    const seen = memberLog(r.registry, 'worker');
+    expect(seen.events).toEqual([]);
+    down.grant();
+    await until(() => seen.events.length === 1);
+    expect((await r.registry.members('worker'))[0]).toMatchObject({ id: 'w1', judgedBy: 'pod' });
   });
 
   it('a rolling switch from heartbeat to pod loses no member: each pod replaced in turn, readers of both modes see only the withdrawals', async () => {

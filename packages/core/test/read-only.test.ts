@@ -108,27 +108,43 @@ class CoalescingStore extends MemoryStore {
   }
 }
 
-describe('a member gone after its lease ran out is expired, whoever deleted it', () => {
+describe('a member gone is expired or deleted by the one rule, on this reader\'s own clock', () => {
   let h: Harness;
   afterEach(async () => h.closeAll());
 
-  it('a reader that started after its last heartbeat and missed the mark: expired; a member withdrawn: deleted', async () => {
+  // The removal's reason is the reader's own judgement (judgeExpiry on its monotonic clock), never the writer's wall-clock renewTime.
+  it('a reader that missed the mark: expired when its own clock saw the lease run out first (confirmed by a read), deleted when the record went before; a member withdrawn: deleted', async () => {
     h = new Harness();
     const a = await h.registry('a');
-    const b = await h.registry('b');
     await a.registry.announce({ role: 'worker', id: 'w1' });
-    await b.registry.members('worker');
+    await a.registry.announce({ role: 'worker', id: 'w3' });
     await h.clock.advance(2 * INTERVAL + 1000);
     a.store.partition(); // crashed 1 s after its heartbeat at 10 s
     const viewer = await h.registry('viewer', { readOnly: true }, h.clock, new CoalescingStore({ backend: h.backend, cluster: 'test' }));
     const seen = memberLog(viewer.registry, 'worker');
-    const w2 = await b.registry.announce({ role: 'worker', id: 'w2' });
     await until(() => seen.events.length === 2);
-    await w2.withdraw();
+    // b starts reading after the viewer: its judgement (from 12 s) runs out after the viewer's (from 11 s).
+    await h.clock.advance(1000);
+    const b = await h.registry('b');
+    await b.registry.members('worker');
+    const w2 = await b.registry.announce({ role: 'worker', id: 'w2' });
     await until(() => seen.events.length === 3);
-    // b marks and deletes w1 at 30 s, before the viewer's own judgement (from 11 s) would run out.
-    await h.clock.advanceUntil(() => seen.events.length === 4, LEASE - 500);
-    expect(await viewer.store.get(memberKey('worker', 'w1'))).toBeUndefined();
-    expect(seen.summary()).toEqual(['added w1', 'added w2', 'removed w2 deleted', 'removed w1 expired']);
+    await w2.withdraw();
+    await until(() => seen.events.length === 4);
+    await h.clock.advanceUntil(() => seen.events.length === 6, LEASE);
+    expect(seen.summary()).toEqual(['added w1', 'added w3', 'added w2', 'removed w2 deleted', 'removed w1 expired', 'removed w3 expired']);
+    expect(h.clock.now()).toBeLessThan(12_000 + LEASE); // the viewer's own judgement, before b marked
+    // Now one whose record goes (by b's mark, which this watch misses) before the viewer's clock saw its lease run out.
+    const c = await h.registry('c');
+    await c.registry.announce({ role: 'worker', id: 'w4' });
+    await until(() => seen.events.length === 7);
+    c.store.partition();
+    const late = await h.registry('late', { readOnly: true }, h.clock, new CoalescingStore({ backend: h.backend, cluster: 'test' }));
+    await h.clock.advance(INTERVAL); // late starts judging w4 a heartbeat after b did
+    const lateSeen = memberLog(late.registry, 'worker');
+    await until(() => lateSeen.events.length === 1);
+    await h.clock.advanceUntil(() => lateSeen.events.length === 2, LEASE);
+    expect(lateSeen.summary()).toEqual(['added w4', 'removed w4 deleted']);
+    expect(await late.store.get(memberKey('worker', 'w4'))).toBeUndefined();
   });
 });

@@ -215,3 +215,44 @@ describe('member liveness: reaper', () => {
     await only.close();
   });
 });
+
+describe('a reader judges each record by the liveness it declares, whatever its own mode (a cluster switching between heartbeat and reaper)', () => {
+  let h: Harness;
+  afterEach(async () => h.closeAll());
+
+  it('a heartbeat reader keeps a reaper-mode member while its heartbeat record is renewed, and reports it expired once that stops, by a read: it deletes nothing', async () => {
+    h = new Harness();
+    const a = await h.registry('a', reaper);
+    const r = await h.registry('r', {});
+    await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    const seen = memberLog(r.registry, 'worker');
+    await until(() => seen.events.length === 1);
+    await h.clock.advance(5 * LEASE); // its member record unchanged all along: only its heartbeat record moves
+    expect(seen.summary()).toEqual(['added w1']);
+    const renewed = (await r.registry.members('worker'))[0]!.renewTime!;
+    expect(h.clock.wallNow().getTime() - renewed.getTime()).toBeLessThanOrEqual(INTERVAL); // its last heartbeat, not its announce
+    a.store.partition();
+    await h.clock.advanceUntil(() => seen.events.length === 2, LEASE + INTERVAL);
+    expect(seen.events[1]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w1', payload: { n: 1 } } });
+    // Nobody reaps here (no reaper-mode reader): its records stay, and a heartbeat after the partition brings it back.
+    expect(h.backend.rows.get(`test/${memberKey('worker', 'w1')}`)).toBeDefined();
+    a.store.heal();
+    await h.clock.advanceUntil(() => seen.events.length === 3, 2 * INTERVAL);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired', 'added w1']);
+  });
+
+  it('a reaper-mode reader judges a heartbeat-mode member by its lease: kept while it heartbeats, expired (marked and deleted) once it stops', async () => {
+    h = new Harness();
+    const a = await h.registry('a', {});
+    const r = await h.registry('r', reaper);
+    await a.registry.announce({ role: 'worker', id: 'w1' });
+    const seen = memberLog(r.registry, 'worker');
+    await until(() => seen.events.length === 1);
+    await h.clock.advance(5 * LEASE);
+    expect(seen.summary()).toEqual(['added w1']);
+    a.store.partition();
+    await h.clock.advanceUntil(() => seen.events.length === 2, LEASE + INTERVAL + RETRY);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired']);
+    await until(() => h.backend.rows.get(`test/${memberKey('worker', 'w1')}`) === undefined);
+  });
+});

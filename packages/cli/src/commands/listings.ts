@@ -1,4 +1,4 @@
-import { type LeaseInfo, StoreConflictError } from '@rollcall/core';
+import { type LeaseInfo, type Member, StoreConflictError } from '@rollcall/core';
 import { assertName } from '@rollcall/core/admin';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
@@ -28,7 +28,23 @@ function renewal(renewTime: Date | string | null | undefined, leaseMs: number): 
   return `${age(since(renewTime))}${isStale(renewTime, leaseMs) ? ' STALE' : ''}`;
 }
 
+/**
+ * A member's STALE mark: only for one judged by its lease. A pod member's
+ * renewTime is its last write, not a heartbeat: its pod's readiness judges it.
+ */
+function memberStale(m: Member): boolean {
+  return m.judgedBy === undefined && isStale(m.renewTime, m.leaseDurationMs);
+}
+
+/** A member's heartbeat column: the age of its renewal, STALE, or how it is judged when not by its lease. */
+function memberRenewal(m: Member): string {
+  if (m.judgedBy === 'unverified') return `${age(since(m.renewTime))} UNVERIFIED`;
+  if (m.judgedBy === 'pod') return `${age(since(m.renewTime))} (pod Ready)`;
+  return renewal(m.renewTime, m.leaseDurationMs);
+}
+
 const STALE_NOTE = 'STALE: last renewal older than its lease by this machine\'s clock (advisory: the writer\'s clock may differ)\n';
+const UNVERIFIED_NOTE = 'UNVERIFIED: a pod member whose pod readiness this identity may not read (get/list/watch endpointslices: rollcall manifests --liveness pod); shown while its record exists\n';
 
 /** What a listing returns: STALE entries fail `--check`. */
 function outcome(stale: number, flags: ListingFlags, format: string): number {
@@ -47,7 +63,7 @@ export async function membersCommand(role: string | undefined, flags: ListingFla
   return withRegistry(flags, 'read', async (registry, config) => {
     const names = role !== undefined ? [role] : await registry.roles();
     const members = (await Promise.all(names.map((r) => registry.members(r)))).flat();
-    const stale = members.filter((m) => isStale(m.renewTime, m.leaseDurationMs)).length;
+    const stale = members.filter(memberStale).length;
     if (format === 'json') {
       printJson(
         members.map((m) => ({
@@ -58,7 +74,8 @@ export async function membersCommand(role: string | undefined, flags: ListingFla
           renewTime: m.renewTime?.toISOString() ?? null,
           heartbeatAgeMs: since(m.renewTime) ?? null,
           leaseDurationMs: m.leaseDurationMs,
-          stale: isStale(m.renewTime, m.leaseDurationMs),
+          stale: memberStale(m),
+          ...(m.judgedBy ? { judgedBy: m.judgedBy } : {}),
         })),
       );
       return outcome(stale, flags, format);
@@ -67,7 +84,8 @@ export async function membersCommand(role: string | undefined, flags: ListingFla
       process.stdout.write(`no members${role ? ` of role ${role}` : ''} in cluster ${config.resolved.cluster} (${registry.backend})\n`);
       return ExitCode.OK;
     }
-    process.stdout.write(table(['role', 'id', 'heartbeat', 'up', 'payload'], members.map((m) => [m.role, m.id, renewal(m.renewTime, m.leaseDurationMs), age(since(m.acquireTime)), compactJson(m.payload)])) + '\n');
+    process.stdout.write(table(['role', 'id', 'heartbeat', 'up', 'payload'], members.map((m) => [m.role, m.id, memberRenewal(m), age(since(m.acquireTime)), compactJson(m.payload)])) + '\n');
+    if (members.some((m) => m.judgedBy === 'unverified')) process.stdout.write(UNVERIFIED_NOTE);
     return outcome(stale, flags, format);
   });
 }

@@ -9,7 +9,7 @@ export interface WatchFlags extends ConfigFlags, MetricsFlags {
   json?: boolean;
 }
 
-type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: string; id: string; payload: unknown; reason?: string }
+type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: string; id: string; payload: unknown; reason?: string; unverified?: true }
   | { kind: 'election'; type: 'leader' | 'no-leader'; election: string; leader: string | null; fencingToken: number | null; previous?: string | null }
   | { kind: 'lock'; type: 'acquired' | 'released' | 'expired' | 'deleted'; lock: string; holder: string | null; fencingToken: number | null }
   | { kind: 'connection'; type: string };
@@ -17,7 +17,7 @@ type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: stri
 function text(e: Event): string {
   switch (e.kind) {
     case 'member':
-      return `member    ${e.type.padEnd(8)} ${e.role}/${e.id}  ${compactJson(e.payload)}${e.reason ? `  (${e.reason})` : ''}`;
+      return `member    ${e.type.padEnd(8)} ${e.role}/${e.id}  ${compactJson(e.payload)}${e.reason ? `  (${e.reason})` : ''}${e.unverified ? '  (UNVERIFIED: its pod readiness cannot be read here; shown while its record exists)' : ''}`;
     case 'election':
       return e.type === 'leader' ? `election  leader   ${e.election}  ${e.leader}  fencing token ${e.fencingToken}` : `election  none     ${e.election}  no leader${e.previous ? ` (was ${e.previous})` : ''}`;
     case 'lock':
@@ -27,7 +27,7 @@ function text(e: Event): string {
   }
 }
 
-const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, payload: m.payload ?? null, ...(reason ? { reason } : {}) });
+const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, payload: m.payload ?? null, ...(reason ? { reason } : {}), ...(type !== 'removed' && m.judgedBy === 'unverified' ? { unverified: true as const } : {}) });
 const leaderEvent = (election: string, leader: LeaderInfo | undefined, previous?: LeaderInfo): Event =>
   leader ? { kind: 'election', type: 'leader', election, leader: leader.identity, fencingToken: leader.fencingToken } : { kind: 'election', type: 'no-leader', election, leader: null, fencingToken: null, previous: previous?.identity ?? null };
 
