@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import { systemClock, type Clock, type Timer } from './clock.js';
 import { InvalidArgumentError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 
@@ -34,6 +35,8 @@ export interface ShutdownOptions {
   exit?: boolean;
   /** Told when the close fails or runs past the deadline, and at a second signal. Default: silent. */
   logger?: Logger;
+  /** What `deadlineMs` is counted on. Default the system clock. */
+  clock?: Clock;
   /** @internal The process to wire, for tests of the wiring alone. Default `process`. */
   process?: SignalTarget;
 }
@@ -78,7 +81,7 @@ export const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
  * positive integer or a signal list that is empty or names an unknown signal.
  */
 export function shutdownOnSignals(registry: Closable, options: ShutdownOptions = {}): ShutdownHandle {
-  const { deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS, signals = ['SIGTERM', 'SIGINT'], beforeClose, exit = true, logger = silentLogger } = options;
+  const { deadlineMs = DEFAULT_SHUTDOWN_DEADLINE_MS, signals = ['SIGTERM', 'SIGINT'], beforeClose, exit = true, logger = silentLogger, clock = systemClock } = options;
   const target: SignalTarget = options.process ?? process;
   if (typeof registry?.close !== 'function') throw new InvalidArgumentError('shutdownOnSignals: the first argument must have close() (a Registry)');
   if (!Number.isSafeInteger(deadlineMs) || deadlineMs <= 0) throw new InvalidArgumentError(`shutdownOnSignals: deadlineMs must be a positive integer of milliseconds, got ${String(deadlineMs)}`);
@@ -104,9 +107,9 @@ export function shutdownOnSignals(registry: Closable, options: ShutdownOptions =
   };
 
   const shutdown = async (signal: NodeJS.Signals) => {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Timer | undefined;
     const deadline = new Promise<'deadline'>((resolve) => {
-      timer = setTimeout(() => resolve('deadline'), deadlineMs);
+      timer = clock.setTimeout(() => resolve('deadline'), deadlineMs);
     });
     const closing = (async (): Promise<'closed' | 'failed'> => {
       try {
@@ -123,7 +126,7 @@ export function shutdownOnSignals(registry: Closable, options: ShutdownOptions =
       }
     })();
     const outcome = await Promise.race([closing, deadline]);
-    clearTimeout(timer);
+    timer?.cancel();
     if (outcome === 'deadline') logger.error({ signal, deadlineMs }, `[rollcall] close() did not finish within ${deadlineMs} ms of ${signal}; exiting anyway (what it had not withdrawn or released ends with its lease)`);
     const result: ShutdownResult = { signal, exitCode: exitCode(signal), outcome };
     resolveDone(result);

@@ -16,6 +16,9 @@ export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, type RecordKin
 // The pod liveness mode's optional store capabilities (registry.member.liveness=pod): readiness, needed; a role's members of one pod, optional.
 export { podReadinessOf, type PodReadinessCapable, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
 export { podMemberListingOf, type PodMemberListing } from './pod-member-listing.js';
+// Retrying and delaying on the injected clock: what a backend calls for a reconnect or a re-watch.
+export { Backoff, type BackoffOptions } from './backoff.js';
+export { DelayQueue, type DelayQueueOptions } from './delay-queue.js';
 // The plugin `registry.type` loads, and its section.
 export type { PluginContext, RegistryPlugin } from './plugin.js';
 export type { OptionSchema, OptionSpec } from './config/option-schema.js';

@@ -1,3 +1,4 @@
+import { Backoff } from './backoff.js';
 import type { Clock, Timer } from './clock.js';
 import { ClosedError, ErrorCode, RegistryError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -65,7 +66,7 @@ export interface WatchCacheOptions {
   store: MonitoredStore;
   clock: Clock;
   logger: Logger;
-  /** First delay before re-watching after a failed watch. Milliseconds. Doubles up to `maxRetryDelayMs`. */
+  /** First delay before re-watching after a failed watch. Milliseconds. Doubles (less up to 20 % jitter) up to `maxRetryDelayMs`. */
   retryDelayMs: number;
   maxRetryDelayMs: number;
   /** A watch that has run this long without error counts as established, for stores that do not say so with a progress event. Milliseconds; longer than a call's timeout. */
@@ -107,7 +108,7 @@ class ScopeWatch {
   private subscription: WatchSubscription | undefined;
   private retryTimer: Timer | undefined;
   private liveTimer: Timer | undefined;
-  private retryDelay: number;
+  private readonly backoff: Backoff;
   private generation = 0;
   private closed = false;
   private waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -122,7 +123,7 @@ class ScopeWatch {
     /** Called once the first list is in, before it is applied: the cache hands this scope the keys of the narrower scopes it replaces. */
     private readonly onFirstList: () => void,
   ) {
-    this.retryDelay = options.retryDelayMs;
+    this.backoff = new Backoff({ clock: options.clock, initialMs: options.retryDelayMs, maxMs: Math.max(options.retryDelayMs, options.maxRetryDelayMs) });
     this.hint = isExact(scope) ? { exact: true } : undefined;
   }
 
@@ -215,7 +216,7 @@ class ScopeWatch {
         const waiters = this.waiters;
         this.waiters = [];
         for (const w of waiters) w.reject(error);
-        this.retryTimer = this.options.clock.setTimeout(() => this.list(), this.nextDelay());
+        this.retryTimer = this.backoff.schedule(() => this.list());
       },
     );
   }
@@ -227,7 +228,7 @@ class ScopeWatch {
     this.subscription = this.options.store.watch(this.scope, revision, {
       event: (event) => {
         if (generation !== this.generation) return;
-        this.retryDelay = this.options.retryDelayMs;
+        this.backoff.reset();
         this.onEvent(event);
       },
       error: (error) => {
@@ -266,14 +267,8 @@ class ScopeWatch {
         if (relist) this.list();
         else this.watchFrom(this.revision!);
       },
-      relist ? 0 : this.nextDelay(),
+      relist ? 0 : this.backoff.next(),
     );
-  }
-
-  private nextDelay(): number {
-    const delay = this.retryDelay;
-    this.retryDelay = Math.min(this.retryDelay * 2, this.options.maxRetryDelayMs);
-    return delay;
   }
 }
 

@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import etcd3 from 'etcd3';
 import { handleWhen, noop, retry, type IPolicy } from 'cockatiel';
-import { ConfigurationError, type RegistryError, UnavailableError } from '@rollcall/core';
+import { type Clock, ConfigurationError, type RegistryError, systemClock, UnavailableError } from '@rollcall/core';
 import { prefixEnd } from './codec.js';
 import type { EtcdOptions } from './options.js';
 import { BACKEND } from './errors.js';
@@ -139,7 +139,7 @@ export function createEtcdClient(options: EtcdOptions, requestTimeoutMs: number)
         'grpc.initial_reconnect_backoff_ms': 100,
         'grpc.max_reconnect_backoff_ms': 1000,
       },
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: grpcDeadline(requestTimeoutMs) }),
       faultHandling: {
         // No circuit breaker: it would refuse calls for seconds after etcd is back.
         host: () => noop,
@@ -154,24 +154,33 @@ export function createEtcdClient(options: EtcdOptions, requestTimeoutMs: number)
 }
 
 /**
+ * The gRPC deadline `ms` from now. gRPC judges a deadline against this
+ * machine's real clock, so it is taken from the system clock's wall time,
+ * never an injected one (a skewed or manual clock would make every call late).
+ */
+export function grpcDeadline(ms: number): number {
+  return systemClock.wallNow().getTime() + ms;
+}
+
+/**
  * Proves the client works: one read of `base`'s range must succeed within
- * `dialTimeoutMs`, so unreachable endpoints, refused credentials and a missing
+ * `dialTimeoutMs` on `clock`, so unreachable endpoints, refused credentials and a missing
  * permission fail at connect, typed. `mapError` maps a native failure.
  */
-export function proveConnection(client: EtcdClientSlice, base: Buffer, options: EtcdOptions, mapError: (err: unknown) => RegistryError): Promise<void> {
+export function proveConnection(client: EtcdClientSlice, base: Buffer, options: EtcdOptions, mapError: (err: unknown) => RegistryError, clock: Clock): Promise<void> {
   const endpoints = options.endpoints.join(', ');
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
+    const timer = clock.setTimeout(
       () => reject(new UnavailableError(`could not connect to etcd at ${endpoints} within ${options.dialTimeoutMs} ms (registry.etcd.dialTimeoutMs)`, { backend: BACKEND })),
       options.dialTimeoutMs,
     );
-    client.kv.range({ key: base, range_end: prefixEnd(base), limit: 1, keys_only: true }, { deadline: Date.now() + options.dialTimeoutMs }).then(
+    client.kv.range({ key: base, range_end: prefixEnd(base), limit: 1, keys_only: true }, { deadline: grpcDeadline(options.dialTimeoutMs) }).then(
       () => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve();
       },
       (err: unknown) => {
-        clearTimeout(timer);
+        timer.cancel();
         if (err instanceof etcd3.GRPCNotImplementedError) {
           return reject(new UnavailableError(`${endpoints} answered, but is not an etcd v3 endpoint (etcd's client URL, usually port 2379): ${(err as Error).message}`, { backend: BACKEND, cause: err }));
         }

@@ -1,5 +1,5 @@
-import { type Logger, UnavailableError } from '@rollcall/core';
-import { stopStream, type EtcdClientSlice, type KeepAliveStream } from './client.js';
+import { type Clock, type Logger, type Timer, UnavailableError } from '@rollcall/core';
+import { grpcDeadline, stopStream, type EtcdClientSlice, type KeepAliveStream } from './client.js';
 import { BACKEND } from './errors.js';
 
 /**
@@ -13,13 +13,14 @@ export class MemberLease {
   private id: string | undefined;
   private granting: Promise<string> | undefined;
   private stream: KeepAliveStream | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private closed = false;
 
   constructor(
     private readonly client: EtcdClientSlice,
     private readonly ttlSeconds: number,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   current(): Promise<string> {
@@ -29,9 +30,7 @@ export class MemberLease {
       (res) => {
         this.granting = undefined;
         this.id = res.ID;
-        clearInterval(this.timer);
-        this.timer = setInterval(() => this.keepAlive(), Math.max(500, (this.ttlSeconds * 1000) / 3));
-        this.timer.unref();
+        this.keepAliveEvery();
         this.logger.debug({ backend: BACKEND, lease: res.ID, ttlSeconds: this.ttlSeconds }, '[rollcall] [etcd] member lease granted');
         return res.ID;
       },
@@ -47,18 +46,27 @@ export class MemberLease {
     if (this.id !== id) return;
     this.logger.debug({ backend: BACKEND, lease: id }, '[rollcall] [etcd] member lease gone');
     this.id = undefined;
-    clearInterval(this.timer);
+    this.timer?.cancel();
     this.dropStream();
   }
 
   async close(timeoutMs: number): Promise<void> {
     this.closed = true;
-    clearInterval(this.timer);
+    this.timer?.cancel();
     this.dropStream();
     const id = this.id;
     this.id = undefined;
     // Best effort: revoking deletes this process's member keys at once instead of after the TTL.
-    if (id) await this.client.leaseClient.leaseRevoke({ ID: id }, { deadline: Date.now() + timeoutMs }).catch(() => {});
+    if (id) await this.client.leaseClient.leaseRevoke({ ID: id }, { deadline: grpcDeadline(timeoutMs) }).catch(() => {});
+  }
+
+  /** A keep-alive every third of the TTL until the lease is gone or the store closes (closing cancels the timer). */
+  private keepAliveEvery(): void {
+    this.timer?.cancel();
+    this.timer = this.clock.setTimeout(() => {
+      this.keepAliveEvery();
+      this.keepAlive();
+    }, Math.max(500, (this.ttlSeconds * 1000) / 3));
   }
 
   private keepAlive(): void {

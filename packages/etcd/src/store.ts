@@ -19,7 +19,7 @@ export async function connectEtcdStore(context: PluginContext<EtcdOptions>): Pro
   const client = createEtcdClient(options, context.requestTimeoutMs);
   const store = new EtcdStore(client, context);
   try {
-    await proveConnection(client, store.keys.etcdKey(''), options, (err) => store.mapError(err, 'connect', store.keyPrefix));
+    await proveConnection(client, store.keys.etcdKey(''), options, (err) => store.mapError(err, 'connect', store.keyPrefix), context.clock);
   } catch (err) {
     client.close();
     throw err;
@@ -54,11 +54,12 @@ export class EtcdStore implements RecordStore {
     const { options, cluster, logger } = context;
     this.keys = new KeySpace(options.prefix, cluster);
     this.maxPayloadBytes = options.maxPayloadBytes;
-    if (options.memberLeaseSeconds > 0) this.memberLease = new MemberLease(client, options.memberLeaseSeconds, logger);
+    if (options.memberLeaseSeconds > 0) this.memberLease = new MemberLease(client, options.memberLeaseSeconds, logger, context.clock);
     this.watchHost = {
       client,
       keys: this.keys,
       logger,
+      clock: context.clock,
       createTimeoutMs: context.requestTimeoutMs,
       isClosed: () => this.closed,
       mapError: (err, what, etcdKey) => this.mapError(err, what, etcdKey),

@@ -1,5 +1,5 @@
 import etcd3 from 'etcd3';
-import { type Logger, type RegistryError, RevisionTooOldError, UnavailableError } from '@rollcall/core';
+import { type Clock, type Logger, type RegistryError, RevisionTooOldError, type Timer, UnavailableError } from '@rollcall/core';
 import type { WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 import { stopStream, type EtcdClientSlice, type WatchResponse, type WatchStream } from './client.js';
 import { decodeRecord, prefixEnd, type KeySpace } from './codec.js';
@@ -10,6 +10,8 @@ export interface EtcdWatchHost {
   readonly client: Pick<EtcdClientSlice, 'watchClient'>;
   readonly keys: KeySpace;
   readonly logger: Logger;
+  /** Where the creation bound and the progress requests are timed. */
+  readonly clock: Clock;
   /** Bound on the watch being created, milliseconds. */
   readonly createTimeoutMs: number;
   isClosed(): boolean;
@@ -27,8 +29,8 @@ const PROGRESS_REQUEST_INTERVAL_MS = 200;
  */
 export class EtcdWatch implements WatchSubscription {
   private stream: WatchStream | undefined;
-  private createTimer: NodeJS.Timeout | undefined;
-  private progressTimer: NodeJS.Timeout | undefined;
+  private createTimer: Timer | undefined;
+  private progressTimer: Timer | undefined;
   private synced = false;
   private done = false;
 
@@ -49,7 +51,7 @@ export class EtcdWatch implements WatchSubscription {
     }
     // From the revision itself (its change, if any, is filtered out): etcd answers a progress request only for a watcher whose start revision it has reached.
     const startRevision = this.fromRevision;
-    this.createTimer = setTimeout(
+    this.createTimer = this.host.clock.setTimeout(
       () => this.fail(new UnavailableError(`watch ${this.host.keys.keyPrefix}${this.prefix}: not created within ${this.host.createTimeoutMs} ms`, { backend: BACKEND })),
       this.host.createTimeoutMs,
     );
@@ -96,7 +98,7 @@ export class EtcdWatch implements WatchSubscription {
       return this.fail(this.host.mapError(etcd3.castGrpcErrorMessage(res.cancel_reason), `watch ${this.prefix || '(all)'}`, this.host.keys.etcdKey(this.prefix)));
     }
     if (res.created) {
-      clearTimeout(this.createTimer);
+      this.createTimer?.cancel();
       this.requestProgress();
       // Established: tells core it sees again. At the start revision: the backlog after it is still on its way.
       return this.deliver({ type: 'progress', revision: this.fromRevision });
@@ -104,7 +106,7 @@ export class EtcdWatch implements WatchSubscription {
     if (res.events.length === 0) {
       // etcd sends progress only to a synced watcher (a compacted start revision cancels it first): everything up to the header's revision is delivered.
       this.synced = true;
-      clearTimeout(this.progressTimer);
+      this.progressTimer?.cancel();
       return this.deliver({ type: 'progress', revision: res.header.revision, synced: true });
     }
     for (const ev of res.events) {
@@ -133,12 +135,12 @@ export class EtcdWatch implements WatchSubscription {
   private requestProgress(): void {
     if (this.done || this.synced) return;
     this.stream?.write({ progress_request: {} });
-    this.progressTimer = setTimeout(() => this.requestProgress(), PROGRESS_REQUEST_INTERVAL_MS);
+    this.progressTimer = this.host.clock.setTimeout(() => this.requestProgress(), PROGRESS_REQUEST_INTERVAL_MS);
   }
 
   private cleanup(): void {
-    clearTimeout(this.createTimer);
-    clearTimeout(this.progressTimer);
+    this.createTimer?.cancel();
+    this.progressTimer?.cancel();
     this.onDone();
     if (this.stream) stopStream(this.stream);
     this.stream = undefined;

@@ -4,7 +4,7 @@ import https from 'node:https';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError } from '@rollcall/core';
+import { ConfigurationError, systemClock, type Clock } from '@rollcall/core';
 import { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
 import type { KubernetesOptions } from './options.js';
 
@@ -112,6 +112,8 @@ export class ApiClient {
     private readonly requestTimeoutMs: number,
     /** Sent as User-Agent on every request; see {@link userAgent}. */
     private readonly userAgent: string,
+    /** Bounds each request, and is the time of the watches and informers over this client. Default the system clock. */
+    readonly clock: Clock = systemClock,
   ) {
     const server = kubeConfig.getCurrentCluster()?.server;
     if (!server) throw new Error('the kubeconfig has no current cluster');
@@ -132,13 +134,13 @@ export class ApiClient {
     if (payload !== undefined) (options.headers as Record<string, string>)['Content-Length'] = String(Buffer.byteLength(payload));
     return new Promise((resolve, reject) => {
       // A deadline on the whole exchange: a socket's idle timeout misses a black-holed TLS handshake.
-      const deadline = setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
+      const deadline = this.clock.setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
       const request = this.transport.request(options, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (c: Buffer) => chunks.push(c));
-        response.on('error', (err) => (clearTimeout(deadline), reject(transportError(err, req.context))));
+        response.on('error', (err) => (deadline.cancel(), reject(transportError(err, req.context))));
         response.on('end', () => {
-          clearTimeout(deadline);
+          deadline.cancel();
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown;
           try {
@@ -151,7 +153,7 @@ export class ApiClient {
           else reject(statusError(status, body as KubeStatus | undefined, req.context));
         });
       });
-      request.on('error', (err) => (clearTimeout(deadline), reject(transportError(err, req.context))));
+      request.on('error', (err) => (deadline.cancel(), reject(transportError(err, req.context))));
       request.end(payload);
     });
   }
@@ -168,9 +170,9 @@ export class ApiClient {
       let aborted = false;
       let buffered = '';
       // Until the answer's headers arrive; after that, silence is judged by the watch.
-      const deadline = setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
+      const deadline = this.clock.setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
       const request = this.transport.request(options, (response) => {
-        clearTimeout(deadline);
+        deadline.cancel();
         const status = response.statusCode ?? 0;
         if (status !== 200) {
           const chunks: Buffer[] = [];
@@ -227,7 +229,7 @@ export class ApiClient {
         response.on('close', () => aborted || ((aborted = true), handlers.end(new Error('the watch connection closed'))));
       });
       request.on('error', (err) => {
-        clearTimeout(deadline);
+        deadline.cancel();
         if (aborted) return;
         reject(transportError(err, context));
       });

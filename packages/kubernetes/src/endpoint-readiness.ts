@@ -1,5 +1,5 @@
-import { ConfigurationError, type Logger, type RegistryError } from '@rollcall/core';
-import type { PodReadinessSource, PodReadinessWatch } from '@rollcall/core/spi';
+import { ConfigurationError, type Logger, type RegistryError, type Timer } from '@rollcall/core';
+import { Backoff, type PodReadinessSource, type PodReadinessWatch } from '@rollcall/core/spi';
 import type { ApiClient } from './client.js';
 import { BACKEND } from './errors.js';
 import { ResourceInformer } from './informer.js';
@@ -15,7 +15,6 @@ interface EndpointSlice {
 const SERVICE_LABEL = 'kubernetes.io/service-name';
 /** A Service name: a DNS-1035 label. */
 const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const RETRY_MS = 500;
 
 /** A role's informer and who follows it. */
 interface SharedFollow {
@@ -26,7 +25,6 @@ interface SharedFollow {
   subscribers: Set<(slices: EndpointSlice[]) => void>;
   watch: PodReadinessWatch;
 }
-const MAX_RETRY_MS = 30_000;
 
 export interface EndpointReadinessConfig {
   client: ApiClient;
@@ -83,12 +81,12 @@ export class EndpointReadiness implements PodReadinessSource {
         resolve();
       }
     });
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Timer | undefined;
     try {
       await watch.listed;
-      await Promise.race([found, new Promise<void>((r) => (timer = setTimeout(r, this.config.servedTimeoutMs)))]);
+      await Promise.race([found, new Promise<void>((r) => (timer = this.config.client.clock.setTimeout(r, this.config.servedTimeoutMs)))]);
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
       watch.close();
     }
     if (!seen) {
@@ -187,8 +185,8 @@ export class EndpointReadiness implements PodReadinessSource {
       },
       { upsert: schedule, delete: schedule },
     );
-    let timer: NodeJS.Timeout | undefined;
-    let delay = RETRY_MS;
+    let timer: Timer | undefined;
+    const backoff = new Backoff({ clock: client.clock, initialMs: 500, maxMs: 30_000 });
     // The informer resumes a broken watch itself; a first list that failed is tried again here.
     const start = (): Promise<void> =>
       informer.start().then(
@@ -196,8 +194,7 @@ export class EndpointReadiness implements PodReadinessSource {
         (err: unknown) => {
           if (!closed) {
             logger.debug({ err, role, service }, '[rollcall] [kubernetes] cannot list the role Service\'s endpointslices; trying again');
-            timer = setTimeout(() => void start().catch(() => {}), delay);
-            delay = Math.min(delay * 2, MAX_RETRY_MS);
+            timer = backoff.schedule(() => void start().catch(() => {}));
           }
           throw err;
         },
@@ -208,7 +205,7 @@ export class EndpointReadiness implements PodReadinessSource {
       listed,
       close: () => {
         closed = true;
-        clearTimeout(timer);
+        timer?.cancel();
         informer.close();
       },
     };

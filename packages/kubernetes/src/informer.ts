@@ -1,4 +1,5 @@
-import { hasCode, type Logger, type RegistryError } from '@rollcall/core';
+import { hasCode, type Logger, type RegistryError, type Timer } from '@rollcall/core';
+import { Backoff } from '@rollcall/core/spi';
 import type { ApiClient } from './client.js';
 import type { RequestContext } from './errors.js';
 import { ResourceWatch, type WatchedObject } from './watch.js';
@@ -16,7 +17,7 @@ export interface ResourceInformerOptions {
   silenceTimeoutMs: number;
   /** Server-side lifetime of one watch request. Seconds. */
   timeoutSeconds: number;
-  /** First wait before opening the watch again after the API server could not be reached; doubles up to 30 s. Milliseconds. Default 500. */
+  /** First wait before opening the watch again after the API server could not be reached; doubles (less up to 20 % jitter) up to 30 s, on the client's clock. Milliseconds. Default 500. */
   retryMs?: number;
 }
 
@@ -34,8 +35,6 @@ interface ObjectList<T> {
   items: T[];
 }
 
-const MAX_RETRY_MS = 30_000;
-
 /**
  * A cache of every object of one collection matching a label selector, kept by
  * one {@link ResourceWatch}: list, watch from the list's resourceVersion, resume
@@ -47,8 +46,8 @@ export class ResourceInformer<T extends WatchedObject> {
   private readonly objects = new Map<string, T>();
   private watch: ResourceWatch<T> | undefined;
   private resourceVersion = '';
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryMs: number;
+  private retryTimer: Timer | undefined;
+  private readonly backoff: Backoff;
   private closed = false;
   /** How many times the collection was listed (1 after start). */
   lists = 0;
@@ -57,7 +56,7 @@ export class ResourceInformer<T extends WatchedObject> {
     private readonly options: ResourceInformerOptions,
     private readonly handlers: ResourceInformerHandlers<T>,
   ) {
-    this.retryMs = options.retryMs ?? 500;
+    this.backoff = new Backoff({ clock: options.client.clock, initialMs: options.retryMs ?? 500 });
   }
 
   /** Lists the collection and opens the watch; rejects with the mapped error (PERMISSION_DENIED, UNAVAILABLE) if the first list fails. */
@@ -75,7 +74,7 @@ export class ResourceInformer<T extends WatchedObject> {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.retryTimer);
+    this.retryTimer?.cancel();
     this.watch?.close();
   }
 
@@ -129,7 +128,7 @@ export class ResourceInformer<T extends WatchedObject> {
       },
       {
         object: (type, object) => {
-          this.retryMs = this.options.retryMs ?? 500;
+          this.backoff.reset();
           if (object.metadata.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
           const name = object.metadata.name;
           const previous = this.objects.get(name);
@@ -155,11 +154,9 @@ export class ResourceInformer<T extends WatchedObject> {
     this.handlers.interrupted?.(error);
     const relist = hasCode(error, 'REVISION_TOO_OLD');
     this.options.logger.info({ err: error, resourceVersion: this.resourceVersion }, `[rollcall] [kubernetes] ${this.options.resource} watch ended; ${relist ? 'relisting' : 'reopening it'}`);
-    const delay = relist ? 0 : this.retryMs;
-    if (!relist) this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-    this.retryTimer = setTimeout(() => {
+    this.retryTimer = this.options.client.clock.setTimeout(() => {
       if (relist) this.relist().catch((err: RegistryError) => this.recover(err));
       else this.openWatch();
-    }, delay);
+    }, relist ? 0 : this.backoff.next());
   }
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ConnectionState, Registry } from '@rollcall/core';
+import { systemClock, type Clock, type ConnectionState, type Registry } from '@rollcall/core';
 
 /** What {@link serveReadinessProbe} takes. */
 export interface ReadinessProbeOptions {
@@ -18,6 +18,8 @@ export interface ReadinessProbeOptions {
   lostGraceMs?: number;
   /** Your own condition, ANDed in (e.g. the application finished warming up). Default: always true. */
   healthy?: () => boolean;
+  /** What `lostGraceMs` is measured on (its monotonic `now()`). Default the system clock. */
+  clock?: Clock;
 }
 
 /** A running probe. */
@@ -48,10 +50,11 @@ export interface ReadinessProbe {
 export async function serveReadinessProbe(registry: Registry, options: ReadinessProbeOptions = {}): Promise<ReadinessProbe> {
   const path = options.path ?? '/readyz';
   const lostGraceMs = options.lostGraceMs ?? 60_000;
-  let lostSince: number | undefined = registry.state === 'lost' ? performance.now() : undefined;
-  const track = (state: ConnectionState) => (lostSince = state === 'lost' ? (lostSince ?? performance.now()) : undefined);
+  const clock = options.clock ?? systemClock;
+  let lostSince: number | undefined = registry.state === 'lost' ? clock.now() : undefined;
+  const track = (state: ConnectionState) => (lostSince = state === 'lost' ? (lostSince ?? clock.now()) : undefined);
   const offs = (['connected', 'suspended', 'lost', 'reconnected'] as const).map((type) => registry.on(type, (e: { state: ConnectionState }) => track(e.state)));
-  const ready = () => registry.isOpen && (lostSince === undefined || performance.now() - lostSince < lostGraceMs) && (options.healthy?.() ?? true);
+  const ready = () => registry.isOpen && (lostSince === undefined || clock.now() - lostSince < lostGraceMs) && (options.healthy?.() ?? true);
   const server: Server = createServer((req, res) => {
     if ((req.url ?? '').split('?')[0] !== path) {
       res.writeHead(404).end();

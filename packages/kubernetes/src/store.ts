@@ -43,7 +43,7 @@ export async function connectKubernetesStore(context: PluginContext<KubernetesOp
   const { cluster, options, logger } = context;
   const kc = kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
-  const client = new ApiClient(kc, context.requestTimeoutMs, userAgent(context.identity));
+  const client = new ApiClient(kc, context.requestTimeoutMs, userAgent(context.identity), context.clock);
   const store = new KubernetesStore({
     client,
     logger,

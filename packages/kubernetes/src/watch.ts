@@ -1,4 +1,4 @@
-import type { Logger, RegistryError } from '@rollcall/core';
+import type { Logger, RegistryError, Timer } from '@rollcall/core';
 import type { ApiClient } from './client.js';
 import type { ObjectMeta } from './codec.js';
 import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
@@ -13,7 +13,7 @@ export interface ResourceWatchOptions {
   fieldSelector?: string;
   context: RequestContext;
   fromResourceVersion: string;
-  /** Restart a stream silent this long. Milliseconds. */
+  /** Restart a stream silent this long, on the client's clock. Milliseconds. */
   silenceTimeoutMs: number;
   /** Server-side lifetime of one watch request. Seconds. */
   timeoutSeconds: number;
@@ -49,7 +49,7 @@ interface WatchEventLine {
 export class ResourceWatch<T extends WatchedObject = WatchedObject> {
   private resourceVersion: string;
   private abortStream: (() => void) | undefined;
-  private silenceTimer: NodeJS.Timeout | undefined;
+  private silenceTimer: Timer | undefined;
   private closed = false;
 
   constructor(
@@ -62,7 +62,7 @@ export class ResourceWatch<T extends WatchedObject = WatchedObject> {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.silenceTimer);
+    this.silenceTimer?.cancel();
     this.abortStream?.();
   }
 
@@ -86,7 +86,7 @@ export class ResourceWatch<T extends WatchedObject = WatchedObject> {
           this.onLine(value as WatchEventLine);
         },
         end: (error) => {
-          clearTimeout(this.silenceTimer);
+          this.silenceTimer?.cancel();
           this.abortStream = undefined;
           if (this.closed) return;
           this.options.logger.debug({ err: error, resourceVersion: this.resourceVersion }, '[rollcall] [kubernetes] watch stream ended; resuming');
@@ -106,8 +106,8 @@ export class ResourceWatch<T extends WatchedObject = WatchedObject> {
   }
 
   private armSilence(): void {
-    clearTimeout(this.silenceTimer);
-    this.silenceTimer = setTimeout(() => {
+    this.silenceTimer?.cancel();
+    this.silenceTimer = this.options.client.clock.setTimeout(() => {
       this.options.logger.warn({ resourceVersion: this.resourceVersion, silenceMs: this.options.silenceTimeoutMs }, '[rollcall] [kubernetes] watch stream went silent; restarting it');
       this.abortStream?.();
       this.abortStream = undefined;
@@ -136,7 +136,7 @@ export class ResourceWatch<T extends WatchedObject = WatchedObject> {
   private end(error: RegistryError): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.silenceTimer);
+    this.silenceTimer?.cancel();
     this.handlers.ended(error);
   }
 }

@@ -14,7 +14,7 @@ const SILENT = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {
  * Follows one pod from `pod`'s resourceVersion (one watch, no polling) until a
  * runner records an end on it (`rollcall.dev/recorded`: only the leading runner
  * writes it, in the patch that lets the pod go), it is deleted, or `waitMs`
- * passes. A watch that ends for good (410 Gone) is answered by one read.
+ * passes on the client's clock. A watch that ends for good (410 Gone) is answered by one read.
  */
 export function awaitRecorded(api: PodsApi, runner: string, pod: Pod, waitMs: number): Promise<Confirmation> {
   return new Promise((resolve, reject) => {
@@ -22,12 +22,12 @@ export function awaitRecorded(api: PodsApi, runner: string, pod: Pod, waitMs: nu
     const done = (answer: Confirmation | Error) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      timer.cancel();
       watch.close();
       if (answer instanceof Error) reject(answer);
       else resolve(answer);
     };
-    const timer = setTimeout(() => done(undefined), waitMs);
+    const timer = api.client.clock.setTimeout(() => done(undefined), waitMs);
     const watch = new ResourceWatch<Pod>(
       {
         client: api.client,

@@ -1,4 +1,4 @@
-import { ConfigurationError, type ErrorCode, hasCode, type Logger, StoreConflictError } from '@rollcall/core';
+import { ConfigurationError, type ErrorCode, hasCode, type Logger, StoreConflictError, type Clock, type Timer } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
 import { type LiveLog, readStoredLog } from './log-read.js';
@@ -11,7 +11,8 @@ import type { TaskStatus } from './task.js';
 /**
  * How long the release of a finished pod waits for its log's last lines to be
  * stored. Milliseconds. The kubelet ends the stream as the container exits, so
- * this only bounds a sink or an API server that does not answer.
+ * this only bounds a sink or an API server that does not answer. On the API
+ * client's clock, with the log streams it bounds.
  */
 export const CAPTURE_DRAIN_MS = 30_000;
 
@@ -39,12 +40,12 @@ interface Capture extends LiveLog {
   settle(): void;
 }
 
-/** Resolves once the capture is over, at most {@link CAPTURE_DRAIN_MS} from now. */
-async function drained(capture: Capture): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, CAPTURE_DRAIN_MS)));
+/** Resolves once the capture is over, at most {@link CAPTURE_DRAIN_MS} from now on `clock`. */
+async function drained(capture: Capture, clock: Clock): Promise<void> {
+  let timer: Timer | undefined;
+  const bound = new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, CAPTURE_DRAIN_MS)));
   await Promise.race([capture.done, bound]);
-  clearTimeout(timer);
+  timer?.cancel();
 }
 
 /** Whether the container ran (it runs, or it terminated): only then has it a log to read. */
@@ -167,7 +168,7 @@ export class LogCapture {
     const capture = this.captures.get(`${status.taskId}/${status.attempt}`);
     if (!capture || !containerTerminated(pod, capture.container)) return;
     capture.settle();
-    await drained(capture);
+    await drained(capture, this.options.client.clock);
   }
 
   /**
@@ -183,7 +184,7 @@ export class LogCapture {
       if (started) await started;
       const capture = self.captures.get(`${status.taskId}/${status.attempt}`);
       // a read of an ended task is its whole log: the last lines are being stored
-      if (capture && !options.follow && ended()) await drained(capture);
+      if (capture && !options.follow && ended()) await drained(capture, self.options.client.clock);
       if (capture) return yield* readStoredLog(sink, capture.key, options, capture);
       const fromPod = fallback?.();
       if (fromPod) return yield* fromPod;

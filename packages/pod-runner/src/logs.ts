@@ -1,4 +1,5 @@
-import { type ErrorCode, hasCode, type Logger } from '@rollcall/core';
+import { type ErrorCode, hasCode, type Logger, type Timer } from '@rollcall/core';
+import { Backoff } from '@rollcall/core/spi';
 import type { ApiClient } from '@rollcall/kubernetes/api';
 import { sortable } from './log-time.js';
 
@@ -48,6 +49,8 @@ export interface LogStreamInput {
 }
 
 const MAX_FAILURES = 8;
+/** The pause before a stream is opened again: from 100 ms, doubling (less up to 20 % jitter) to 5 s, reset by a line. */
+const REOPEN = { initialMs: 100, maxMs: 5000 };
 
 /**
  * A pod log as lines. Always asks for timestamps, so that when a following
@@ -66,6 +69,8 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
   let atLastKey = input.after?.count ?? 0;
   let bytes = 0;
   let failures = 0;
+  const backoff = new Backoff({ clock: client.clock, ...REOPEN });
+  let reopen: Timer | undefined;
   let opened = 0;
   // the last stream ended without an error: every line up to that point was delivered
   let endedCleanly = false;
@@ -73,6 +78,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
   const finish = (err?: Error) => {
     failure ??= err;
     done = true;
+    reopen?.cancel();
     abort?.();
     wake?.();
   };
@@ -97,6 +103,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
           line: (raw) => {
             receivedAny = true;
             failures = 0;
+            backoff.reset();
             const text = raw as string;
             const space = text.indexOf(' ');
             const time = space > 0 ? text.slice(0, space) : '';
@@ -125,7 +132,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
             if (!receivedAny) failures += 1;
             if (failures >= MAX_FAILURES) return finish(error ?? new Error(`the log of pod ${podName} keeps ending without a line`));
             input.logger.debug({ err: error, pod: podName }, '[rollcall] [pod-runner] log stream ended; resuming from its last line');
-            setTimeout(() => void open(), Math.min(100 * 2 ** failures, 5000));
+            reopen = backoff.schedule(() => void open());
           },
         },
         'text',
@@ -139,7 +146,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
       // the first open tells the caller (no such pod, no permission); a resume, and a capture's first open, keep trying a while
       const final = opened === 1 && !input.retryFirstOpenOn?.some((code) => hasCode(err, code));
       if (final || failures >= MAX_FAILURES) return finish(err as Error);
-      setTimeout(() => void open(), Math.min(100 * 2 ** failures, 5000));
+      reopen = backoff.schedule(() => void open());
     }
   };
 

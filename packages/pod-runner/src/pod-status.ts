@@ -1,4 +1,4 @@
-import type { JsonValue } from '@rollcall/core';
+import { systemClock, type JsonValue } from '@rollcall/core';
 import { type ContainerStatus, type Pod, TASK_CONTAINER_ANNOTATION } from './pod.js';
 import type { PendingCause } from './task.js';
 
@@ -101,10 +101,11 @@ export function disruptionReason(pod: Pod): 'Deleted' | 'Evicted' | 'Preempted' 
  * ended with its exit code, whatever sidecars still run. The kubelet's own
  * verdicts on the pod (Evicted, DeadlineExceeded) come first: it writes them
  * before it kills the containers. Deletion is judged by the reconciler, which
- * knows whether the runner asked for it. `wallNow` stands in for a timestamp
- * the pod lacks (a pure function of its arguments).
+ * knows whether the runner asked for it. `wallNow` (default the system
+ * clock's) stands in for a timestamp the pod lacks (a pure function of its
+ * arguments).
  */
-export function readPod(pod: Pod, wallNow: Date = new Date()): PodReading {
+export function readPod(pod: Pod, wallNow: Date = systemClock.wallNow()): PodReading {
   const status = pod.status ?? {};
   const name = taskContainerName(pod);
   const container = status.containerStatuses?.find((s) => s.name === name);

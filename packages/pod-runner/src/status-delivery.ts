@@ -1,4 +1,5 @@
-import type { Clock, Logger, Timer } from '@rollcall/core';
+import type { Clock, Logger } from '@rollcall/core';
+import { Backoff, DelayQueue } from '@rollcall/core/spi';
 import { copyStatus } from './task-state.js';
 import type { TaskStatus } from './task.js';
 
@@ -15,6 +16,12 @@ export interface StatusDeliveryOptions {
   acknowledged(status: TaskStatus): void;
 }
 
+/** A terminal status on its way, and the pauses between its deliveries. */
+interface Redelivery {
+  status: TaskStatus;
+  backoff: Backoff;
+}
+
 /**
  * Hands statuses to `onStatus`. A change on the way is told once and not
  * awaited; a terminal status (already stored) is delivered until acknowledged:
@@ -22,10 +29,21 @@ export interface StatusDeliveryOptions {
  * resolved. A throw or a rejection delivers it again after a pause.
  */
 export class StatusDelivery {
-  private readonly redelivery = new Map<string, { attempt: number; timer?: Timer; delayMs: number }>();
+  /** Each terminal status not acknowledged yet, by task id; one attempt of a task at a time. */
+  private readonly redelivery = new Map<string, Redelivery>();
+  /** Redeliveries waiting out their pause, by task id. */
+  private readonly pauses: DelayQueue<string>;
   private closed = false;
 
-  constructor(private readonly options: StatusDeliveryOptions) {}
+  constructor(private readonly options: StatusDeliveryOptions) {
+    this.pauses = new DelayQueue({
+      clock: options.clock,
+      run: (taskId) => {
+        const slot = this.redelivery.get(taskId);
+        if (slot) this.attempt(slot);
+      },
+    });
+  }
 
   /** A status on the way: told once. */
   notify(status: TaskStatus): void {
@@ -41,23 +59,22 @@ export class StatusDelivery {
   deliver(status: TaskStatus): void {
     if (this.closed) return;
     const known = this.redelivery.get(status.taskId);
-    if (known?.attempt === status.attempt) return; // on its way already, or waiting to be delivered again
-    known?.timer?.cancel();
-    const slot: { attempt: number; timer?: Timer; delayMs: number } = { attempt: status.attempt, delayMs: FIRST_REDELIVERY_MS };
+    if (known?.status.attempt === status.attempt) return; // on its way already, or waiting to be delivered again
+    this.pauses.cancel(status.taskId);
+    // No jitter: the pause is for this process's own callback, which no other process retries against.
+    const slot: Redelivery = { status, backoff: new Backoff({ clock: this.options.clock, initialMs: FIRST_REDELIVERY_MS, maxMs: MAX_REDELIVERY_MS, jitter: 0 }) };
     this.redelivery.set(status.taskId, slot);
-    this.attempt(status, slot);
+    this.attempt(slot);
   }
 
-  private attempt(status: TaskStatus, slot: { attempt: number; timer?: Timer; delayMs: number }): void {
+  private attempt(slot: Redelivery): void {
+    const { status } = slot;
     const current = () => !this.closed && this.redelivery.get(status.taskId) === slot;
     const failed = (err: unknown) => {
       if (!current()) return;
-      this.options.logger.warn({ err, task: status.taskId, retryInMs: slot.delayMs }, '[rollcall] [pod-runner] onStatus did not acknowledge a terminal status; delivering it again');
-      slot.timer = this.options.clock.setTimeout(() => {
-        slot.timer = undefined;
-        slot.delayMs = Math.min(slot.delayMs * 2, MAX_REDELIVERY_MS);
-        if (current()) this.attempt(status, slot);
-      }, slot.delayMs);
+      const pauseMs = slot.backoff.next();
+      this.options.logger.warn({ err, task: status.taskId, retryInMs: pauseMs }, '[rollcall] [pod-runner] onStatus did not acknowledge a terminal status; delivering it again');
+      this.pauses.schedule(status.taskId, pauseMs);
     };
     const acked = () => {
       if (!current()) return;
@@ -81,13 +98,13 @@ export class StatusDelivery {
 
   /** Stops delivering the task's status (a newer attempt was submitted, which acknowledges it). */
   drop(taskId: string): void {
-    this.redelivery.get(taskId)?.timer?.cancel();
+    this.pauses.cancel(taskId);
     this.redelivery.delete(taskId);
   }
 
   close(): void {
     this.closed = true;
-    for (const slot of this.redelivery.values()) slot.timer?.cancel();
+    this.pauses.close();
     this.redelivery.clear();
   }
 }

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, StoreConflictError } from '@rollcall/core';
+import { type Clock, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, StoreConflictError } from '@rollcall/core';
 import { awaitRecorded } from './cancel-confirmation.js';
 import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
 import { BACKEND } from './errors.js';
@@ -54,6 +54,8 @@ export interface TaskViewOptions {
    * the runner's sink. Default the directory sink's default, DEFAULT_LOG_DIR.
    */
   logs?: { dir?: string; sink?: LogSink };
+  /** The time of the requests' bounds, the cancel's wait and the listing's "now". Default the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -89,7 +91,7 @@ export class TaskView {
    */
   async list(): Promise<TaskListing[]> {
     const [pods, ledger] = await Promise.all([this.pods(), readLedger(this.client, this.namespace, this.name)]);
-    return listTasks(this.name, pods.map(statusFromPod).filter((s): s is TaskStatus => s !== undefined), ledger, Date.now());
+    return listTasks(this.name, pods.map(statusFromPod).filter((s): s is TaskStatus => s !== undefined), ledger, this.client.clock.wallNow().getTime());
   }
 
   /** The task's latest attempt, or undefined. */
@@ -161,5 +163,5 @@ export class TaskView {
 export function openTaskView(options: TaskViewOptions = {}): TaskView {
   const kc = options.kubeConfig ?? loadKubeConfig(options);
   const namespace = resolveNamespace(options.namespace, kc);
-  return new TaskView(new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(undefined)), namespace, options.name ?? DEFAULT_RUNNER_NAME, options.logs);
+  return new TaskView(new ApiClient(kc, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, userAgent(undefined), options.clock), namespace, options.name ?? DEFAULT_RUNNER_NAME, options.logs);
 }

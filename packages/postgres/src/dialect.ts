@@ -1,3 +1,4 @@
+import type { Clock } from '@rollcall/core';
 import type { SqlDialect, SqlExecutor, SqlRow, SqlValue, TableNames } from '@rollcall/sql';
 import { createPool, numberedPlaceholders, type PgConfig, type Pool, type Queryable } from './client.js';
 import { BACKEND, isConnectionBroken, isDuplicateKey, isMissingColumn, isMissingTable, isPermissionDenied, isRetryable, toRegistryError } from './errors.js';
@@ -18,6 +19,8 @@ export interface PostgresDialectOptions {
   keepAliveIntervalMs: number;
   /** `poll`: no listening connection, the poller reads on its interval. */
   changeFeed: 'listen' | 'poll';
+  /** The listening connection's keep-alives and reconnects are timed on it. */
+  clock: Clock;
 }
 
 /**
@@ -51,7 +54,7 @@ export class PostgresDialect implements SqlDialect {
     // An idle connection the server dropped surfaces here; the pool replaces it.
     this.pool.on('error', () => undefined);
     this.reader = executor(this.pool);
-    this.changeSignal = options.changeFeed === 'listen' ? new NotifyListener({ ...config, ...timeouts }, options.channel, options.keepAliveIntervalMs) : undefined;
+    this.changeSignal = options.changeFeed === 'listen' ? new NotifyListener({ ...config, ...timeouts }, options.channel, options.keepAliveIntervalMs, options.clock) : undefined;
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {

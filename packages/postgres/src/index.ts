@@ -30,6 +30,7 @@ async function connectPostgresStore(context: PluginContext<PostgresOptions>): Pr
         channel: tableNames(options.tablePrefix).changes.toLowerCase(),
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         changeFeed: options.changeFeed,
+        clock: context.clock,
       }),
   });
   return new SqlRecordStore(database, context.cluster, release);

@@ -1,9 +1,10 @@
+import { systemClock, type Clock, type Timer } from '@rollcall/core';
+import { Backoff } from '@rollcall/core/spi';
 import type { ChangeSignal, ChangeSignalHandlers } from '@rollcall/sql';
 import { type Client, createClient } from './client.js';
 
-/** First wait before listening again after the connection was lost, milliseconds; doubles up to {@link MAX_RETRY_MS}. */
-const FIRST_RETRY_MS = 100;
-const MAX_RETRY_MS = 5_000;
+/** The wait before listening again after the connection was lost: from 100 ms, doubling to 5 s, up to half of each taken off at random. */
+const RELISTEN = { initialMs: 100, maxMs: 5_000, jitter: 0.5 };
 
 /**
  * The change feed: one connection of the process, outside the pool, that
@@ -16,9 +17,9 @@ const MAX_RETRY_MS = 5_000;
 export class NotifyListener implements ChangeSignal {
   private handlers: ChangeSignalHandlers | undefined;
   private current: Client | undefined;
-  private retryMs = FIRST_RETRY_MS;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private keepAliveTimer: NodeJS.Timeout | undefined;
+  private readonly backoff: Backoff;
+  private retryTimer: Timer | undefined;
+  private keepAliveTimer: Timer | undefined;
   private closed = false;
   private isListening = false;
   /** Statements sent on the listening connection (LISTEN and keep-alives), for tests and benchmarks. */
@@ -28,7 +29,10 @@ export class NotifyListener implements ChangeSignal {
     private readonly config: Record<string, unknown>,
     private readonly channel: string,
     private readonly keepAliveIntervalMs: number,
-  ) {}
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.backoff = new Backoff({ clock, ...RELISTEN });
+  }
 
   /** True while a connection LISTENs: the poller then reads only when notified. */
   get listening(): boolean {
@@ -44,8 +48,8 @@ export class NotifyListener implements ChangeSignal {
   async close(): Promise<void> {
     this.closed = true;
     this.isListening = false;
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.keepAliveTimer);
+    this.retryTimer?.cancel();
+    this.keepAliveTimer?.cancel();
     const client = this.current;
     this.current = undefined;
     await client?.end().catch(() => undefined);
@@ -69,14 +73,14 @@ export class NotifyListener implements ChangeSignal {
       return;
     }
     if (client !== this.current) return;
-    this.retryMs = FIRST_RETRY_MS;
+    this.backoff.reset();
     this.isListening = true;
     this.handlers?.up();
     this.scheduleKeepAlive(client);
   }
 
   private scheduleKeepAlive(client: Client): void {
-    this.keepAliveTimer = setTimeout(() => {
+    this.keepAliveTimer = this.clock.setTimeout(() => {
       if (client !== this.current) return;
       this.statements++;
       // A connection that died without a word (a cut cable, a frozen server) fails here, within query_timeout.
@@ -94,11 +98,9 @@ export class NotifyListener implements ChangeSignal {
     if (client !== this.current || this.closed) return;
     this.current = undefined;
     this.isListening = false;
-    clearTimeout(this.keepAliveTimer);
+    this.keepAliveTimer?.cancel();
     client.end().catch(() => undefined);
     this.handlers?.down(err);
-    const wait = this.retryMs * (0.5 + Math.random() / 2);
-    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-    this.retryTimer = setTimeout(() => void this.listen(), wait);
+    this.retryTimer = this.backoff.schedule(() => void this.listen());
   }
 }

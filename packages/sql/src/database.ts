@@ -1,4 +1,5 @@
 import { type Clock, ErrorCode, type Logger, PermissionError, RegistryError, SchemaMismatchError, silentLogger, systemClock, type Timer } from '@rollcall/core';
+import { Backoff } from '@rollcall/core/spi';
 import { toInt } from './codec.js';
 import type { SqlDialect, SqlExecutor } from './dialect.js';
 import type { SqlOptions } from './options.js';
@@ -16,6 +17,9 @@ export interface SqlDatabaseOptions extends SqlOptions {
   /** The dialect's connections are read-only: check the schema but never create it, skip the write check and the purge. Default false. */
   readOnly?: boolean;
 }
+
+/** The pause before a busy statement is tried again: from 5 ms, doubling to 100 ms, up to half of each taken off at random. */
+const BUSY_RETRY = { initialMs: 5, maxMs: 100, jitter: 0.5 };
 
 /**
  * One database as the stores of a process share it: the dialect's connections,
@@ -77,7 +81,7 @@ export class SqlDatabase implements ChangeFeed {
     const run = this.purging.then(async () => {
       let candidate = Number.MAX_SAFE_INTEGER;
       if (!options.all) {
-        const cutoff = Date.now() - (options.olderThanMs ?? this.options.changeRetentionMs);
+        const cutoff = this.clock.wallNow().getTime() - (options.olderThanMs ?? this.options.changeRetentionMs);
         const rows = await this.read('purge', (r) => r.all(`SELECT MAX(id) AS through FROM ${changes} WHERE created_ms < ?`, [cutoff]));
         if (rows[0]?.through === null || rows[0]?.through === undefined) return 0;
         candidate = toInt(rows[0].through);
@@ -132,15 +136,15 @@ export class SqlDatabase implements ChangeFeed {
   /** Retries while the database is busy, until the request timeout; then rethrows the native error for the caller to classify. */
   private async retryingNative<T>(attempt: () => Promise<T>): Promise<T> {
     const deadline = this.clock.now() + this.options.requestTimeoutMs;
-    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    let backoff: Backoff | undefined;
+    for (;;) {
       try {
         return await attempt();
       } catch (err) {
-        if (!(err instanceof RegistryError) && this.dialect.isRetryable(err) && this.clock.now() + wait < deadline && !this.closed) {
-          await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait * (0.5 + Math.random())));
-          continue;
-        }
-        throw err;
+        if (err instanceof RegistryError || !this.dialect.isRetryable(err) || this.closed) throw err;
+        const pauseMs = (backoff ??= new Backoff({ clock: this.clock, ...BUSY_RETRY })).next();
+        if (this.clock.now() + pauseMs >= deadline) throw err;
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, pauseMs));
       }
     }
   }

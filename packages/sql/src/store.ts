@@ -197,7 +197,7 @@ export class SqlRecordStore implements RecordStore {
       key,
       revision,
       value,
-      Date.now(),
+      this.database.clock.wallNow().getTime(),
     ]);
   }
 

@@ -200,9 +200,9 @@ export class ZkSession {
     if (wasConnected) {
       // A clean close ends the session at once, so the server drops its watches now rather than at expiry.
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1000);
+        const timer = this.options.clock.setTimeout(resolve, 1000);
         client.once('disconnected', () => {
-          clearTimeout(timer);
+          timer.cancel();
           resolve();
         });
         client.close();
