@@ -2,15 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
 import { assertPayloadSize, memberKey, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type PodMemberListing, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
-import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
-import { CLUSTER_LABEL, configMapCodec, LABEL_VALUE, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
-import { BACKEND, type RequestContext } from './errors.js';
+import { ApiClient, BACKEND, loadKubeConfig, resolveNamespace, ResourceWatch, userAgent, type ObjectMeta, type OwnerReference, type RequestContext } from '@rollcall/kube-client';
+import { CLUSTER_LABEL, configMapCodec, LABEL_VALUE, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ResourceCodec } from './codec.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
 import { EndpointReadiness } from './endpoint-readiness.js';
 import { podOwner } from './pod-owner.js';
 import { prefixSelector, recordLabels } from './selectors.js';
-import { ResourceWatch } from './watch.js';
 
 /** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
 const MAX_PAYLOAD_BYTES = 200 * 1024;

@@ -1,5 +1,5 @@
 import { ConfigurationError, DEFAULT_REQUEST_TIMEOUT_MS } from '@rollcall/core';
-import { loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kube-client';
 import { ObservedApiClient } from './observed-client.js';
 import { DEFAULT_RUNNER_NAME, type PodRunnerOptions } from './options.js';
 import { BACKEND } from './errors.js';

@@ -1,5 +1,5 @@
 import { type ErrorCode, hasCode, type Logger } from '@rollcall/core';
-import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { ApiClient } from '@rollcall/kube-client';
 import { sortable } from './log-time.js';
 
 /** Options of {@link PodRunner.logs}, as `kubectl logs` has them. */

@@ -1,8 +1,7 @@
 import type { JsonValue } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import type { ConformanceConfig, ConformancePod, CrashChildTarget } from '../capabilities.js';
-import { ChildHandle } from '../child/parent.js';
-import { packageFile } from '../child/package-file.js';
+import { ChildHandle, packageFile } from '@rollcall/child-harness';
 import { serveStore } from './ipc-store.js';
 import type { CrashCommand, CrashEvent, CrashInit } from './protocol.js';
 

@@ -1,5 +1,5 @@
 import { type ErrorCode, RegistryError } from '@rollcall/core';
-import type { MessageChannel } from '../child/channel.js';
+import type { MessageChannel } from '@rollcall/child-harness';
 import type { LeaseRecord, RecordKey, RecordList, RecordStore, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 
 /**
