@@ -64,7 +64,7 @@ describe('against a local API server', () => {
       JSON.stringify({
         apiVersion: 'v1',
         kind: 'Config',
-        clusters: [{ name: 'local', cluster: { server: url } }],
+        clusters: [{ name: 'local', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
         users: [{ name: 'me', user: { token: 'secret-token' } }],
         contexts: [{ name: 'local', context: { cluster: 'local', user: 'me', namespace: 'prod' } }],
         'current-context': 'local',
