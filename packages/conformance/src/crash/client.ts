@@ -1,4 +1,5 @@
 import type { JsonValue } from '@rollcall/core';
+import { supports } from '@rollcall/core/admin';
 import type { RecordStore } from '@rollcall/core/spi';
 import type { ConformanceConfig, ConformancePod, CrashChildTarget } from '../capabilities.js';
 import { ChildHandle, packageFile } from '@rollcall/child-harness';
@@ -35,7 +36,7 @@ export class CrashClient {
       const stopServing = serveStore(child.channel, store);
       const served = store;
       void child.exited.then(() => (stopServing(), served.close()));
-      init = { kind: 'ipc-store', config: config as Record<string, unknown>, store: { backend: store.backend, maxPayloadBytes: store.maxPayloadBytes }, wallSkewMs };
+      init = { kind: 'ipc-store', config: config as Record<string, unknown>, store: { backend: store.backend, maxPayloadBytes: store.maxPayloadBytes, syncedProgress: supports(store, 'syncedProgress') }, wallSkewMs };
     }
     child.init(init);
     try {
