@@ -21,4 +21,4 @@ export type { AccessPermission, AccessReview } from './access-review.js';
 // The plugin `registry.type` loads, and its section.
 export type { PluginContext, RegistryPlugin } from './plugin.js';
 export type { OptionSchema } from './config/option-schema.js';
-export { pluginContext, type PluginOptionsInput, type StoreFactoryOptions } from './config/plugin-options.js';
+export { pluginContext, type StoreFactoryOptions } from './config/plugin-options.js';
