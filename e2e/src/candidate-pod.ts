@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
-import { lineChannel, type MessageChannel } from '@rollcall/conformance/child';
+import { lineChannel, type MessageChannel } from '@rollcall/child-harness';
 import { containerPids, signalContainer } from '@rollcall/tools/testenv';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import { type CandidateHandle, type EventSink, type IncarnationRecord, newIncarnation } from './candidate-handle.js';

@@ -1,4 +1,4 @@
-import { ChildHandle, packageFile } from '@rollcall/conformance/child';
+import { ChildHandle, packageFile } from '@rollcall/child-harness';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import { type CandidateHandle, type CandidateRunner, type IncarnationRecord, newIncarnation } from './candidate-handle.js';
 import { SPEC_VARIABLE, type CandidateCommand, type CandidateEvent, type CandidateSpec } from './protocol.js';

@@ -8,7 +8,7 @@
  * is killed, stopped and cut off by the coordinator.
  */
 import { createConnection, createServer, type Socket } from 'node:net';
-import { serveParent } from '@rollcall/conformance/child';
+import { serveParent } from '@rollcall/child-harness';
 import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
 import { writeFenced } from './fenced-resource.js';
 import { CHANNEL_VARIABLE, SPEC_VARIABLE, type CandidateInit, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';

@@ -193,10 +193,10 @@ describe('the CLI alone, laid out as a global install', () => {
   afterAll(() => cli && rmSync(cli.dir, { recursive: true, force: true }));
   const rollcall = (args: string[], timeoutMs = 60_000) => runIn(cli.dir, join(cli.dir, 'node_modules', '.bin', 'rollcall'), args, timeoutMs);
 
-  it('carries no backend but sqlite (and metrics, for --metrics-port; migrate; the child harness), no @kubernetes/client-node and no vitest', () => {
+  it('carries no backend but sqlite (and metrics, for --metrics-port; migrate; the child harness), no conformance suite, no @kubernetes/client-node and no vitest', () => {
     const installed = readdirSync(join(cli.dir, 'node_modules', '@rollcall', 'cli', 'node_modules', '@rollcall')).sort();
-    // migrate: a combinator with no client of its own; conformance: the child-process harness the demo runs its nodes on (vitest is its optional peer, not installed).
-    expect(installed).toEqual(['conformance', 'core', 'metrics', 'migrate', 'sql', 'sqlite']);
+    // migrate: a combinator with no client of its own; child-harness: the demo runs its nodes on it; pod-runner-activity: metrics' types, no code.
+    expect(installed).toEqual(['child-harness', 'core', 'metrics', 'migrate', 'pod-runner-activity', 'sql', 'sqlite']);
     expect(copiesOf(cli.dir, '@kubernetes/client-node')).toEqual([]);
     expect(copiesOf(cli.dir, 'vitest')).toEqual([]);
   });

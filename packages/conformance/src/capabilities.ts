@@ -19,8 +19,6 @@ export interface StoreCapabilities {
   partition?(store: RecordStore): Promise<void> | void;
   /** Restores a connection cut by `partition`. Required with `partition`. */
   heal?(store: RecordStore): Promise<void> | void;
-  /** The store marks a watch's progress `synced` once it has caught up (see `WatchEvent`): the synced case then requires one. Default false: the case checks one only if it comes. */
-  syncedProgress?: boolean;
 }
 
 /** The configuration the suite hands to a backend's factory: the object form without `type` or a backend section. */

@@ -1,4 +1,5 @@
 import { hasCode } from '@rollcall/core';
+import { supports, SUPPORTED_MEMBERS } from '@rollcall/core/admin';
 import type { RecordStore, WatchEvent } from '@rollcall/core/spi';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipReason, type StoreCapabilities } from './capabilities.js';
@@ -16,7 +17,7 @@ export interface StoreConformanceOptions {
    * once per case with a fresh cluster name; the suite closes every store it opened.
    */
   openStore(cluster: string): Promise<RecordStore>;
-  /** What the backend supports beyond the SPI; cases needing a missing one are skipped, with the reason in the title. */
+  /** The suite's hooks into the backend (compaction, partitions); cases needing a missing one are skipped, with the reason in the title. What the store itself can do, it declares in its `supports` manifest. */
   capabilities?: StoreCapabilities;
   /** Bound on a watch event reaching the watcher, and on the watch ending with an error. Milliseconds. Default 5000. */
   eventTimeoutMs?: number;
@@ -261,7 +262,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
         expect(again.map(describeEvent)).toEqual(['put lock/two 2', 'put lock/one 1b']);
       });
 
-      it(`a progress marked synced comes after every change since the start revision${capabilities.syncedProgress ? '' : ' (when the store marks one)'}`, async () => {
+      it('a progress marked synced comes after every change since the start revision (required where the store declares supports.syncedProgress)', async () => {
         const list = await store.list('lock/');
         const one = await store.create('lock/s1', leaseRecord('1'));
         await store.update('lock/s1', leaseRecord('1b'), one.version);
@@ -271,7 +272,7 @@ export function storeConformance(options: StoreConformanceOptions): void {
         await store.create('lock/zz-end', leaseRecord('end'));
         await watch.until((e) => e.type === 'put' && e.record.key === 'lock/zz-end', eventTimeoutMs);
         const isSynced = (e: WatchEvent) => e.type === 'progress' && e.synced === true;
-        if (capabilities.syncedProgress) await waitFor(() => watch.all.some(isSynced), eventTimeoutMs, 'a synced progress');
+        if (supports(store, 'syncedProgress')) await waitFor(() => watch.all.some(isSynced), eventTimeoutMs, 'a synced progress');
         watch.close();
         const synced = watch.all.findIndex(isSynced);
         if (synced < 0) return; // this store marks none: the capability would have required one
@@ -279,6 +280,15 @@ export function storeConformance(options: StoreConformanceOptions): void {
         const known = new Map<string, string>();
         for (const e of watch.all.slice(0, synced)) if (e.type === 'put' && e.record.key !== 'lock/zz-end') known.set(e.record.key, e.record.record.holderIdentity);
         expect(Object.fromEntries(known)).toEqual({ 'lock/s1': '1b', 'lock/s2': '2' });
+      });
+
+      it('declares what it supports: each capability its manifest names has its member, and no optional member is there undeclared', () => {
+        expect(store.supports, 'RecordStore.supports: `{}` when the store has nothing optional').toBeTypeOf('object');
+        for (const [capability, member] of SUPPORTED_MEMBERS) {
+          const present = (store as unknown as Record<string, unknown>)[member] !== undefined;
+          // supports() throws, naming the member, when a declared capability lacks it
+          expect(supports(store, capability), `${member} is ${present ? 'present' : 'absent'}: declare supports.${capability} ${present ? 'true' : 'false'}`).toBe(present);
+        }
       });
 
       it('delivers nothing after close()', async () => {

@@ -5,13 +5,7 @@
  * something does *not* happen within a window.
  */
 
-/** Thrown when a bounded wait runs out. */
-export class WaitTimeoutError extends Error {
-  constructor(what: string, timeoutMs: number, cause?: unknown) {
-    super(`timed out after ${timeoutMs} ms waiting for ${what}`, cause === undefined ? undefined : { cause });
-    this.name = 'WaitTimeoutError';
-  }
-}
+import { WaitTimeoutError } from '@rollcall/child-harness';
 
 /**
  * Thrown by a predicate to end a wait at once with this error, even a wait

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { RecordStore } from '@rollcall/core/spi';
 import { MemoryStore, sharedMemoryBackend } from '@rollcall/core/testing';
-import type { MessageChannel } from '../src/child/channel.js';
+import type { MessageChannel } from '@rollcall/child-harness';
 import { IpcRecordStore, serveStore } from '../src/crash/ipc-store.js';
 import { storeConformance } from '../src/index.js';
 

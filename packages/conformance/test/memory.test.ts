@@ -9,7 +9,6 @@ storeConformance({
     compact: () => backend.compact(),
     partition: (store) => (store as MemoryStore).partition(),
     heal: (store) => (store as MemoryStore).heal(),
-    syncedProgress: true,
   },
 });
 

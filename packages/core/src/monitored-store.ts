@@ -5,6 +5,7 @@ import { RegistryError, UnavailableError } from './errors.js';
 import type { LeaseRecord } from './lease-record.js';
 import { silentLogger } from './logger.js';
 import type { RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, WatchListener, WatchSubscription } from './store.js';
+import { supports } from './store-supports.js';
 
 /**
  * The store as the algorithms use it: every call bounded by a timeout, and its
@@ -42,10 +43,9 @@ export class MonitoredStore {
     return this.call('delete', () => this.inner.delete(key, version));
   }
 
-  /** The store's optional permission check; resolves when the store has none. */
+  /** The store's permission check (`supports.holdCheck`); resolves when it declares none. */
   assertCanHold(key: RecordKey): Promise<void> {
-    const check = this.inner.assertCanHold;
-    return check ? this.call('assertCanHold', () => check.call(this.inner, key)) : Promise.resolve();
+    return supports(this.inner, 'holdCheck') ? this.call('assertCanHold', () => this.inner.assertCanHold!(key)) : Promise.resolve();
   }
 
   list(prefix: string, options?: ScopeOptions): Promise<RecordList> {

@@ -1,4 +1,5 @@
 import type { RecordList, RecordStore } from './store.js';
+import { supports } from './store-supports.js';
 
 /**
  * An optional capability of a backend's store, for `registry.member.liveness=pod`:
@@ -6,7 +7,8 @@ import type { RecordList, RecordStore } from './store.js';
  * role (on Kubernetes, a label with the pod uid on pod-mode member Leases). An
  * announce in a pod uses it to find what an earlier container of its pod left;
  * a store without it lists the whole role instead, which costs O(members) per
- * announce.
+ * announce. A store that has it declares `supports.podMemberListing` and holds
+ * it as `podMembers`.
  */
 export interface PodMemberListing {
   /**
@@ -16,8 +18,7 @@ export interface PodMemberListing {
   listPodMembers(role: string, podUid: string): Promise<RecordList>;
 }
 
-/** The store's pod member listing, or undefined when its backend has none. */
+/** The store's pod member listing (`supports.podMemberListing`), or undefined when its backend declares none. */
 export function podMemberListingOf(store: RecordStore): PodMemberListing | undefined {
-  const capable = store as RecordStore & Partial<PodMemberListing>;
-  return typeof capable.listPodMembers === 'function' ? (capable as PodMemberListing) : undefined;
+  return supports(store, 'podMemberListing') ? (store as RecordStore & { podMembers: PodMemberListing }).podMembers : undefined;
 }

@@ -1,11 +1,13 @@
 import type { RecordStore } from './store.js';
+import { supports } from './store-supports.js';
 
 /**
  * An optional capability of a backend's store, for `registry.member.liveness=pod`:
  * which pods are Ready, as the platform itself knows it (on Kubernetes, the
- * EndpointSlices of a Service per role). Core's pod strategy asks the store for
- * it ({@link podReadinessOf}); a store without it refuses the mode with
- * INVALID_CONFIG. Core never sees the platform's client.
+ * EndpointSlices of a Service per role). A store that has it declares
+ * `supports.podReadiness` and holds it as `podReadiness`; core's pod strategy
+ * reads it through {@link podReadinessOf}, and a store without it refuses the
+ * mode with INVALID_CONFIG. Core never sees the platform's client.
  */
 export interface PodReadinessSource {
   /** The uid of the pod this process runs in (the downward API's `metadata.uid`); undefined outside a pod, where members keep heartbeats. */
@@ -33,13 +35,7 @@ export interface PodReadinessWatch {
   close(): void;
 }
 
-/** A store that offers pod readiness: the Kubernetes store. */
-export interface PodReadinessCapable {
-  readonly podReadiness: PodReadinessSource;
-}
-
-/** The store's pod readiness, or undefined when its backend has none. */
+/** The store's pod readiness (`supports.podReadiness`), or undefined when its backend declares none. */
 export function podReadinessOf(store: RecordStore): PodReadinessSource | undefined {
-  const source = (store as Partial<PodReadinessCapable>).podReadiness;
-  return typeof source === 'object' && source !== null ? source : undefined;
+  return supports(store, 'podReadiness') ? (store as RecordStore & { podReadiness: PodReadinessSource }).podReadiness : undefined;
 }

@@ -27,6 +27,7 @@ import { ReaperLiveness, ReaperRecords } from './reaper-liveness.js';
 import { electionKey, lockKey, memberKey, REAPER_ELECTION_PREFIX } from './record-key.js';
 import { ScopeClaims } from './scope-claims.js';
 import type { CorruptEntry, RecordStore } from './store.js';
+import { supports } from './store-supports.js';
 import { WatchCache } from './watch-cache.js';
 
 /** Every state change of a registry, for applications and metrics. */
@@ -223,7 +224,7 @@ export class Registry extends Emitter<RegistryEvents> {
     // Calls failing means this process may be blind even where its watch has not said so.
     this.monitor.on('suspended', () => this.cache.blind());
     this.monitor.on('reconnected', () => this.cache.sighted());
-    const offSession = store.onSessionState?.((state) => this.monitor.session(state));
+    const offSession = supports(store, 'sessionState') ? store.onSessionState!((state) => this.monitor.session(state)) : undefined;
     if (offSession) this.subscriptions.add(offSession);
     this.subscriptions.add(
       this.directory.subscribe(undefined, (event) => {

@@ -76,6 +76,28 @@ export interface WatchSubscription {
 export type StoreSessionState = 'connected' | 'suspended' | 'lost';
 
 /**
+ * What a store can do beyond the calls every store makes, declared as data
+ * (abstract-level's `supports` manifest): core's modes, `rollcall doctor` and
+ * the conformance suite read it, and none of them looks for methods. Each
+ * capability declared `true` promises the member named beside it; one not
+ * declared (absent or false) is one the store has not.
+ */
+export interface StoreSupports {
+  /** `assertCanHold(key)`: refuses, before a campaign or lock wait starts, an identity that may not hold the record. */
+  readonly holdCheck?: boolean;
+  /** `onSessionState(listener)`: the backend has a session of its own (ZooKeeper) and reports it. */
+  readonly sessionState?: boolean;
+  /** `podReadiness` (a `PodReadinessSource`): which pods are Ready, for `registry.member.liveness=pod`. */
+  readonly podReadiness?: boolean;
+  /** `podMembers` (a `PodMemberListing`): one pod's member records of a role, without listing the role. */
+  readonly podMemberListing?: boolean;
+  /** `access` (an `AccessReview`): whether this identity holds a permission, for `rollcall doctor`. */
+  readonly accessReview?: boolean;
+  /** A behaviour, no member: a watch's progress is marked `synced` once it has caught up (see {@link WatchEvent}). */
+  readonly syncedProgress?: boolean;
+}
+
+/**
  * The backend SPI, version 1: a narrow, versioned record store for one cluster.
  * Everything else — elections, locks, liveness, caching — is built once in core
  * over these calls. Errors are RegistryErrors with the codes named below.
@@ -87,6 +109,8 @@ export interface RecordStore {
   readonly backend: string;
   /** Largest payload, in bytes of UTF-8 JSON, the store can keep in one record. */
   readonly maxPayloadBytes: number;
+  /** What this store can do beyond the calls below, and which of the optional members it has. `{}`: none. */
+  readonly supports: StoreSupports;
 
   /** The record under `key`, or undefined. Throws CORRUPT_RECORD if it cannot be decoded. */
   get(key: RecordKey): Promise<StoredRecord | undefined>;
@@ -106,13 +130,13 @@ export interface RecordStore {
    */
   watch(prefix: string, fromRevision: string, listener: WatchListener, options?: ScopeOptions): WatchSubscription;
   /**
-   * Optional: resolves if this client may hold (campaign for, lock) the record
+   * With `supports.holdCheck`: resolves if this client may hold (campaign for, lock) the record
    * under `key`, rejects with PERMISSION_DENIED naming what is missing otherwise.
    * Called once before a campaign or lock wait starts, so a refused identity
    * learns at once rather than when the current holder's lease runs out.
    */
   assertCanHold?(key: RecordKey): Promise<void>;
-  /** Optional: a backend with its own session reports it here; returns an unsubscribe function. */
+  /** With `supports.sessionState`: a backend with its own session reports it here; returns an unsubscribe function. */
   onSessionState?(listener: (state: StoreSessionState) => void): () => void;
   /** Releases connections. The store's records stay. */
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/manual-clock.js';
-import { Backoff, InvalidArgumentError } from '../src/spi.js';
+import { InvalidArgumentError } from '../src/errors.js';
+import { Backoff } from '../src/spi.js';
 
 /** A random source that returns the given values in turn, then repeats the last. */
 const sequence = (...values: number[]) => {

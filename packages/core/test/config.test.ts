@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configError } from './support/config-error.js';
 import { configFromEnv, createRegistry, envName, ErrorCode, memoryPlugin, resolveConfig, silentLogger, systemClock, type ConfigSource } from '../src/index.js';
-import { loadPlugin, missingPackage } from '../src/admin.js';
-import { pluginContext, resolvePluginOptions, type RegistryPlugin } from '../src/spi.js';
+import { loadPlugin, missingPackage, resolvePluginOptions } from '../src/admin.js';
+import { pluginContext, type RegistryPlugin } from '../src/spi.js';
 
 // A third-party backend's section, declared as its package would: `probe` becomes a valid `type`.
 declare module '../src/index.js' {

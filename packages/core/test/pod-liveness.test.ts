@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigurationError, createRegistry, ErrorCode, PermissionError, UnavailableError, type Registry } from '../src/index.js';
 import type { PodReadinessSource, PodReadinessWatch } from '../src/pod-readiness.js';
-import { memberKey, type PodMemberListing, type RecordList } from '../src/spi.js';
+import { memberKey, type PodMemberListing, type RecordList, type StoreSupports } from '../src/spi.js';
 import { MemoryStore, type MemoryBackend } from '../src/testing.js';
 import { Harness, memberLog, until } from './harness.js';
 
@@ -91,6 +91,8 @@ class RefusingSource implements PodReadinessSource {
 
 /** A memory store that offers pod readiness, as the Kubernetes store does. */
 class PodStore extends MemoryStore {
+  override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true };
+
   constructor(
     backend: MemoryBackend,
     readonly podReadiness: PodReadinessSource,
@@ -101,6 +103,8 @@ class PodStore extends MemoryStore {
 
 /** A pod store that also lists one pod's members of a role (as the Kubernetes store does by label), counting both kinds of list of a role. */
 class PodListingStore extends PodStore implements PodMemberListing {
+  override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true, podMemberListing: true };
+  readonly podMembers: PodMemberListing = this;
   roleLists = 0;
   podLists = 0;
 

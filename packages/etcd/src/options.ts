@@ -1,4 +1,5 @@
-import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
+import type { PluginOptionsInput } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 
 /** TLS files for `https://` endpoints. */
 export interface EtcdTlsOptions {

@@ -1,6 +1,6 @@
 import etcd3 from 'etcd3';
 import { type RegistryError, StoreConflictError, UnavailableError } from '@rollcall/core';
-import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { createEtcdClient, proveConnection, type EtcdClientSlice, type KeyValue, type PutRequest, type RequestOp, type TxnResponse } from './client.js';
 import { decodeRecord, encodeRecord, KeySpace, prefixEnd } from './codec.js';
 import { BACKEND, toRegistryError } from './errors.js';
@@ -40,6 +40,8 @@ export class EtcdStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes: number;
+  /** etcd's role-based auth checked before a campaign; a watch's progress marked synced once caught up. */
+  readonly supports: StoreSupports = { holdCheck: true, syncedProgress: true };
   /** @internal Record keys as etcd keys. */
   readonly keys: KeySpace;
   private readonly watches = new Set<EtcdWatch>();

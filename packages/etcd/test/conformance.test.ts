@@ -20,7 +20,6 @@ storeConformance({
     compact: async () => void (await compactServer('etcd')),
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
-    syncedProgress: true,
   },
 });
 

@@ -1,5 +1,6 @@
 import type { JsonValue } from '@rollcall/core';
 import { type CorruptEntry, type LeaseRecord, parseRecordLiveness, recordShapeProblem, type StoredRecord } from '@rollcall/core/spi';
+import type { ObjectMeta } from '@rollcall/kube-client';
 import { corrupt } from './errors.js';
 
 export const CLUSTER_LABEL = 'rollcall.dev/cluster';
@@ -13,26 +14,6 @@ export const LIVENESS_ANNOTATION = 'rollcall.dev/liveness';
 export const POD_UID_LABEL = 'rollcall.dev/pod-uid';
 /** The annotation older client-go and fabric8 keep their leader record in. */
 export const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
-
-/** The slice of ObjectMeta Rollcall reads and writes. */
-export interface ObjectMeta {
-  name: string;
-  uid?: string;
-  namespace?: string;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
 
 /** The slice of coordination.k8s.io/v1 Lease Rollcall uses. */
 export interface LeaseObject {

@@ -1,9 +1,6 @@
 import { ConfigurationError, type Logger, type RegistryError, type Timer } from '@rollcall/core';
 import { Backoff, type PodReadinessSource, type PodReadinessWatch } from '@rollcall/core/spi';
-import type { ApiClient } from './client.js';
-import { BACKEND } from './errors.js';
-import { ResourceInformer } from './informer.js';
-import type { ObjectMeta } from './codec.js';
+import { BACKEND, ResourceInformer, type ApiClient, type ObjectMeta } from '@rollcall/kube-client';
 
 /** The slice of a `discovery.k8s.io/v1` EndpointSlice read here. */
 interface EndpointSlice {

@@ -1,4 +1,4 @@
-import type { OwnerReference } from './codec.js';
+import type { OwnerReference } from '@rollcall/kube-client';
 
 /**
  * The pod this process runs in, from the downward API (`POD_NAME`,

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, PermissionError, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
-import { assertPayloadSize, memberKey, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type PodMemberListing, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
-import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from './client.js';
-import { CLUSTER_LABEL, configMapCodec, LABEL_VALUE, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ObjectMeta, type OwnerReference, type ResourceCodec } from './codec.js';
-import { BACKEND, type RequestContext } from './errors.js';
+import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
+import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type StoreSupports, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { ApiClient, BACKEND, loadKubeConfig, resolveNamespace, ResourceWatch, userAgent, type ObjectMeta, type OwnerReference, type RequestContext } from '@rollcall/kube-client';
+import { CLUSTER_LABEL, configMapCodec, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ResourceCodec } from './codec.js';
 import { objectName } from './object-names.js';
 import type { KubernetesOptions } from './options.js';
+import { KubernetesAccessReview } from './access-review.js';
 import { EndpointReadiness } from './endpoint-readiness.js';
+import { PodMembers } from './pod-members.js';
 import { podOwner } from './pod-owner.js';
 import { prefixSelector, recordLabels } from './selectors.js';
-import { ResourceWatch } from './watch.js';
 
 /** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
 const MAX_PAYLOAD_BYTES = 200 * 1024;
@@ -99,14 +99,18 @@ function ofMember(key: RecordKey): boolean {
  * member heartbeats with a merge PATCH carrying it, so a Role without `update`
  * can announce but not campaign.
  */
-export class KubernetesStore implements RecordStore, PodMemberListing {
+export class KubernetesStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes = MAX_PAYLOAD_BYTES;
+  readonly supports: StoreSupports = { holdCheck: true, podReadiness: true, podMemberListing: true, accessReview: true };
   private readonly codecs: readonly ResourceCodec[];
-  private readonly permissionChecks = new Map<string, Promise<boolean>>();
   /** Which pods are Ready, for `registry.member.liveness=pod`: the EndpointSlices of a Service per role. */
   readonly podReadiness: EndpointReadiness;
+  /** A role's members of one pod, by label, for an announce in pod mode. */
+  readonly podMembers: PodMembers;
+  /** What this identity may do in the namespace: `rollcall doctor`'s questions, and the hold check. */
+  readonly access: KubernetesAccessReview;
   /** The last election and lock objects seen, so a PUT keeps metadata others added without a GET first. */
   private readonly objects = new Map<string, KubeObject>();
 
@@ -114,6 +118,8 @@ export class KubernetesStore implements RecordStore, PodMemberListing {
     this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
     const { client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, pods } = config;
     this.podReadiness = new EndpointReadiness({ client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, ...pods });
+    this.podMembers = new PodMembers(config.cluster, (prefix, labelSelector, fieldSelector) => this.listSelected(prefix, labelSelector, fieldSelector));
+    this.access = new KubernetesAccessReview(client, namespace);
   }
 
   /** The namespace of every record. */
@@ -160,7 +166,7 @@ export class KubernetesStore implements RecordStore, PodMemberListing {
     assertPayloadSize(record.payload, MAX_PAYLOAD_BYTES, BACKEND);
     const codec = this.codecFor(key);
     const name = this.objectName(key);
-    if (!ofMember(key)) await this.assertMayUpdate(codec);
+    if (!ofMember(key)) await this.access.assertMayUpdate(codec);
     const meta = this.metadata(key, name);
     try {
       const created = await this.config.client.request<KubeObject>({ method: 'POST', path: this.path(codec), body: codec.encode(meta, record), context: this.context('create', codec, name) });
@@ -255,7 +261,7 @@ export class KubernetesStore implements RecordStore, PodMemberListing {
 
   /** Campaigning and locking need `update` on the record's resource: asked of the API server once per resource. */
   async assertCanHold(key: RecordKey): Promise<void> {
-    await this.assertMayUpdate(this.codecFor(key));
+    await this.access.assertMayUpdate(this.codecFor(key));
   }
 
   async delete(key: RecordKey, version: string): Promise<void> {
@@ -276,14 +282,6 @@ export class KubernetesStore implements RecordStore, PodMemberListing {
    */
   async list(prefix: string, options?: ScopeOptions): Promise<RecordList> {
     return this.listSelected(prefix, prefixSelector(this.config.cluster, prefix), this.nameSelector(prefix, options));
-  }
-
-  /** A role's members of one pod by their POD_UID_LABEL (PodMemberListing): one request however many members the role has. */
-  async listPodMembers(role: string, podUid: string): Promise<RecordList> {
-    const prefix = memberKey(role, '');
-    const selector = prefixSelector(this.config.cluster, prefix);
-    // A uid that cannot be a label value is never written as one: list the role.
-    return this.listSelected(prefix, LABEL_VALUE.test(podUid) ? `${selector},${POD_UID_LABEL}=${podUid}` : selector, undefined);
   }
 
   private async listSelected(prefix: string, labelSelector: string, fieldSelector: string | undefined): Promise<RecordList> {
@@ -393,38 +391,5 @@ export class KubernetesStore implements RecordStore, PodMemberListing {
     const decoded = codec.decode(object);
     if (!decoded || 'error' in decoded) throw decoded?.error ?? new InvalidArgumentError(`the API server returned ${key} without its key annotation`, { backend: BACKEND });
     return decoded;
-  }
-
-  /**
-   * Whether this identity may do `verb` on `resource` in the records'
-   * namespace, as the API server answers a SelfSubjectAccessReview (which every
-   * authenticated identity may create). `rollcall doctor` asks it per permission.
-   */
-  async isAllowed(permission: { verb: string; group: string; resource: string; subresource?: string }): Promise<boolean> {
-    const review = await this.config.client.request<{ status?: { allowed?: boolean } }>({
-      method: 'POST',
-      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.config.namespace, ...permission } } },
-      context: { verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io', namespace: this.config.namespace },
-    });
-    return review.status?.allowed === true;
-  }
-
-  /**
-   * A Role that may create Leases (to announce) but not update them must not
-   * win an election by creating its Lease first: before creating an election
-   * or lock record, ask the API server (SelfSubjectAccessReview) whether this
-   * identity may `update` it, and refuse with PERMISSION_DENIED if not.
-   */
-  private async assertMayUpdate(codec: ResourceCodec): Promise<void> {
-    let check = this.permissionChecks.get(codec.plural);
-    if (!check) {
-      check = this.isAllowed({ verb: 'update', group: codec.plural === 'leases' ? 'coordination.k8s.io' : '', resource: codec.plural });
-      this.permissionChecks.set(codec.plural, check);
-      check.catch(() => this.permissionChecks.delete(codec.plural));
-    }
-    if (!(await check)) {
-      throw new PermissionError('PERMISSION_DENIED', `permission denied: cannot update ${codec.resource} in namespace ${this.config.namespace}, which campaigning and locking need (the rollcall-coordinator Role grants it)`, { backend: BACKEND });
-    }
   }
 }

@@ -3,7 +3,7 @@ import { createRegistry, type Leadership, type Registry } from '@rollcall/core';
 import { observeFor, waitFor } from '@rollcall/conformance';
 import { buildClientGoElector, ClientGoCandidate } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, userAgent } from '../src/client.js';
+import { ApiClient, userAgent } from '@rollcall/kube-client';
 import { objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeEnv } from './kube-env.js';

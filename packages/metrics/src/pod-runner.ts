@@ -1,32 +1,23 @@
 import { InvalidArgumentError } from '@rollcall/core';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
 import type { Registry as PromRegistry } from 'prom-client';
 import { POD_RUNNER_METRICS } from './catalog.js';
 import { createInstruments, type InstrumentsOf, removeInstruments } from './instruments.js';
 import { DEFAULT_REQUEST_BUCKETS_SECONDS } from './options.js';
 
 /**
- * What a pod runner reports (`@rollcall/pod-runner`'s `RunnerActivity`),
- * typed here by its shape: this package depends neither on the pod runner nor
- * on a Kubernetes client. Kinds this version does not know are ignored.
+ * The part of a `PodRunner` the metrics read: its name, whether it acts, its
+ * queue, and its activity. The activity's type comes from the types-only
+ * `@rollcall/pod-runner-activity`, so this package installs neither the runner
+ * nor a Kubernetes client.
  */
-export type PodRunnerActivity =
-  | { type: 'status'; taskType: string; phase: string; previousPhase: string | undefined; reason: string | undefined; quiet?: boolean }
-  | { type: 'pending'; cause: string; seconds: number }
-  | { type: 'requeue'; reason: string }
-  | { type: 'retry'; taskType: string; reason: string }
-  | { type: 'watchEnded'; code: string }
-  | { type: 'request'; verb: string; resource: string; code: string | undefined; durationMs: number }
-  | { type: 'fenced'; verb: string }
-  | { type: 'closed' };
-
-/** The part of a `PodRunner` the metrics read: its name, whether it acts, its queue, and its activity. */
 export interface ObservablePodRunner {
   readonly name: string;
   readonly namespace: string;
   readonly isLeader: boolean;
   readonly queueDepth: number;
   /** Adds a listener, first told every task that has not ended; returns the function that removes it. */
-  observe(listener: (activity: PodRunnerActivity) => void): () => void;
+  observe(listener: (activity: RunnerActivity) => void): () => void;
 }
 
 /** What `registerPodRunnerMetrics` takes beyond the runner and the prom registry. */
@@ -83,7 +74,7 @@ function gaugeAtScrape(m: InstrumentsOf<typeof POD_RUNNER_METRICS>, runner: Obse
   (m.podRunnerQueueDepth as unknown as { collect: () => void }).collect = () => m.podRunnerQueueDepth.set(runner.queueDepth);
 }
 
-function track(m: InstrumentsOf<typeof POD_RUNNER_METRICS>, activity: PodRunnerActivity, close: () => void): void {
+function track(m: InstrumentsOf<typeof POD_RUNNER_METRICS>, activity: RunnerActivity, close: () => void): void {
   switch (activity.type) {
     case 'status': {
       const task_type = activity.taskType;

@@ -1,5 +1,6 @@
 import type { PluginComposeContext } from '@rollcall/core/admin';
-import { ConfigurationError, type PluginContext, type RegistryPlugin } from '@rollcall/core/spi';
+import { ConfigurationError } from '@rollcall/core';
+import { type PluginContext, type RegistryPlugin } from '@rollcall/core/spi';
 import { assertMigrateTypes, MIGRATE_TYPE, migrateProblem, migrateSchema, type MigrateOptions, type MigrateSide, type Section } from './options.js';
 import { MigrateStore } from './store.js';
 

@@ -1,4 +1,5 @@
-import { parseTime, StoreConflictError, UNKNOWN_HOLDER, type CorruptEntry, type LeaseRecord, type RecordKey, type StoredRecord } from '@rollcall/core/spi';
+import { StoreConflictError } from '@rollcall/core';
+import { parseTime, UNKNOWN_HOLDER, type CorruptEntry, type LeaseRecord, type RecordKey, type StoredRecord } from '@rollcall/core/spi';
 
 /** The two sides of a migration. */
 export type Side = 'from' | 'to';

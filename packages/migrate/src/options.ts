@@ -1,5 +1,5 @@
-import { envName } from '@rollcall/core';
-import { ConfigurationError, type OptionSchema, type RegistryPlugin } from '@rollcall/core/spi';
+import { envName, ConfigurationError } from '@rollcall/core';
+import { type OptionSchema, type RegistryPlugin } from '@rollcall/core/spi';
 
 /** `registry.type` of a migration. */
 export const MIGRATE_TYPE = 'migrate';

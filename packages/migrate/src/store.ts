@@ -1,10 +1,6 @@
+import { ErrorCode, hasCode, RevisionTooOldError, StoreConflictError, systemClock, type Clock } from '@rollcall/core';
+import { supports } from '@rollcall/core/admin';
 import {
-  ErrorCode,
-  hasCode,
-  RevisionTooOldError,
-  StoreConflictError,
-  systemClock,
-  type Clock,
   type LeaseRecord,
   type RecordKey,
   type RecordList,
@@ -12,6 +8,7 @@ import {
   type ScopeOptions,
   type StoredRecord,
   type StoreSessionState,
+  type StoreSupports,
   type WatchListener,
   type WatchSubscription,
 } from '@rollcall/core/spi';
@@ -47,7 +44,10 @@ export class MigrateStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend = 'migrate';
   readonly maxPayloadBytes: number;
+  /** What either side has: a hold check asks each side that has one, a session is the worse of the sides' (see {@link watchSessions}). */
+  readonly supports: StoreSupports;
   readonly onSessionState?: (listener: (state: StoreSessionState) => void) => () => void;
+  readonly assertCanHold?: (key: RecordKey) => Promise<void>;
   private readonly history = new ViewHistory();
   private readonly watches = new Set<MigrateWatch>();
   private readonly clock: Clock;
@@ -65,7 +65,11 @@ export class MigrateStore implements RecordStore {
     this.maxPayloadBytes = Math.min(from.maxPayloadBytes, to.maxPayloadBytes);
     this.clock = options.clock ?? systemClock;
     this.holdMs = options.holdMs ?? 2000;
-    if (from.onSessionState || to.onSessionState) this.onSessionState = (listener) => this.watchSessions(listener);
+    const sessionState = supports(from, 'sessionState') || supports(to, 'sessionState');
+    const holdCheck = supports(from, 'holdCheck') || supports(to, 'holdCheck');
+    this.supports = { sessionState, holdCheck };
+    if (sessionState) this.onSessionState = (listener) => this.watchSessions(listener);
+    if (holdCheck) this.assertCanHold = (key) => this.assertBothCanHold(key);
   }
 
   async get(key: RecordKey): Promise<StoredRecord | undefined> {
@@ -144,9 +148,9 @@ export class MigrateStore implements RecordStore {
     return watch;
   }
 
-  async assertCanHold(key: RecordKey): Promise<void> {
-    await this.from.assertCanHold?.(key);
-    await this.to.assertCanHold?.(key);
+  private async assertBothCanHold(key: RecordKey): Promise<void> {
+    if (supports(this.from, 'holdCheck')) await this.from.assertCanHold!(key);
+    if (supports(this.to, 'holdCheck')) await this.to.assertCanHold!(key);
   }
 
   async close(): Promise<void> {
@@ -225,7 +229,7 @@ export class MigrateStore implements RecordStore {
       reported = worst;
       listener(worst);
     };
-    const offs = (['from', 'to'] as const).map((side) => this[side].onSessionState?.((state) => ((states[side] = state), report())));
+    const offs = (['from', 'to'] as const).map((side) => (supports(this[side], 'sessionState') ? this[side].onSessionState!((state) => ((states[side] = state), report())) : undefined));
     return () => offs.forEach((off) => off?.());
   }
 }

@@ -1,4 +1,5 @@
-import { ErrorCode, RevisionTooOldError, type Clock, type RecordKey, type RecordStore, type RegistryError, type ScopeOptions, type Timer, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { ErrorCode, RevisionTooOldError, type Clock, type RegistryError, type Timer } from '@rollcall/core';
+import { type RecordKey, type RecordStore, type ScopeOptions, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { mergedVersion, mergeValues, parseMigrateVersion, type MergedValue, type Side, type SideVersions } from './merge.js';
 import { applyStep, type ViewState, type HistoryLine, type ViewStep, type ViewHistory } from './view-history.js';
 

@@ -1,5 +1,5 @@
 import { hasCode } from '@rollcall/core';
-import { ResourceWatch } from '@rollcall/kubernetes/api';
+import { ResourceWatch } from '@rollcall/kube-client';
 import { recordedStatus } from './pod-task.js';
 import { type Pod, RUNNER_LABEL } from './pod.js';
 import type { PodsApi } from './pods-api.js';

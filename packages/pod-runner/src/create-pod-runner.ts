@@ -1,4 +1,4 @@
-import { loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kube-client';
 import { ObservedApiClient } from './observed-client.js';
 import { resolvePodRunnerOptions, type PodRunnerOptions } from './options.js';
 import { PodRunner } from './runner.js';

@@ -1,5 +1,6 @@
 import { RegistryError, UnavailableError } from '@rollcall/core';
-import type { KubeStatus } from '@rollcall/kubernetes/api';
+import type { KubeStatus } from '@rollcall/kube-client';
+import type { RequeueReason } from '@rollcall/pod-runner-activity';
 
 /** The `backend` of the runner's errors. */
 export const BACKEND = 'pod-runner';
@@ -21,9 +22,6 @@ export function isRequeueable(err: unknown): boolean {
   if (status?.code === 429 || status?.reason === 'TooManyRequests') return true;
   return err.code === 'PERMISSION_DENIED' && /exceeded quota/i.test(status?.message ?? '');
 }
-
-/** Why a create was put back in the queue: the quota refused it, the API server asked to slow down (429), or the quota admission lost a race (409). */
-export type RequeueReason = 'QuotaExceeded' | 'TooManyRequests' | 'Conflict';
 
 /** Which refusal {@link isRequeueable} accepted, as a metric names it. */
 export function requeueReason(err: RegistryError): RequeueReason {

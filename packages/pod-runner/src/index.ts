@@ -6,7 +6,7 @@ export { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js'
 export type { LogLine, LogOptions } from './logs.js';
 export { directoryLogSink, logFile, DEFAULT_LOG_DIR, type LogKey, type LogSink, type TaskLogOptions } from './log-sink.js';
 export { DEFAULT_MAX_LOG_BYTES, CUT_MARKER } from './log-writer.js';
-export type { Task, TaskPhase, TaskResources, TaskStatus, TaskTimeouts, PendingCause, AttemptOutcome } from './task.js';
+export type { Task, TaskResources, TaskStatus, TaskTimeouts, AttemptOutcome } from './task.js';
 export { RETRYABLE_REASONS, type RetryPolicy, type RetryableReason, type ExitCodeRule } from './retry-policy.js';
 export { TERMINAL_PHASES, DEFAULT_TIMEOUTS } from './task.js';
 export type { TemplateRule, TemplateSource } from './templates.js';
@@ -17,5 +17,5 @@ export { openTaskView, TaskView, DEFAULT_CANCEL_WAIT_MS, type TaskViewOptions, t
 export { statusFromPod } from './pod-task.js';
 export type { TaskListing, LedgerState } from './task-listing.js';
 export { ledgerName } from './ledger-format.js';
-export type { RunnerActivity, RunnerActivityListener } from './runner-activity.js';
-export type { RequeueReason } from './errors.js';
+// The activity's vocabulary lives in a types-only package, so metrics reads it without installing the runner.
+export type { PendingCause, RequeueReason, RunnerActivity, RunnerActivityListener, TaskPhase } from '@rollcall/pod-runner-activity';

@@ -1,5 +1,5 @@
 import { hasCode } from '@rollcall/core';
-import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { ApiClient } from '@rollcall/kube-client';
 import { decodeLedger, ledgerName, type LedgerEntry } from './ledger-format.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ConfigurationError, type ErrorCode, hasCode, type Logger, StoreConflictError, type Clock, type Timer } from '@rollcall/core';
-import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { ApiClient } from '@rollcall/kube-client';
 import { BACKEND } from './errors.js';
 import { type LiveLog, readStoredLog } from './log-read.js';
 import { directoryLogSink, type LogKey, type LogSink, type TaskLogOptions } from './log-sink.js';

@@ -1,6 +1,6 @@
 import { type ErrorCode, hasCode, type Logger, type Timer } from '@rollcall/core';
 import { Backoff } from '@rollcall/core/spi';
-import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { ApiClient } from '@rollcall/kube-client';
 import { sortable } from './log-time.js';
 
 /** Options of {@link PodRunner.logs}, as `kubectl logs` has them. */

@@ -1,6 +1,6 @@
 import { RegistryError } from '@rollcall/core';
-import { type ApiRequest, ApiClient, type RequestContext, type StreamHandlers } from '@rollcall/kubernetes/api';
-import type { RunnerActivity } from './runner-activity.js';
+import { type ApiRequest, ApiClient, type RequestContext, type StreamHandlers } from '@rollcall/kube-client';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
 
 /**
  * The runner's API client: every request and every stream it opens (the pod

@@ -1,6 +1,6 @@
 import { systemClock, type JsonValue } from '@rollcall/core';
 import { type ContainerStatus, type Pod, TASK_CONTAINER_ANNOTATION } from './pod.js';
-import type { PendingCause } from './task.js';
+import type { PendingCause } from '@rollcall/pod-runner-activity';
 
 /** What a pod says about its task. */
 export type PodReading =

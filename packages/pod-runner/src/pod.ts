@@ -1,4 +1,4 @@
-import type { ObjectMeta } from '@rollcall/kubernetes/api';
+import type { ObjectMeta } from '@rollcall/kube-client';
 
 /** The slice of core/v1 Container the runner reads and writes; the rest passes through. */
 export interface Container {

@@ -1,5 +1,5 @@
 import { hasCode, type Logger } from '@rollcall/core';
-import type { ApiClient, RequestContext } from '@rollcall/kubernetes/api';
+import type { ApiClient, RequestContext } from '@rollcall/kube-client';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
 
 /**

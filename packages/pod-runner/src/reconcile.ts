@@ -1,6 +1,7 @@
 import { FATAL_WAITING, readDeleted, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod } from './pod.js';
-import { DEFAULT_UNKNOWN_TIMEOUT_MS, isTerminal, type PendingCause, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
+import { DEFAULT_UNKNOWN_TIMEOUT_MS, isTerminal, type TaskStatus, type TaskTimeouts } from './task.js';
+import type { PendingCause, TaskPhase } from '@rollcall/pod-runner-activity';
 
 /** A terminal status change. */
 export type FinishChange = Partial<TaskStatus> & { phase: TaskPhase };

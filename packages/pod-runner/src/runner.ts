@@ -1,5 +1,5 @@
 import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, StoreConflictError } from '@rollcall/core';
-import { type ApiClient, ResourceInformer } from '@rollcall/kubernetes/api';
+import { type ApiClient, ResourceInformer } from '@rollcall/kube-client';
 import { LEDGER_FORMAT, type QueuedEntry, tombstone, tombstoneStatus, type LedgerEntry } from './ledger-format.js';
 import { StatusDelivery } from './status-delivery.js';
 import { TaskLedger } from './task-ledger.js';
@@ -17,14 +17,16 @@ import { recordedStatus, taskOfPod } from './pod-task.js';
 import { FENCING_TOKEN_ANNOTATION, type Pod, SPEC_HASH_ANNOTATION, RUNNER_LABEL, TASK_ID_LABEL } from './pod.js';
 import { PodsApi } from './pods-api.js';
 import { ObservedApiClient } from './observed-client.js';
-import { type RunnerActivityListener, RunnerActivityReporter } from './runner-activity.js';
+import type { RunnerActivityListener } from '@rollcall/pod-runner-activity';
+import { RunnerActivityReporter } from './runner-activity.js';
 import { type FinishChange, pendingTimedOut, queueTimedOut, reconcile, runTimedOut, unknownTimedOut } from './reconcile.js';
 import { nextAttempt } from './retry-policy.js';
 import { TaskEventHub } from './task-events.js';
 import { TaskQueue } from './task-queue.js';
 import { changedStatus, copyStatus, newTaskState, type TaskState } from './task-state.js';
 import { TaskTimers } from './task-timers.js';
-import { type AttemptOutcome, assertTask, isTerminal, type PendingCause, type Task, type TaskPhase, type TaskStatus, type TaskTimeouts } from './task.js';
+import { type AttemptOutcome, assertTask, isTerminal, type Task, type TaskStatus, type TaskTimeouts } from './task.js';
+import type { PendingCause, TaskPhase } from '@rollcall/pod-runner-activity';
 import { type ResolvedTemplate, selectTemplate } from './templates.js';
 
 /** Filter of {@link PodRunner.list}. */

@@ -1,5 +1,5 @@
 import { type Clock, ClosedError, hasCode, InvalidArgumentError, type Logger, type Timer } from '@rollcall/core';
-import type { ApiClient, RequestContext } from '@rollcall/kubernetes/api';
+import type { ApiClient, RequestContext } from '@rollcall/kube-client';
 import { BACKEND } from './errors.js';
 import { decodeEntry, decodeLedger, encodeEntry, ENTRY_PREFIX, FORMAT_KEY, LEDGER_FORMAT, ledgerName, type LedgerEntry } from './ledger-format.js';
 import { expiredTombstones } from './ledger-retention.js';

@@ -1,6 +1,7 @@
 import type { Timer } from '@rollcall/core';
 import type { Pod } from './pod.js';
-import type { PendingCause, Task, TaskStatus, TaskTimeouts } from './task.js';
+import type { Task, TaskStatus, TaskTimeouts } from './task.js';
+import type { PendingCause } from '@rollcall/pod-runner-activity';
 import type { ResolvedTemplate } from './templates.js';
 
 /** What submit knows and a re-attached task does not: enough to build (and so create) its pod. */

@@ -1,7 +1,7 @@
 import type { Clock } from '@rollcall/core';
 import { delayUntilWall } from './pod-time.js';
 import type { TaskState } from './task-state.js';
-import type { PendingCause } from './task.js';
+import type { PendingCause } from '@rollcall/pod-runner-activity';
 
 /**
  * A task's pending and run timers on the runner's clock. Their deadlines are

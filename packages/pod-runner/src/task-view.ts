@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, DEFAULT_REQUEST_TIMEOUT_MS, hasCode, InvalidArgumentError, StoreConflictError } from '@rollcall/core';
 import { awaitRecorded } from './cancel-confirmation.js';
-import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kubernetes/api';
+import { ApiClient, loadKubeConfig, resolveNamespace, userAgent } from '@rollcall/kube-client';
 import { BACKEND } from './errors.js';
 import { readLedger } from './ledger-read.js';
 import { readStoredLog } from './log-read.js';

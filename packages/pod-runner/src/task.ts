@@ -1,5 +1,6 @@
 import type { JsonValue } from '@rollcall/core';
 import { InvalidArgumentError } from '@rollcall/core';
+import type { PendingCause, TaskPhase } from '@rollcall/pod-runner-activity';
 import { BACKEND } from './errors.js';
 
 /** Bounds on the time a task's pod may spend in each state. Milliseconds; `undefined` means no bound. */
@@ -47,21 +48,7 @@ export interface Task {
   attempt?: number;
 }
 
-/**
- * `queued`: waiting for capacity (or for a retry's backoff); `pending`: its pod
- * exists but does not run yet; `running`; `unknown`: the pod's phase is Unknown
- * (its node stopped reporting), bounded by `timeouts.unknown`; then one terminal
- * phase: `succeeded` (the task container exited 0), `failed`, `timed-out` (a
- * queue, pending or run timeout, or the kubelet's deadline), `cancelled`, `lost`
- * (the pod was deleted, evicted or its node lost behind the runner's back —
- * never counted a success). The `reason` codes are in the README.
- */
-export type TaskPhase = 'queued' | 'pending' | 'running' | 'unknown' | 'succeeded' | 'failed' | 'timed-out' | 'cancelled' | 'lost';
-
 export const TERMINAL_PHASES: ReadonlySet<TaskPhase> = new Set(['succeeded', 'failed', 'timed-out', 'cancelled', 'lost']);
-
-/** Why a pod is still pending, each with its own timer. */
-export type PendingCause = 'scheduling' | 'unschedulable' | 'image-pull' | 'container-config' | 'initializing' | 'starting';
 
 /** How one attempt ended, kept when the task was retried. */
 export interface AttemptOutcome {

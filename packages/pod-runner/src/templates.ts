@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadYaml } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode } from '@rollcall/core';
-import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { ApiClient } from '@rollcall/kube-client';
 import { BACKEND } from './errors.js';
 import type { PodTemplateSpec } from './pod.js';
 import { assertRetryPolicy, type RetryPolicy } from './retry-policy.js';

@@ -15,7 +15,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { ChildHandle, serveParent } from '@rollcall/conformance/child';
+import { ChildHandle, serveParent } from '@rollcall/child-harness';
 import { machine, readTestEnv } from '@rollcall/tools/testenv';
 import { createPostgresStore } from '../src/index.js';
 import type { NotifyListener } from '../src/watch.js';

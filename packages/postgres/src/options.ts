@@ -1,4 +1,5 @@
-import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
+import type { PluginOptionsInput } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 import { sqlOptions, type SqlOptions, sqlTlsOptions, type SqlTlsOptions, tlsOptionsProblem } from '@rollcall/sql';
 import { parsePostgresUrl, URL_KEYS, type UrlParts } from './url.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFromEnv, createRegistry, type Registry } from '@rollcall/core';
-import { resolvePluginOptions } from '@rollcall/core/spi';
+import { resolvePluginOptions } from '@rollcall/core/admin';
 import type { SqlRecordStore } from '@rollcall/sql';
 import { createPostgresStore, postgresConnection, registryPlugin, type PostgresOptions } from '../src/index.js';
 import { postgres, testSchema } from './support/postgres.js';

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, StoreConflictError, UnavailableError } from '@rollcall/core';
-import { assertPayloadSize, type LeaseRecord, type RecordKey, type RecordList, recordShapeProblem, type RecordStore, type StoredRecord, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { assertPayloadSize, type LeaseRecord, type RecordKey, type RecordList, recordShapeProblem, type RecordStore, type StoredRecord, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { decodeRecord, encodeRecord, toInt } from './codec.js';
 import type { SqlDatabase } from './database.js';
 import type { SqlExecutor } from './dialect.js';
@@ -25,6 +25,8 @@ function prefixEnd(prefix: string): string {
 export class SqlRecordStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly maxPayloadBytes = SQL_MAX_PAYLOAD_BYTES;
+  /** Nothing beyond the six calls. */
+  readonly supports: StoreSupports = {};
   private closed = false;
   private readonly watches = new Set<() => void>();
 

@@ -1,4 +1,5 @@
-import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
+import type { PluginOptionsInput } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 import { sqlOptions, type SqlOptions } from '@rollcall/sql';
 
 /** `registry.sqlite.*`: the database file, and the keys every SQL backend has. */

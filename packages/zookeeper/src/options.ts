@@ -1,4 +1,5 @@
-import type { OptionSchema, PluginOptionsInput } from '@rollcall/core/spi';
+import type { PluginOptionsInput } from '@rollcall/core';
+import type { OptionSchema } from '@rollcall/core/spi';
 
 /** The `registry.zookeeper.*` keys, validated and frozen. */
 export interface ZookeeperOptions {

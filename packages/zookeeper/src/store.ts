@@ -1,7 +1,7 @@
 import zookeeper from 'node-zookeeper-client';
 import type { ACL, Client, Event, Stat } from 'node-zookeeper-client';
 import { ConfigurationError, ErrorCode, InvalidArgumentError, type Logger, RegistryError, RevisionTooOldError, SchemaMismatchError, StoreConflictError } from '@rollcall/core';
-import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type StoreSessionState, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { assertPayloadSize, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type StoredRecord, type StoreSessionState, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { decodeKey, decodeRecord, encodeKey, encodeRecord } from './codec.js';
 import { ancestorAcls, recordAcls } from './acls.js';
 import { BACKEND } from './errors.js';
@@ -56,6 +56,8 @@ export class ZookeeperStore implements RecordStore, WatchHost {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes = ZOOKEEPER_MAX_PAYLOAD_BYTES;
+  /** ZooKeeper's own session, reported; a watch's progress marked synced once caught up. */
+  readonly supports: StoreSupports = { sessionState: true, syncedProgress: true };
   readonly journal = new RevisionJournal();
   readonly logger: Logger;
   /** The cluster znode, relative to the chroot. */

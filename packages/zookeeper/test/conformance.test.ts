@@ -20,7 +20,6 @@ storeConformance({
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
     // No compact(): ZooKeeper keeps no change history to discard; REVISION_TOO_OLD for unknown revisions is tested in store.test.ts.
-    syncedProgress: true,
   },
 });
 

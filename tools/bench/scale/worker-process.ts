@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { ChildHandle } from '@rollcall/conformance/child';
+import { ChildHandle } from '@rollcall/child-harness';
 import type { Request, WorkerEvent } from './protocol.js';
 
 const ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));

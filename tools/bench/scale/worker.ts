@@ -6,7 +6,7 @@
  * harness (protocol.ts); reports what the masters see of tracked members and
  * every leadership change.
  */
-import { serveParent } from '@rollcall/conformance/child';
+import { serveParent } from '@rollcall/child-harness';
 import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
 import { loadPlugin } from '@rollcall/core/admin';
 import { pluginContext, type RecordStore, type RegistryPlugin } from '@rollcall/core/spi';

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { silentLogger, systemClock } from '@rollcall/core';
-import type { RecordStore } from '@rollcall/core/spi';
+import { accessReviewOf } from '@rollcall/core/admin';
+import type { AccessPermission, AccessReview, RecordStore } from '@rollcall/core/spi';
 import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, toCliError, usageError } from '../errors.js';
 import { outputFormat, printJson } from '../output.js';
@@ -26,17 +27,7 @@ interface Check {
 }
 
 /** A permission a Rollcall component needs on Kubernetes. */
-interface Permission {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string;
-}
-
-/** What a Kubernetes store answers about this identity's permissions (a SelfSubjectAccessReview). */
-interface PermissionProbe {
-  isAllowed(permission: Permission): Promise<boolean>;
-}
+type Permission = AccessPermission;
 
 export type DoctorRole = 'coordinator' | 'member' | 'pod-runner' | 'viewer';
 const ROLES: readonly DoctorRole[] = ['coordinator', 'member', 'pod-runner', 'viewer'];
@@ -67,11 +58,11 @@ export function requiredPermissions(role: DoctorRole, lock: string, liveness = '
 }
 
 /** Asks the API server, one SelfSubjectAccessReview per permission, which of them this identity lacks. */
-async function missingKubernetesPermissions(store: PermissionProbe, permissions: Permission[]): Promise<Permission[]> {
+async function missingKubernetesPermissions(access: AccessReview, permissions: Permission[]): Promise<Permission[]> {
   const answers = await Promise.all(
     permissions.map(async (p) => {
       try {
-        return await store.isAllowed(p);
+        return await access.isAllowed(p);
       } catch (err) {
         const code = (err as { code?: string }).code;
         throw new CliError('UNAVAILABLE', `SelfSubjectAccessReview for ${p.verb} ${p.resource} failed${code ? ` (${code})` : ''}`, ExitCode.UNAVAILABLE, 'every authenticated identity may create SelfSubjectAccessReviews; is the API server reachable?', 'kubernetes');
@@ -135,35 +126,35 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
     checks.push({ name: 'connection', status: 'skip', detail: 'the configuration is invalid' });
   }
 
-  if (config?.resolved.type === 'kubernetes') {
-    const namespace = (store as { namespace?: string } | undefined)?.namespace;
-    if (!namespace) {
-      checks.push({ name: 'permissions', status: 'skip', detail: 'could not connect to the API server' });
-    } else {
-      const options = config.resolved.options as Record<string, unknown>;
-      // the ConfigMap lock is the registry's; a pod runner's manifest has no part of it
-      const lock = role === 'pod-runner' ? 'lease' : String(options.lock ?? 'lease');
-      // member liveness is the registry's too: pod mode reads EndpointSlices
-      const liveness = role === 'pod-runner' ? 'heartbeat' : config.resolved.member.liveness;
-      const needed = requiredPermissions(role, lock, liveness);
-      try {
-        const missing = await missingKubernetesPermissions(store as unknown as PermissionProbe, needed);
-        if (missing.length === 0) {
-          checks.push({ name: 'permissions', status: 'ok', detail: `role ${role}: all ${needed.length} permissions granted in namespace ${namespace} (${[...new Set(needed.map(resourceName))].join(', ')})` });
-        } else {
-          const fix = applyCommand(role, namespace, lock, liveness);
-          checks.push({
-            name: 'permissions',
-            status: 'fail',
-            code: 'PERMISSION_DENIED',
-            detail: `role ${role}: missing in namespace ${namespace}: ${missing.map((p) => `${p.verb} ${resourceName(p)}`).join(', ')}; granted by the ${role} manifest: ${fix} (its RoleBinding binds the ServiceAccount rollcall-${role}; run this identity as it, or bind its own)`,
-            missing: missing.map((p) => `${p.verb} ${resourceName(p)}`),
-            fix,
-          });
-        }
-      } catch (err) {
-        fail('permissions', err);
+  // Asked of a store that declares an access review (Kubernetes: SelfSubjectAccessReviews); the skip names the API server it could not reach.
+  const access = store && accessReviewOf(store);
+  if (config?.resolved.type === 'kubernetes' && !store) {
+    checks.push({ name: 'permissions', status: 'skip', detail: 'could not connect to the API server' });
+  } else if (config && access) {
+    const namespace = access.namespace;
+    const options = config.resolved.options as Record<string, unknown>;
+    // the ConfigMap lock is the registry's; a pod runner's manifest has no part of it
+    const lock = role === 'pod-runner' ? 'lease' : String(options.lock ?? 'lease');
+    // member liveness is the registry's too: pod mode reads EndpointSlices
+    const liveness = role === 'pod-runner' ? 'heartbeat' : config.resolved.member.liveness;
+    const needed = requiredPermissions(role, lock, liveness);
+    try {
+      const missing = await missingKubernetesPermissions(access, needed);
+      if (missing.length === 0) {
+        checks.push({ name: 'permissions', status: 'ok', detail: `role ${role}: all ${needed.length} permissions granted in namespace ${namespace} (${[...new Set(needed.map(resourceName))].join(', ')})` });
+      } else {
+        const fix = applyCommand(role, namespace, lock, liveness);
+        checks.push({
+          name: 'permissions',
+          status: 'fail',
+          code: 'PERMISSION_DENIED',
+          detail: `role ${role}: missing in namespace ${namespace}: ${missing.map((p) => `${p.verb} ${resourceName(p)}`).join(', ')}; granted by the ${role} manifest: ${fix} (its RoleBinding binds the ServiceAccount rollcall-${role}; run this identity as it, or bind its own)`,
+          missing: missing.map((p) => `${p.verb} ${resourceName(p)}`),
+          fix,
+        });
       }
+    } catch (err) {
+      fail('permissions', err);
     }
   }
   await store?.close().catch(() => {});

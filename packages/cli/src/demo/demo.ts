@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { ChildHandle } from '@rollcall/conformance/child';
+import { ChildHandle } from '@rollcall/child-harness';
 import { createRegistry, type LeaderInfo, type LeaderObserver, type Member, type Registry } from '@rollcall/core';
 import { describeKeys, isGiven, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, formatError, toCliError, usageError } from '../errors.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { serveParent, type ParentLink } from '@rollcall/conformance/child';
+import { serveParent, type ParentLink } from '@rollcall/child-harness';
 import { createRegistry, shutdownOnSignals, type JsonValue, type Registry } from '@rollcall/core';
 import type { Task, TaskStatus, TemplateRule } from '@rollcall/pod-runner';
 import { resolveCliConfig } from '../config.js';

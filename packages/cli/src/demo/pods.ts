@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ChildHandle } from '@rollcall/conformance/child';
+import { ChildHandle } from '@rollcall/child-harness';
 import { createRegistry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';

@@ -6,7 +6,7 @@
  * lock event back. It never cleans up: being killed mid-lease is the point.
  */
 import { type Clock, createRegistry, type MemberHandle, type Registry, type RegistryConfigInput, systemClock } from '@rollcall/core';
-import { serveParent } from '../child/serve.js';
+import { serveParent } from '@rollcall/child-harness';
 import { IpcRecordStore } from './ipc-store.js';
 import type { CrashCommand, CrashEvent, CrashInit } from './protocol.js';
 

@@ -1,8 +1,8 @@
 import type { JsonValue } from '@rollcall/core';
+import { supports } from '@rollcall/core/admin';
 import type { RecordStore } from '@rollcall/core/spi';
 import type { ConformanceConfig, ConformancePod, CrashChildTarget } from '../capabilities.js';
-import { ChildHandle } from '../child/parent.js';
-import { packageFile } from '../child/package-file.js';
+import { ChildHandle, packageFile } from '@rollcall/child-harness';
 import { serveStore } from './ipc-store.js';
 import type { CrashCommand, CrashEvent, CrashInit } from './protocol.js';
 
@@ -36,7 +36,7 @@ export class CrashClient {
       const stopServing = serveStore(child.channel, store);
       const served = store;
       void child.exited.then(() => (stopServing(), served.close()));
-      init = { kind: 'ipc-store', config: config as Record<string, unknown>, store: { backend: store.backend, maxPayloadBytes: store.maxPayloadBytes }, wallSkewMs };
+      init = { kind: 'ipc-store', config: config as Record<string, unknown>, store: { backend: store.backend, maxPayloadBytes: store.maxPayloadBytes, syncedProgress: supports(store, 'syncedProgress') }, wallSkewMs };
     }
     child.init(init);
     try {

@@ -1,6 +1,6 @@
 import { type ErrorCode, RegistryError } from '@rollcall/core';
-import type { MessageChannel } from '../child/channel.js';
-import type { LeaseRecord, RecordKey, RecordList, RecordStore, StoredRecord, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
+import type { MessageChannel } from '@rollcall/child-harness';
+import type { LeaseRecord, RecordKey, RecordList, RecordStore, StoredRecord, StoreSupports, WatchEvent, WatchListener, WatchSubscription } from '@rollcall/core/spi';
 
 /**
  * A RecordStore carried over a process's IPC channel: the parent serves a real
@@ -101,6 +101,8 @@ export interface IpcStoreDescription {
   backend: string;
   /** The served store's `maxPayloadBytes`. */
   maxPayloadBytes: number;
+  /** The served store's behaviours the proxy passes on (`syncedProgress`); its optional members are not served. Default none. */
+  syncedProgress?: boolean;
 }
 
 /** Child side: a RecordStore whose every call is answered by the parent's `serveStore`. */
@@ -108,6 +110,8 @@ export class IpcRecordStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend: string;
   readonly maxPayloadBytes: number;
+  /** Only the six calls cross the channel: what the served store marks on its watches, no optional member. */
+  readonly supports: StoreSupports;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: RegistryError) => void }>();
   private readonly watches = new Map<number, WatchListener>();
@@ -119,6 +123,7 @@ export class IpcRecordStore implements RecordStore {
   ) {
     this.backend = description.backend;
     this.maxPayloadBytes = description.maxPayloadBytes;
+    this.supports = description.syncedProgress ? { syncedProgress: true } : {};
     channel.on('message', this.onMessage);
   }
 

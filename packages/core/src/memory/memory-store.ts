@@ -1,7 +1,7 @@
 import { RevisionTooOldError, StoreConflictError, UnavailableError } from '../errors.js';
 import type { LeaseRecord } from '../lease-record.js';
 import { assertPayloadSize } from '../payload.js';
-import type { RecordKey, RecordList, RecordStore, StoredRecord, WatchListener, WatchSubscription } from '../store.js';
+import type { RecordKey, RecordList, RecordStore, StoredRecord, StoreSupports, WatchListener, WatchSubscription } from '../store.js';
 import type { MemoryBackend, MemoryRow } from './memory-backend.js';
 
 const BACKEND = 'memory';
@@ -25,6 +25,8 @@ export class MemoryStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes: number;
+  /** A watch's progress is marked synced once caught up; no optional member. */
+  readonly supports: StoreSupports = { syncedProgress: true };
   private readonly prefix: string;
   /**
    * While true, every call fails with UNAVAILABLE and open watches stay up and

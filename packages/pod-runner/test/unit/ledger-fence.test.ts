@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { rejection } from '@rollcall/conformance';
 import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing';
-import type { ApiClient } from '@rollcall/kubernetes/api';
+import type { ApiClient } from '@rollcall/kube-client';
 import { LeaderGate } from '../../src/leader-gate.js';
 import { LEDGER_FORMAT, type QueuedEntry } from '../../src/ledger-format.js';
 import { TaskLedger } from '../../src/task-ledger.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@rollcall/core';
 import { ManualClock } from '@rollcall/core/testing';
-import { type RunnerActivity, RunnerActivityReporter } from '../../src/runner-activity.js';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
+import { RunnerActivityReporter } from '../../src/runner-activity.js';
 import type { TaskStatus } from '../../src/task.js';
 
 const status = (taskId: string, change: Partial<TaskStatus>): TaskStatus => ({ taskId, taskType: 'report', tags: {}, attempt: 1, phase: 'queued', podName: `rollcall-${taskId}-1`, template: 'default', submittedAt: '2026-01-01T00:00:00.000Z', ...change });

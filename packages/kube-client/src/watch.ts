@@ -1,6 +1,6 @@
 import type { Logger, RegistryError, Timer } from '@rollcall/core';
 import type { ApiClient } from './client.js';
-import type { ObjectMeta } from './codec.js';
+import type { ObjectMeta } from './object-meta.js';
 import { statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
 
 export interface ResourceWatchOptions {

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, systemClock, type Clock } from '@rollcall/core';
 import { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
-import type { KubernetesOptions } from './options.js';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -32,8 +31,16 @@ function loadDefaultKubeConfig(kc: KubeConfig): void {
   );
 }
 
+/** Which kubeconfig {@link loadKubeConfig} loads: `registry.kubernetes.kubeconfig` and `.context`, as the errors name them. */
+export interface KubeConfigSource {
+  /** A kubeconfig file. Default kubectl's: the files of `KUBECONFIG`, else `~/.kube/config`, else the in-cluster service account. */
+  kubeconfig?: string;
+  /** A context of that kubeconfig. Default its current context. */
+  context?: string;
+}
+
 /** The kubeconfig to use: `kubeconfig` and `context` from the options, else kubectl's defaults (KUBECONFIG, ~/.kube/config, the in-cluster service account). */
-export function loadKubeConfig(options: Pick<KubernetesOptions, 'kubeconfig' | 'context'>): KubeConfig {
+export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
   const kc = new KubeConfig();
   try {
     if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);

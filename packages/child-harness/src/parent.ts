@@ -2,7 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { createWriteStream } from 'node:fs';
 import { lineChannel, type MessageChannel } from './channel.js';
 import { fromWireFailure, isControl, type ChildMessage, type ParentMessage } from './protocol.js';
-import { WaitTimeoutError } from '../wait-for.js';
+import { WaitTimeoutError } from './wait-timeout-error.js';
 
 /** How much of a child's stderr {@link ChildHandle.stderr} keeps, characters: its last words, not a log. */
 const STDERR_KEPT = 64 * 1024;

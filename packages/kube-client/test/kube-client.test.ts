@@ -1,0 +1,139 @@
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode, PermissionError, type Logger } from '@rollcall/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient, loadKubeConfig, ResourceInformer, statusError, transportError, type WatchedObject } from '../src/index.js';
+
+const ctx = { verb: 'get', resource: 'pods', namespace: 'prod', name: 'p-1' };
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
+
+describe('statusError: an API answer onto Rollcall codes', () => {
+  it.each([
+    [401, undefined, ErrorCode.UNAUTHENTICATED],
+    [403, undefined, ErrorCode.PERMISSION_DENIED],
+    [404, undefined, ErrorCode.NOT_FOUND],
+    [409, 'AlreadyExists', ErrorCode.ALREADY_EXISTS],
+    [409, 'Conflict', ErrorCode.CONFLICT],
+    [410, undefined, ErrorCode.REVISION_TOO_OLD],
+    [413, undefined, ErrorCode.PAYLOAD_TOO_LARGE],
+    [422, undefined, ErrorCode.INVALID_ARGUMENT],
+    [500, undefined, ErrorCode.UNAVAILABLE],
+  ] as const)('%i %s is %s, naming what was refused', (status, reason, code) => {
+    const err = statusError(status, { reason, message: 'said the server' }, ctx);
+    expect(err.code).toBe(code);
+    expect(err.backend).toBe('kubernetes');
+    expect(err.message).toContain('get pods p-1 in namespace prod');
+  });
+
+  it('a transport failure is UNAVAILABLE with its code', () => {
+    const err = transportError(Object.assign(new Error('connect refused'), { code: 'ECONNREFUSED' }), ctx);
+    expect(err.code).toBe(ErrorCode.UNAVAILABLE);
+    expect(err.message).toContain('(ECONNREFUSED)');
+  });
+});
+
+/** An API server of a few routes on 127.0.0.1. */
+function fakeApiServer(route: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer(route);
+  server.listen(0, '127.0.0.1');
+  return once(server, 'listening').then(() => ({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+}
+
+describe('against a local API server', () => {
+  let dir: string;
+  let server: Server | undefined;
+  let client: ApiClient | undefined;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rollcall-kube-client-'));
+  });
+  afterEach(async () => {
+    client?.close();
+    server?.closeAllConnections();
+    if (server) await new Promise((resolve) => server!.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const kubeconfigFor = (url: string) => {
+    const file = join(dir, 'kubeconfig');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'local', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'me', user: { token: 'secret-token' } }],
+        contexts: [{ name: 'local', context: { cluster: 'local', user: 'me', namespace: 'prod' } }],
+        'current-context': 'local',
+      }),
+    );
+    return file;
+  };
+
+  it('loadKubeConfig: a context the kubeconfig lacks is INVALID_CONFIG naming the key', () => {
+    const kubeconfig = kubeconfigFor('http://127.0.0.1:9');
+    expect(() => loadKubeConfig({ kubeconfig, context: 'elsewhere' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.context' }));
+  });
+
+  it('request: the body of a 2xx, the credentials and user agent sent; a 403 is PERMISSION_DENIED without the token', async () => {
+    const seen: { auth?: string; agent?: string }[] = [];
+    ({ server } = await fakeApiServer((req, res) => {
+      seen.push({ auth: req.headers.authorization, agent: req.headers['user-agent'] });
+      if (req.url === '/api/v1/namespaces/prod/pods/p-1') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { name: 'p-1' } }));
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 403, message: 'forbidden' }));
+    }));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    client = new ApiClient(loadKubeConfig({ kubeconfig: kubeconfigFor(url) }), 5_000, 'rollcall/test (me)');
+    await expect(client.request({ method: 'GET', path: '/api/v1/namespaces/prod/pods/p-1', context: ctx })).resolves.toEqual({ metadata: { name: 'p-1' } });
+    const refused = await client.request({ method: 'GET', path: '/api/v1/namespaces/prod/pods/p-2', context: { ...ctx, name: 'p-2' } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PermissionError);
+    expect((refused as PermissionError).code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect((refused as Error).message).not.toContain('secret-token');
+    expect(seen).toEqual([
+      { auth: 'Bearer secret-token', agent: 'rollcall/test (me)' },
+      { auth: 'Bearer secret-token', agent: 'rollcall/test (me)' },
+    ]);
+  });
+
+  it('ResourceInformer: lists, then follows the watch from the list resourceVersion', async () => {
+    let watchQuery: URLSearchParams | undefined;
+    ({ server } = await fakeApiServer((req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') !== '1' && url.searchParams.get('watch') !== 'true') {
+        return res.end(JSON.stringify({ metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'a', resourceVersion: '5' } }] }));
+      }
+      watchQuery = url.searchParams;
+      // one event, then the stream stays open as a watch does
+      res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'b', resourceVersion: '8' } } }) + '\n');
+    }));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    client = new ApiClient(loadKubeConfig({ kubeconfig: kubeconfigFor(url) }), 5_000, 'rollcall/test (me)');
+    const upserts: string[] = [];
+    let sawB!: () => void;
+    const bSeen = new Promise<void>((resolve) => (sawB = resolve));
+    const informer = new ResourceInformer<WatchedObject>(
+      { client, logger: quiet, path: '/api/v1/namespaces/prod/pods', labelSelector: 'app=x', resource: 'pods', namespace: 'prod', silenceTimeoutMs: 30_000, timeoutSeconds: 60 },
+      {
+        upsert: (o) => {
+          upserts.push(o.metadata.name);
+          if (o.metadata.name === 'b') sawB();
+        },
+        delete: () => {},
+      },
+    );
+    try {
+      await informer.start();
+      await bSeen;
+      expect(upserts).toEqual(['a', 'b']);
+      expect(watchQuery?.get('resourceVersion')).toBe('7');
+      expect(watchQuery?.get('labelSelector')).toBe('app=x');
+      expect(informer.list().map((o) => o.metadata.name).sort()).toEqual(['a', 'b']);
+    } finally {
+      informer.close();
+    }
+  });
+});
