@@ -1,7 +1,7 @@
 import type { ConfigSource, JsonValue } from '@rollcall/core';
 import type { IpcStoreDescription } from './ipc-store.js';
 
-/** What the suite and its crash child say to each other, inside the harness's envelope (../child/protocol.ts). */
+/** What the suite and its crash child say to each other, inside the harness's envelope (`@rollcall/child-harness`, protocol.ts). */
 
 /** How the child builds its registry. */
 export type CrashInit = (
