@@ -132,8 +132,9 @@ export type Verdict = 'lease' | 'present' | 'absent' | 'unverified';
  * One way member liveness reaches peers (`registry.member.liveness`), chosen
  * once when the registry opens: keeping a member alive, and judging the
  * records that are not a pod's (a pod record is judged by its pod, whatever
- * this mode). A new mode is a new strategy in the registry's table of modes,
- * not a branch in the registry, the handle or the directory.
+ * this mode). A new mode is a new strategy in the table of modes
+ * (`LIVENESS_MODES`, `liveness-modes.ts`), not a branch in the registry, the
+ * handle or the directory.
  * @internal
  */
 export interface LivenessStrategy {
