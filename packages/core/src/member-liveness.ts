@@ -170,6 +170,11 @@ export interface RecordJudging {
 /** Makes a mode's strategy. @internal */
 export type LivenessFactory = (context: LivenessContext) => LivenessStrategy;
 
+/** The liveness a member record declares; undefined for one written before records said so. @internal */
+export function declaredLiveness(entry: CacheEntry): RecordLiveness['mode'] | undefined {
+  return entry.stored?.record.liveness?.mode;
+}
+
 /** The pod a member record says its member lives in (`liveness: { mode: 'pod' }`); undefined for any other record. @internal */
 export function podUidOf(entry: CacheEntry): string | undefined {
   const liveness = entry.stored?.record.liveness;
