@@ -132,8 +132,9 @@ export type Verdict = 'lease' | 'present' | 'absent' | 'unverified';
  * One way member liveness reaches peers (`registry.member.liveness`), chosen
  * once when the registry opens: keeping a member alive, and judging the
  * records that are not a pod's (a pod record is judged by its pod, whatever
- * this mode). A new mode is a new strategy in the registry's table of modes,
- * not a branch in the registry, the handle or the directory.
+ * this mode). A new mode is a new strategy in the table of modes
+ * (`LIVENESS_MODES`, `liveness-modes.ts`), not a branch in the registry, the
+ * handle or the directory.
  * @internal
  */
 export interface LivenessStrategy {
@@ -168,6 +169,11 @@ export interface RecordJudging {
 
 /** Makes a mode's strategy. @internal */
 export type LivenessFactory = (context: LivenessContext) => LivenessStrategy;
+
+/** The liveness a member record declares; undefined for one written before records said so. @internal */
+export function declaredLiveness(entry: CacheEntry): RecordLiveness['mode'] | undefined {
+  return entry.stored?.record.liveness?.mode;
+}
 
 /** The pod a member record says its member lives in (`liveness: { mode: 'pod' }`); undefined for any other record. @internal */
 export function podUidOf(entry: CacheEntry): string | undefined {

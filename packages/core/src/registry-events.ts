@@ -1,0 +1,21 @@
+import type { ConnectionEvents } from './connection-monitor.js';
+import type { LeaseLossReason } from './lease-holder.js';
+import type { LeadershipEvents } from './leadership.js';
+import type { MemberEvent } from './member.js';
+import type { CorruptEntry } from './store.js';
+
+/** Every state change of a registry, for applications and metrics. */
+export interface RegistryEvents extends ConnectionEvents {
+  elected: LeadershipEvents['elected'];
+  leadershipLost: LeadershipEvents['lost'];
+  lockAcquired: { name: string; fencingToken: number };
+  lockLost: { name: string; fencingToken: number; reason: LeaseLossReason };
+  memberAdded: Extract<MemberEvent, { type: 'added' }>;
+  memberUpdated: Extract<MemberEvent, { type: 'updated' }>;
+  memberRemoved: Extract<MemberEvent, { type: 'removed' }>;
+  /** A record that cannot be decoded (edited by hand?); it is ignored until it is fixed or replaced. */
+  corruptRecord: { key: string; error: CorruptEntry['error'] };
+}
+
+/** How a part of the registry emits the registry's events. @internal */
+export type RegistryEmit = <K extends keyof RegistryEvents>(type: K, event: RegistryEvents[K]) => void;
