@@ -50,12 +50,14 @@ export class Leadership extends Emitter<LeadershipEvents> {
 
   /** The current term's fencing token while leader; undefined otherwise. */
   get fencingToken(): number | undefined {
-    return this.holder.isHolding ? this.holder.fencingToken : undefined;
+    return this.holder.fencingToken; // one clock read: two could disagree across a pause
   }
 
   /** Resolves with the fencing token once leader (at once if already); rejects with ABORTED or CLOSED. */
   whenElected(signal?: AbortSignal): Promise<number> {
-    if (this.isLeader) return Promise.resolve(this.fencingToken!);
+    // One read: a pause between two reads (isLeader, then the token) would resolve with undefined.
+    const fencingToken = this.fencingToken;
+    if (fencingToken !== undefined) return Promise.resolve(fencingToken);
     if (this.failure) return Promise.reject(this.failure);
     if (this.holder.stopped) return Promise.reject(new ClosedError(`campaign for ${this.election} has ended`));
     return new Promise((resolve, reject) => {

@@ -314,13 +314,6 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       return; // lost the race, or unreachable: the watch or the fallback timer brings the next attempt
     }
     const term: Term = { fencingToken: written.record.leaseTransitions, own: written, renewedAt: sentAt };
-    if (!this.withinDeadline(term)) {
-      // The write came back after its own renew deadline (a pause, a stalled event loop): this
-      // process may not act on it, so it is never announced; free it and campaign again.
-      this.options.logger.warn({ key, identity, fencingToken: term.fencingToken }, '[rollcall] acquired past the renew deadline; giving it back');
-      await this.free(term);
-      return;
-    }
     this.term = term;
     this.mode = 'holding';
     // The watch may have shown our own write while this attempt ran: that asked for another acquisition, not for a
@@ -329,16 +322,23 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     this.attemptTimer = undefined;
     this.again = false;
     this.armDeadline();
+    if (!this.withinDeadline(term)) {
+      // Read last before announcing: a reply back after its deadline, or a pause before here, must not announce it.
+      this.cancelTimers();
+      this.term = undefined;
+      this.mode = 'acquiring';
+      this.options.logger.warn({ key, identity, fencingToken: term.fencingToken }, '[rollcall] acquired past the renew deadline; giving it back');
+      return this.free(term);
+    }
     if (this.stopping) return; // stop() frees it right after this attempt
-    this.options.logger.info({ key, identity, fencingToken: written.record.leaseTransitions }, '[rollcall] acquired');
-    this.emit('acquired', { fencingToken: written.record.leaseTransitions, record: written.record });
+    this.emit('acquired', { fencingToken: term.fencingToken, record: written.record });
+    this.options.logger.info({ key, identity, fencingToken: term.fencingToken }, '[rollcall] acquired');
   }
 
   private async renew(): Promise<void> {
     const term = this.term;
     if (!term) return;
-    // Past the deadline the term is over even if a write could still land: a
-    // timer overdue after a pause must not extend it.
+    // Past the deadline the term is over even if a write could still land: an overdue timer must not extend it.
     if (!this.withinDeadline(term)) return this.stepDown('renew-deadline');
     const { key, store, clock, identity } = this.options;
     const sentAt = clock.now();

@@ -164,8 +164,11 @@ export class RegistryLeases {
     } finally {
       if (!holder.isHolding) this.holders.delete(holder);
     }
-    if (!acquired) return undefined;
-    return this.lockHandle(name, holder.fencingToken!, holder);
+    // Read last before the handle is handed out: a pause since tryOnce() judged the term may have ended it.
+    const fencingToken = acquired ? holder.fencingToken : undefined;
+    if (fencingToken !== undefined) return this.lockHandle(name, fencingToken, holder);
+    if (acquired) await holder.stop('released'); // never announced: frees the record for the next holder
+    return undefined;
   }
 
   /**
