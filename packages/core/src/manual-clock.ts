@@ -58,7 +58,8 @@ export class ManualClock implements Clock {
       next.fn();
       await settle();
     }
-    this.monotonic = target;
+    // a jump() made by a timer or a listener during the advance stays: time never goes back
+    this.monotonic = Math.max(this.monotonic, target);
     await settle();
   }
 
