@@ -15,6 +15,7 @@ CREATE TABLE IF NOT EXISTS rollcall_records (
   record_key VARCHAR(400) COLLATE "C" NOT NULL,
   record_version BIGINT NOT NULL,
   record_value TEXT NOT NULL,
+  created_revision BIGINT NULL,
   PRIMARY KEY (cluster_name, record_key)
 );
 
@@ -24,7 +25,8 @@ CREATE TABLE IF NOT EXISTS rollcall_changes (
   record_key VARCHAR(400) COLLATE "C" NOT NULL,
   record_version BIGINT NOT NULL,
   record_value TEXT NULL,
-  created_ms BIGINT NOT NULL
+  created_ms BIGINT NOT NULL,
+  created_revision BIGINT NULL
 );
 
 CREATE INDEX IF NOT EXISTS rollcall_changes_created ON rollcall_changes (created_ms);
@@ -32,5 +34,10 @@ CREATE INDEX IF NOT EXISTS rollcall_changes_created ON rollcall_changes (created
 CREATE OR REPLACE FUNCTION rollcall_changes_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify(TG_TABLE_NAME, ''); RETURN NULL; END $$;
 
 CREATE OR REPLACE TRIGGER rollcall_changes_notify AFTER INSERT ON rollcall_changes FOR EACH STATEMENT EXECUTE FUNCTION rollcall_changes_notify();
+
+-- Tables created by an earlier release of schema version 1 lack the column created_revision;
+-- to upgrade them, apply only these two statements (not the script above), once:
+--   ALTER TABLE rollcall_records ADD COLUMN created_revision BIGINT NULL;
+--   ALTER TABLE rollcall_changes ADD COLUMN created_revision BIGINT NULL;
 
 INSERT INTO rollcall_state (id, schema_version, revision, purged_through, created_by) VALUES (1, 1, 0, 0, '@rollcall/postgres 0.1.0');

@@ -127,6 +127,43 @@ export function sqlDesignConformance(options: SqlDesignConformanceOptions): void
       expect(err2.message).toContain(t2.records);
     });
 
+    it('tables of an earlier release (no created_revision) get the column on open, and their rows read as created at their version until a write pins it', async () => {
+      const prefix = uniquePrefix();
+      const t = tableNames(prefix);
+      const first = await open('c1', { tablePrefix: prefix });
+      const a = await first.create('lock/a', leaseRecord('a'));
+      const a1 = await first.update('lock/a', leaseRecord('a', { n: 1 }), a.version);
+      await first.close();
+      // The layout the previous release created: version 1 without the column.
+      await options.exec(`ALTER TABLE ${t.records} DROP COLUMN created_revision`);
+      await options.exec(`ALTER TABLE ${t.changes} DROP COLUMN created_revision`);
+
+      const refused = await codeAndMessage(options.openStore('c1', { tablePrefix: prefix, createSchema: false }), stores);
+      expect(refused.code).toBe('SCHEMA_MISMATCH');
+      expect(refused.message).toContain(`ALTER TABLE ${t.records} ADD COLUMN created_revision BIGINT NULL`);
+      expect(refused.message).toContain(`ALTER TABLE ${t.changes} ADD COLUMN created_revision BIGINT NULL`);
+      expect(await codeOf(options.exec(`SELECT created_revision FROM ${t.records}`))).toBeDefined();
+
+      // Three processes upgrading at once all connect (one adds the column, the others find it).
+      const [s1, s2] = (await Promise.all([150, 160, 170].map((pollIntervalMs) => open('c1', { tablePrefix: prefix, pollIntervalMs })))) as unknown as [SqlRecordStore, SqlRecordStore];
+      const legacy = await s1.get('lock/a');
+      expect(legacy).toMatchObject({ version: a1.version, created: a1.version });
+      expect((await s2.list('lock/')).records[0]?.created).toBe(a1.version);
+      const pinned = await s1.update('lock/a', leaseRecord('a', { n: 2 }), a1.version);
+      expect(pinned.created).toBe(a1.version);
+      expect((await s2.get('lock/a'))?.created).toBe(a1.version);
+      const b = await s2.create('lock/b', leaseRecord('b'));
+      expect(b.created).toBe(b.version);
+      expect(BigInt(b.created) > BigInt(pinned.created)).toBe(true);
+
+      // A row a process of the previous release inserts during the rolling update (created_revision NULL).
+      await options.exec(`UPDATE ${t.records} SET created_revision = NULL WHERE record_key = ?`, ['lock/b']);
+      expect((await s1.get('lock/b'))?.created).toBe(b.version);
+      const b1 = await s1.update('lock/b', leaseRecord('b', { n: 1 }), b.version);
+      expect(b1.created).toBe(b.version);
+      expect(Number((await options.exec(`SELECT created_revision FROM ${t.records} WHERE record_key = ?`, ['lock/b']))[0]!.created_revision)).toBe(Number(b.version));
+    });
+
     it('with createSchema false and no schema, connect fails SCHEMA_MISMATCH pointing at schema.sql and creates nothing', async () => {
       const prefix = uniquePrefix();
       const err = await codeAndMessage(options.openStore('c1', { tablePrefix: prefix, createSchema: false }), stores);

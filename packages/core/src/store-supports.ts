@@ -1,8 +1,12 @@
 import { InvalidArgumentError } from './errors.js';
 import type { RecordStore, StoreSupports } from './store.js';
 
-/** The member each capability of {@link StoreSupports} promises, and its kind; `syncedProgress` is a behaviour, with none. */
-const MEMBERS: Readonly<Record<Exclude<keyof StoreSupports, 'syncedProgress'>, { member: string; kind: 'function' | 'object' }>> = {
+/** Capabilities that are behaviours, with no member to check. */
+type Behaviour = 'syncedProgress' | 'orderedCreation';
+const BEHAVIOURS: ReadonlySet<keyof StoreSupports> = new Set<Behaviour>(['syncedProgress', 'orderedCreation']);
+
+/** The member each capability of {@link StoreSupports} promises, and its kind; `syncedProgress` and `orderedCreation` are behaviours, with none. */
+const MEMBERS: Readonly<Record<Exclude<keyof StoreSupports, Behaviour>, { member: string; kind: 'function' | 'object' }>> = {
   holdCheck: { member: 'assertCanHold', kind: 'function' },
   sessionState: { member: 'onSessionState', kind: 'function' },
   podReadiness: { member: 'podReadiness', kind: 'object' },
@@ -18,8 +22,8 @@ const MEMBERS: Readonly<Record<Exclude<keyof StoreSupports, 'syncedProgress'>, {
  */
 export function supports(store: RecordStore, capability: keyof StoreSupports): boolean {
   if (store.supports?.[capability] !== true) return false;
-  if (capability === 'syncedProgress') return true;
-  const { member, kind } = MEMBERS[capability];
+  if (BEHAVIOURS.has(capability)) return true;
+  const { member, kind } = MEMBERS[capability as Exclude<keyof StoreSupports, Behaviour>];
   const value = (store as unknown as Record<string, unknown>)[member];
   if (kind === 'function' ? typeof value !== 'function' : typeof value !== 'object' || value === null) {
     throw new InvalidArgumentError(`the ${store.backend} store declares supports.${capability} but has no ${member} (${kind})`, { backend: store.backend });

@@ -13,6 +13,14 @@ export interface StoredRecord {
   /** Opaque version token: znode version, mod_revision, resourceVersion, row version. */
   version: string;
   record: LeaseRecord;
+  /**
+   * This key's creation: unique across the cluster's history, unchanged by
+   * update, new on every create (also after a delete and re-create). Opaque,
+   * except with `supports.orderedCreation`: then a decimal integer string, and
+   * a later create has a larger one, across keys. etcd create_revision,
+   * ZooKeeper czxid, the SQL row's created revision, Kubernetes metadata.uid.
+   */
+  created: string;
 }
 
 /** A key whose stored value cannot be decoded. It still has a version, so it can be replaced by CAS. */
@@ -20,6 +28,8 @@ export interface CorruptEntry {
   key: RecordKey;
   version: string;
   error: CorruptRecordError;
+  /** The key's creation (see {@link StoredRecord.created}), where the store can read it without the value. */
+  created?: string;
 }
 
 /** A consistent snapshot of a prefix. */
@@ -95,6 +105,12 @@ export interface StoreSupports {
   readonly accessReview?: boolean;
   /** A behaviour, no member: a watch's progress is marked `synced` once it has caught up (see {@link WatchEvent}). */
   readonly syncedProgress?: boolean;
+  /**
+   * A behaviour, no member: `StoredRecord.created` is a decimal integer string
+   * and orders creates across every key of the cluster (a later create has a
+   * larger one). Without it, `created` is unique but says nothing of order.
+   */
+  readonly orderedCreation?: boolean;
 }
 
 /**

@@ -29,8 +29,10 @@ describe('a store\'s supports manifest', () => {
     expect(() => supports(storeWith({ sessionState: true }), 'sessionState')).toThrow(/supports\.sessionState but has no onSessionState \(function\)/);
   });
 
-  it('the memory store declares the synced progress it sends, and nothing optional', () => {
+  it('the memory store declares the synced progress it sends and its ordered creation, and nothing optional', () => {
     const store = new MemoryStore({ backend: new MemoryBackend(), cluster: 'test' });
-    expect(store.supports).toEqual({ syncedProgress: true });
+    expect(store.supports).toEqual({ syncedProgress: true, orderedCreation: true });
+    // A behaviour: declared, it needs no member.
+    expect(supports(store, 'orderedCreation')).toBe(true);
   });
 });

@@ -41,7 +41,7 @@ export class EtcdStore implements RecordStore {
   readonly backend = BACKEND;
   readonly maxPayloadBytes: number;
   /** etcd's role-based auth checked before a campaign; a watch's progress marked synced once caught up. */
-  readonly supports: StoreSupports = { holdCheck: true, syncedProgress: true };
+  readonly supports: StoreSupports = { holdCheck: true, syncedProgress: true, orderedCreation: true };
   /** @internal Record keys as etcd keys. */
   readonly keys: KeySpace;
   private readonly watches = new Set<EtcdWatch>();
@@ -80,7 +80,7 @@ export class EtcdStore implements RecordStore {
     if (!kv) return undefined;
     const record = decodeRecord(key, kv.value);
     if (record instanceof Error) throw record;
-    return { key, version: kv.mod_revision, record };
+    return { key, version: kv.mod_revision, record, created: kv.create_revision };
   }
 
   async create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
@@ -110,8 +110,8 @@ export class EtcdStore implements RecordStore {
     if (res === 'lease-gone') res = await attempt();
     if (res === 'lease-gone') throw new UnavailableError(`create ${key}: etcd dropped the member lease twice`, { backend: BACKEND });
     if (!res.succeeded) throw new StoreConflictError('ALREADY_EXISTS', `${key} already exists`, { backend: BACKEND });
-    // The txn's revision is the put's mod_revision.
-    return { key, version: res.header.revision, record: decodeRecord(key, value) as LeaseRecord };
+    // The txn's revision is the put's mod_revision, and (a create) its create_revision.
+    return { key, version: res.header.revision, record: decodeRecord(key, value) as LeaseRecord, created: res.header.revision };
   }
 
   async update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
@@ -119,8 +119,11 @@ export class EtcdStore implements RecordStore {
     const etcdKey = this.keys.etcdKey(key);
     // A member key keeps the lease it was created with.
     const put: PutRequest = this.memberLease && key.startsWith('member/') ? { key: etcdKey, value, ignore_lease: true } : { key: etcdKey, value };
-    const res = await this.compareAndSwap(`update ${key}`, key, etcdKey, version, { request_put: put });
-    return { key, version: res.header.revision, record: decodeRecord(key, value) as LeaseRecord };
+    // The same transaction reads the key back after the put: its create_revision, in the one round trip.
+    const res = await this.compareAndSwap(`update ${key}`, key, etcdKey, version, { request_put: put }, { request_range: { key: etcdKey, keys_only: true } });
+    const created = res.responses[1]?.response_range?.kvs?.[0]?.create_revision;
+    if (!created) throw new UnavailableError(`update ${key}: the transaction's read-back returned no create_revision`, { backend: BACKEND });
+    return { key, version: res.header.revision, record: decodeRecord(key, value) as LeaseRecord, created };
   }
 
   async delete(key: RecordKey, version: string): Promise<void> {
@@ -151,8 +154,8 @@ export class EtcdStore implements RecordStore {
     for (const kv of res.kvs) {
       const key = this.keys.recordKey(kv.key);
       const record = decodeRecord(key, kv.value);
-      if (record instanceof Error) list.corrupt.push({ key, version: kv.mod_revision, error: record });
-      else list.records.push({ key, version: kv.mod_revision, record });
+      if (record instanceof Error) list.corrupt.push({ key, version: kv.mod_revision, error: record, created: kv.create_revision });
+      else list.records.push({ key, version: kv.mod_revision, record, created: kv.create_revision });
     }
     return list;
   }
@@ -186,7 +189,7 @@ export class EtcdStore implements RecordStore {
     }
   }
 
-  private async compareAndSwap(what: string, key: RecordKey, etcdKey: Buffer, version: string, op: RequestOp): Promise<TxnResponse> {
+  private async compareAndSwap(what: string, key: RecordKey, etcdKey: Buffer, version: string, ...ops: RequestOp[]): Promise<TxnResponse> {
     const current = (kvs: KeyValue[] | undefined): never => {
       if (!kvs?.[0]) throw new StoreConflictError('NOT_FOUND', `${key} does not exist`, { backend: BACKEND });
       throw new StoreConflictError('CONFLICT', `${key} is at version ${kvs[0].mod_revision}, not ${String(version)}`, { backend: BACKEND });
@@ -198,7 +201,7 @@ export class EtcdStore implements RecordStore {
     const res = await this.call(what, etcdKey, () =>
       this.client.kv.txn({
         compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: version }],
-        success: [op],
+        success: ops,
         failure: [{ request_range: { key: etcdKey, keys_only: true } }],
       }),
     );

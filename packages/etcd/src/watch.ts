@@ -119,7 +119,7 @@ export class EtcdWatch implements WatchSubscription {
         continue;
       }
       const record = decodeRecord(key, ev.kv.value);
-      this.deliver(record instanceof Error ? { type: 'corrupt', entry: { key, version: revision, error: record }, revision } : { type: 'put', record: { key, version: revision, record }, revision });
+      this.deliver(record instanceof Error ? { type: 'corrupt', entry: { key, version: revision, error: record, created: ev.kv.create_revision }, revision } : { type: 'put', record: { key, version: revision, record, created: ev.kv.create_revision }, revision });
     }
   }
 

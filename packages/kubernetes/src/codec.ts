@@ -86,15 +86,18 @@ function decodeObject(object: KubeObject, fields: () => RecordFields | string): 
   const key = object.metadata.annotations?.[KEY_ANNOTATION];
   if (!key) return undefined;
   const version = recordVersion(object.metadata);
+  // The object's uid: set by the API server at create, immutable, never reused (a re-created object gets another).
+  // Unique but unordered: creationTimestamp is second-grained and resourceVersion is opaque, so no order is claimed.
+  const created = object.metadata.uid ?? '';
   const read = fields();
-  if (typeof read === 'string') return { key, version, error: corrupt(key, read) };
+  if (typeof read === 'string') return { key, version, created, error: corrupt(key, read) };
   const raw = object.metadata.annotations?.[PAYLOAD_ANNOTATION];
   let payload: { payload?: JsonValue } = {};
   if (raw !== undefined) {
     try {
       payload = { payload: JSON.parse(raw) as JsonValue };
     } catch (err) {
-      return { key, version, error: corrupt(key, `annotation ${PAYLOAD_ANNOTATION} is not JSON (${(err as Error).message})`) };
+      return { key, version, created, error: corrupt(key, `annotation ${PAYLOAD_ANNOTATION} is not JSON (${(err as Error).message})`) };
     }
   }
   const record: LeaseRecord = {
@@ -109,7 +112,7 @@ function decodeObject(object: KubeObject, fields: () => RecordFields | string): 
   const liveness = parseLiveness(object.metadata.annotations?.[LIVENESS_ANNOTATION]);
   if (liveness) record.liveness = liveness;
   const problem = recordShapeProblem(record);
-  return problem ? { key, version, error: corrupt(key, problem) } : { key, version, record };
+  return problem ? { key, version, created, error: corrupt(key, problem) } : { key, version, record, created };
 }
 
 function parseLiveness(raw: string | undefined): LeaseRecord['liveness'] {

@@ -25,6 +25,19 @@ export function migrateVersion(from: string | undefined | null, to: string | und
   return JSON.stringify([from ?? null, to ?? null]);
 }
 
+/**
+ * The migrating view's creation: `from`'s where `from` has the key (it is
+ * written first, so an update that creates the `to` copy keeps it), else
+ * `to`'s; tagged with the side, so the two backends' values never collide.
+ * Unordered (two backends' orders do not compare): migrate declares no
+ * `orderedCreation`. It changes once when the key leaves `from` (phase 2).
+ */
+export function migrateCreated(from: { created?: string } | undefined, to: { created?: string } | undefined): string | undefined {
+  if (from?.created !== undefined) return `from:${from.created}`;
+  if (to?.created !== undefined) return `to:${to.created}`;
+  return undefined;
+}
+
 /** Parses a composite version; a version this store did not make is a CONFLICT (nothing can match it). */
 export function parseMigrateVersion(key: RecordKey, version: string): SideVersions {
   let parsed: unknown;
@@ -66,11 +79,12 @@ export function mergeValues(key: RecordKey, from: SideValue | undefined, to: Sid
   if (!from && !to) return undefined;
   const version = migrateVersion(from?.version, to?.version);
   const corrupt = (from && isCorrupt(from) ? from : undefined) ?? (to && isCorrupt(to) ? to : undefined);
-  if (corrupt) return { corrupt: { key, version, error: corrupt.error } };
+  const created = migrateCreated(from, to);
+  if (corrupt) return { corrupt: created === undefined ? { key, version, error: corrupt.error } : { key, version, error: corrupt.error, created } };
   const f = from as StoredRecord | undefined;
   const t = to as StoredRecord | undefined;
   const record = f && t ? mergeRecords(f.record, t.record) : (f ?? t)!.record;
-  return { stored: { key, version, record } };
+  return { stored: { key, version, record, created: created! } };
 }
 
 /** The version a merged value carries. */

@@ -12,7 +12,7 @@ import {
   type WatchListener,
   type WatchSubscription,
 } from '@rollcall/core/spi';
-import { mergeRecords, mergeValues, migrateVersion, parseMigrateVersion, type SideValue, type SideVersions } from './merge.js';
+import { mergeRecords, mergeValues, migrateCreated, migrateVersion, parseMigrateVersion, type SideValue, type SideVersions } from './merge.js';
 import { MigrateWatch } from './watch.js';
 import { ViewHistory, type ViewState } from './view-history.js';
 
@@ -177,7 +177,7 @@ export class MigrateStore implements RecordStore {
       }
       const from = await writeFrom();
       const to = await this.onTo(writeTo);
-      return { written: { key, version: migrateVersion(from.version, to.version), record: mergeRecords(from.record, to.record) }, expect: { from: from.version, to: to.version } };
+      return { written: { key, version: migrateVersion(from.version, to.version), record: mergeRecords(from.record, to.record), created: migrateCreated(from, to)! }, expect: { from: from.version, to: to.version } };
     });
   }
 

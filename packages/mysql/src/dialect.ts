@@ -134,7 +134,7 @@ export function schemaStatements(t: TableNames): string[] {
   const json = 'MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
   return [
     `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INT NOT NULL PRIMARY KEY,\n  schema_version INT NOT NULL,\n  revision BIGINT NOT NULL,\n  purged_through BIGINT NOT NULL,\n  created_by VARCHAR(100) NOT NULL\n) ENGINE=InnoDB`,
-    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) ENGINE=InnoDB`,
-    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NULL,\n  created_ms BIGINT NOT NULL,\n  KEY ${t.changes}_created (created_ms)\n) ENGINE=InnoDB`,
+    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NOT NULL,\n  created_revision BIGINT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) ENGINE=InnoDB`,
+    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value ${json} NULL,\n  created_ms BIGINT NOT NULL,\n  created_revision BIGINT NULL,\n  KEY ${t.changes}_created (created_ms)\n) ENGINE=InnoDB`,
   ];
 }

@@ -142,8 +142,8 @@ export function schemaStatements(t: TableNames): string[] {
   const cluster = 'VARCHAR(63) COLLATE "C" NOT NULL';
   return [
     `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  schema_version INTEGER NOT NULL,\n  revision BIGINT NOT NULL,\n  purged_through BIGINT NOT NULL,\n  created_by VARCHAR(100) NOT NULL\n)`,
-    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value TEXT NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n)`,
-    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value TEXT NULL,\n  created_ms BIGINT NOT NULL\n)`,
+    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value TEXT NOT NULL,\n  created_revision BIGINT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n)`,
+    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id BIGINT NOT NULL PRIMARY KEY,\n  cluster_name ${cluster},\n  record_key ${name},\n  record_version BIGINT NOT NULL,\n  record_value TEXT NULL,\n  created_ms BIGINT NOT NULL,\n  created_revision BIGINT NULL\n)`,
     `CREATE INDEX IF NOT EXISTS ${t.changes}_created ON ${t.changes} (created_ms)`,
     // The change feed: every statement that appends changes notifies the channel named after the table.
     `CREATE OR REPLACE FUNCTION ${t.changes}_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify(TG_TABLE_NAME, ''); RETURN NULL; END $$`,

@@ -3,7 +3,7 @@ import { Backoff } from '@rollcall/core/spi';
 import { toInt } from './codec.js';
 import type { SqlDialect, SqlExecutor } from './dialect.js';
 import type { SqlOptions } from './options.js';
-import { SCHEMA_VERSION, tableNames, type TableNames } from './schema.js';
+import { SCHEMA_VERSION, tableNames, type TableNames, upgradeStatements } from './schema.js';
 import { ChangePoller, type ChangeFeed } from './watch.js';
 
 export interface SqlDatabaseOptions extends SqlOptions {
@@ -205,6 +205,58 @@ export class SqlDatabase implements ChangeFeed {
         if (this.dialect.isMissingColumn(err)) throw this.foreign(table, 'a column is missing', err);
         throw this.dialect.toRegistryError(err, `check table ${table}`);
       }
+    }
+    await this.ensureCreatedRevision();
+  }
+
+  /** Whether both tables have created_revision (added to layout version 1 later; see `upgradeStatements`). */
+  private async hasCreatedRevision(): Promise<boolean> {
+    const { records, changes } = this.tables;
+    try {
+      await this.retryingNative(() => this.dialect.reader.all(`SELECT created_revision FROM ${records} WHERE 1 = 0`));
+      await this.retryingNative(() => this.dialect.reader.all(`SELECT created_revision FROM ${changes} WHERE 1 = 0`));
+      return true;
+    } catch (err) {
+      if (this.dialect.isMissingColumn(err)) return false;
+      throw this.dialect.toRegistryError(err, 'check the column created_revision');
+    }
+  }
+
+  /**
+   * Tables created by an earlier release lack created_revision: add it when this
+   * process may run DDL, else refuse naming the statements. Rows already there
+   * keep NULL and read as created at their current version (`createdOf`).
+   */
+  private async ensureCreatedRevision(): Promise<void> {
+    if (await this.hasCreatedRevision()) return;
+    const statements = upgradeStatements(this.tables);
+    if (this.options.readOnly || !this.options.createSchema) {
+      throw new SchemaMismatchError(
+        `the tables under the prefix ${this.tables.prefix} were created by an earlier release and lack the column created_revision, and this process may not add it (${this.options.readOnly ? 'opened read-only' : 'createSchema is false'}): apply ${statements.map((s) => `\`${s}\``).join(' and ')} as a user allowed to alter them (schema.sql lists them too)`,
+        { backend: this.backend },
+      );
+    }
+    this.logger.info({ backend: this.backend, prefix: this.tables.prefix }, '[rollcall] adding the column created_revision');
+    for (const [i, sql] of statements.entries()) {
+      try {
+        await this.retryingNative(() => this.dialect.reader.run(sql));
+      } catch (err) {
+        // Another process may have added it first (a duplicate column): what counts is that it is there now.
+        if (i === 0 ? await this.columnIn(this.tables.records) : await this.columnIn(this.tables.changes)) continue;
+        if (this.dialect.isPermissionDenied(err)) {
+          throw new PermissionError('PERMISSION_DENIED', `the tables under the prefix ${this.tables.prefix} lack the column created_revision and this user may not add it (ALTER denied): apply ${statements.map((s) => `\`${s}\``).join(' and ')} as a user who may`, { backend: this.backend, cause: err });
+        }
+        throw this.dialect.toRegistryError(err, 'add the column created_revision');
+      }
+    }
+  }
+
+  private async columnIn(table: string): Promise<boolean> {
+    try {
+      await this.retryingNative(() => this.dialect.reader.all(`SELECT created_revision FROM ${table} WHERE 1 = 0`));
+      return true;
+    } catch {
+      return false;
     }
   }
 

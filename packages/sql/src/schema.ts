@@ -40,6 +40,19 @@ export const MAX_KEY_LENGTH = 400;
 export const MAX_CLUSTER_LENGTH = 63;
 
 /**
+ * Additive changes to layout version 1 since it was first released, each
+ * idempotent only by being checked first (the database tells whether the
+ * column is there). Tables created before get them on open when DDL is allowed
+ * (`createSchema`), else the store refuses with SCHEMA_MISMATCH naming these.
+ * The version stays 1: a bump would make processes of the previous release
+ * refuse the tables in the middle of a rolling update, and they read and write
+ * the upgraded tables correctly (they leave the new columns NULL).
+ */
+export function upgradeStatements(tables: TableNames): string[] {
+  return [`ALTER TABLE ${tables.records} ADD COLUMN created_revision BIGINT NULL`, `ALTER TABLE ${tables.changes} ADD COLUMN created_revision BIGINT NULL`];
+}
+
+/**
  * The schema as a SQL script, for teams whose application user may not run DDL:
  * a DBA applies it once, then the application only reads and writes rows.
  */
@@ -50,6 +63,10 @@ export function schemaScript(statements: readonly string[], tables: TableNames, 
     `-- SELECT, INSERT, UPDATE and DELETE on ${tables.state}, ${tables.records} and ${tables.changes}.`,
     '',
     ...statements.map((s) => `${s};\n`),
+    `-- Tables created by an earlier release of schema version ${SCHEMA_VERSION} lack the column created_revision;`,
+    '-- to upgrade them, apply only these two statements (not the script above), once:',
+    ...upgradeStatements(tables).map((s) => `--   ${s};`),
+    '',
     `INSERT INTO ${tables.state} (id, schema_version, revision, purged_through, created_by) VALUES (1, ${SCHEMA_VERSION}, 0, 0, '${createdBy}');`,
     '',
   ].join('\n');

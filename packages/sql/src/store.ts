@@ -1,6 +1,6 @@
 import { InvalidArgumentError, StoreConflictError, UnavailableError } from '@rollcall/core';
 import { assertPayloadSize, type LeaseRecord, type RecordKey, type RecordList, recordShapeProblem, type RecordStore, type StoredRecord, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
-import { decodeRecord, encodeRecord, toInt } from './codec.js';
+import { createdOf, decodeRecord, encodeRecord, toInt } from './codec.js';
 import type { SqlDatabase } from './database.js';
 import type { SqlExecutor } from './dialect.js';
 import { MAX_CLUSTER_LENGTH, MAX_KEY_LENGTH } from './schema.js';
@@ -25,8 +25,8 @@ function prefixEnd(prefix: string): string {
 export class SqlRecordStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly maxPayloadBytes = SQL_MAX_PAYLOAD_BYTES;
-  /** Nothing beyond the six calls. */
-  readonly supports: StoreSupports = {};
+  /** No optional member; `created` is the revision of the row's insert, so creates are ordered. */
+  readonly supports: StoreSupports = { orderedCreation: true };
   private closed = false;
   private readonly watches = new Set<() => void>();
 
@@ -48,11 +48,11 @@ export class SqlRecordStore implements RecordStore {
     this.usable(key);
     const { records } = this.database.tables;
     const rows = await this.database.read('get', (r) =>
-      r.all(`SELECT record_version, record_value FROM ${records} WHERE cluster_name = ? AND record_key = ?`, [this.cluster, key]),
+      r.all(`SELECT record_version, record_value, created_revision FROM ${records} WHERE cluster_name = ? AND record_key = ?`, [this.cluster, key]),
     );
     const row = rows[0];
     if (!row) return undefined;
-    const decoded = decodeRecord(this.backend, key, String(toInt(row.record_version)), row.record_value);
+    const decoded = decodeRecord(this.backend, key, String(toInt(row.record_version)), row.record_value, createdOf(row));
     if (!decoded.ok) throw decoded.corrupt.error;
     return decoded.stored;
   }
@@ -64,15 +64,15 @@ export class SqlRecordStore implements RecordStore {
     const stored = await this.database.write('create', async (tx) => {
       const revision = await this.database.dialect.nextRevision(tx, this.database.tables);
       try {
-        await tx.run(`INSERT INTO ${records} (cluster_name, record_key, record_version, record_value) VALUES (?, ?, ?, ?)`, [this.cluster, key, revision, value]);
+        await tx.run(`INSERT INTO ${records} (cluster_name, record_key, record_version, record_value, created_revision) VALUES (?, ?, ?, ?, ?)`, [this.cluster, key, revision, value, revision]);
       } catch (err) {
         if (this.database.dialect.isDuplicateKey(err)) throw new StoreConflictError('ALREADY_EXISTS', `${key} already exists`, { backend: this.backend, cause: err });
         throw err;
       }
-      await this.appendChange(tx, revision, key, value);
-      return this.result(key, revision, record);
+      await this.appendChange(tx, revision, key, value, revision);
+      return this.result(key, revision, record, revision);
     });
-    this.database.poller.localChange({ id: Number(stored.version), cluster: this.cluster, key, version: Number(stored.version), value });
+    this.database.poller.localChange({ id: Number(stored.version), cluster: this.cluster, key, version: Number(stored.version), value, created: Number(stored.created) });
     return stored;
   }
 
@@ -84,14 +84,18 @@ export class SqlRecordStore implements RecordStore {
     const stored = await this.database.write('update', async (tx) => {
       const revision = await this.database.dialect.nextRevision(tx, this.database.tables);
       const changed = await tx.run(
-        `UPDATE ${records} SET record_version = ?, record_value = ? WHERE cluster_name = ? AND record_key = ? AND record_version = ?`,
-        [revision, value, this.cluster, key, expected],
+        // A row an older release inserted has no created_revision: pin it to the version it had, which is what it read as.
+        `UPDATE ${records} SET created_revision = COALESCE(created_revision, ?), record_version = ?, record_value = ? WHERE cluster_name = ? AND record_key = ? AND record_version = ?`,
+        [expected, revision, value, this.cluster, key, expected],
       );
       if (changed !== 1) await this.refuse(tx, key, version);
-      await this.appendChange(tx, revision, key, value);
-      return this.result(key, revision, record);
+      // Our own write, read back inside the transaction (the row is locked): the creation this update keeps.
+      const [row] = await tx.all(`SELECT created_revision FROM ${records} WHERE cluster_name = ? AND record_key = ?`, [this.cluster, key]);
+      const created = toInt(row?.created_revision);
+      await this.appendChange(tx, revision, key, value, created);
+      return this.result(key, revision, record, created);
     });
-    this.database.poller.localChange({ id: Number(stored.version), cluster: this.cluster, key, version: Number(stored.version), value });
+    this.database.poller.localChange({ id: Number(stored.version), cluster: this.cluster, key, version: Number(stored.version), value, created: Number(stored.created) });
     return stored;
   }
 
@@ -118,7 +122,7 @@ export class SqlRecordStore implements RecordStore {
     // One statement: the revision and the rows come from one snapshot, in every isolation level.
     const rows = await this.database.read('list', (r) =>
       r.all(
-        `SELECT s.revision, r.record_key, r.record_version, r.record_value FROM ${state} s LEFT JOIN ${records} r ON r.cluster_name = ?${range} WHERE s.id = 1`,
+        `SELECT s.revision, r.record_key, r.record_version, r.record_value, r.created_revision FROM ${state} s LEFT JOIN ${records} r ON r.cluster_name = ?${range} WHERE s.id = 1`,
         params,
       ),
     );
@@ -126,7 +130,7 @@ export class SqlRecordStore implements RecordStore {
     const result: RecordList = { records: [], corrupt: [], revision: String(toInt(rows[0]!.revision)) };
     for (const row of rows) {
       if (row.record_key === null || row.record_key === undefined) continue;
-      const decoded = decodeRecord(this.backend, String(row.record_key), String(toInt(row.record_version)), row.record_value);
+      const decoded = decodeRecord(this.backend, String(row.record_key), String(toInt(row.record_version)), row.record_value, createdOf(row));
       if (decoded.ok) result.records.push(decoded.stored);
       else result.corrupt.push(decoded.corrupt);
     }
@@ -191,19 +195,20 @@ export class SqlRecordStore implements RecordStore {
     throw new StoreConflictError('CONFLICT', `${key} is at version ${toInt(rows[0]!.record_version)}, not ${version}`, { backend: this.backend });
   }
 
-  private async appendChange(tx: SqlExecutor, revision: number, key: RecordKey, value: string | null): Promise<void> {
+  private async appendChange(tx: SqlExecutor, revision: number, key: RecordKey, value: string | null, created: number | null = null): Promise<void> {
     const { changes } = this.database.tables;
-    await tx.run(`INSERT INTO ${changes} (id, cluster_name, record_key, record_version, record_value, created_ms) VALUES (?, ?, ?, ?, ?, ?)`, [
+    await tx.run(`INSERT INTO ${changes} (id, cluster_name, record_key, record_version, record_value, created_ms, created_revision) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
       revision,
       this.cluster,
       key,
       revision,
       value,
       this.database.clock.wallNow().getTime(),
+      created,
     ]);
   }
 
-  private result(key: RecordKey, revision: number, record: LeaseRecord): StoredRecord {
-    return { key, version: String(revision), record: structuredClone(record) };
+  private result(key: RecordKey, revision: number, record: LeaseRecord, created: number): StoredRecord {
+    return { key, version: String(revision), record: structuredClone(record), created: String(created) };
   }
 }

@@ -1,6 +1,6 @@
 import { type Clock, type Logger, RegistryError, RevisionTooOldError, type Timer } from '@rollcall/core';
 import type { WatchEvent, WatchListener } from '@rollcall/core/spi';
-import { decodeRecord, toInt } from './codec.js';
+import { createdOf, decodeRecord, toInt } from './codec.js';
 import type { ChangeSignal } from './change-signal.js';
 import type { SqlExecutor, SqlRow } from './dialect.js';
 import type { TableNames } from './schema.js';
@@ -96,10 +96,10 @@ export class ChangePoller {
    * registry of the process sees its own writes at once. Others (behind on
    * another process's writes) get it from the next poll, in order.
    */
-  localChange(change: { id: number; cluster: string; key: string; version: number; value: string | null }): void {
+  localChange(change: { id: number; cluster: string; key: string; version: number; value: string | null; created?: number }): void {
     if (this.closed) return;
     let behind = false;
-    const event = this.toEvent(change.key, change.id, { record_version: change.version, record_value: change.value });
+    const event = this.toEvent(change.key, change.id, { record_version: change.version, record_value: change.value, created_revision: change.created ?? null });
     for (const watcher of [...this.watchers]) {
       if (watcher.position !== change.id - 1) {
         if (watcher.position < change.id) behind = true;
@@ -177,7 +177,7 @@ export class ChangePoller {
       // A plain range scan along the primary key: no temporary table, no sort. (MariaDB 10.11 can
       // crash freeing an internal temporary table of a query in flight at shutdown.)
       rows = await this.db.read('watch', (r) =>
-        r.all(`SELECT id, cluster_name, record_key, record_version, record_value FROM ${changes} WHERE id > ? ORDER BY id LIMIT ${POLL_BATCH}`, [from]),
+        r.all(`SELECT id, cluster_name, record_key, record_version, record_value, created_revision FROM ${changes} WHERE id > ? ORDER BY id LIMIT ${POLL_BATCH}`, [from]),
       );
     } catch (err) {
       this.polling = false;
@@ -231,7 +231,7 @@ export class ChangePoller {
     const value = row.record_value;
     if (value === null || value === undefined) return { type: 'delete', key, revision: rev };
     const version = String(toInt(row.record_version));
-    const decoded = decodeRecord(this.db.backend, key, version, value);
+    const decoded = decodeRecord(this.db.backend, key, version, value, createdOf(row));
     return decoded.ok ? { type: 'put', record: decoded.stored, revision: rev } : { type: 'corrupt', entry: decoded.corrupt, revision: rev };
   }
 

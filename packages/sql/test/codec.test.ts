@@ -6,8 +6,8 @@ const record = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '20
 
 describe('codec', () => {
   it('round-trips a record with every field and the payload', () => {
-    const decoded = decodeRecord('sqlite', 'member/w/a', '7', encodeRecord(record));
-    expect(decoded).toEqual({ ok: true, stored: { key: 'member/w/a', version: '7', record } });
+    const decoded = decodeRecord('sqlite', 'member/w/a', '7', encodeRecord(record), '5');
+    expect(decoded).toEqual({ ok: true, stored: { key: 'member/w/a', version: '7', record, created: '5' } });
   });
 
   it('keeps the fields in a fixed order and leaves an absent payload out', () => {
@@ -24,7 +24,8 @@ describe('codec', () => {
     ['a JSON array', '[]', 'holderIdentity'],
     ['a wrong field type', '{"holderIdentity":"a","leaseDurationSeconds":"x","leaseTransitions":0}', 'leaseDurationSeconds'],
   ])('a value that is %s is a corrupt entry with its key and version, never a throw', (_what, value, reason) => {
-    const decoded = decodeRecord('mysql', 'lock/x', '9', value);
+    const decoded = decodeRecord('mysql', 'lock/x', '9', value, '4');
+    expect(!decoded.ok && decoded.corrupt.created).toBe('4');
     expect(decoded.ok).toBe(false);
     if (decoded.ok) return;
     expect(decoded.corrupt.key).toBe('lock/x');
@@ -35,12 +36,12 @@ describe('codec', () => {
   });
 
   it('bytes that are not UTF-8 are a corrupt entry', () => {
-    const decoded = decodeRecord('mysql', 'lock/x', '2', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
+    const decoded = decodeRecord('mysql', 'lock/x', '2', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), '2');
     expect(decoded.ok).toBe(false);
   });
 
   it('decodes a value handed back as bytes', () => {
-    expect(decodeRecord('mysql', 'lock/x', '1', Buffer.from(encodeRecord(record))).ok).toBe(true);
+    expect(decodeRecord('mysql', 'lock/x', '1', Buffer.from(encodeRecord(record)), '1').ok).toBe(true);
   });
 });
 

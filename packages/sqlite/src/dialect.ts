@@ -114,8 +114,8 @@ export class SqliteDialect implements SqlDialect {
 export function schemaStatements(t: TableNames): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${t.state} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  schema_version INTEGER NOT NULL,\n  revision INTEGER NOT NULL,\n  purged_through INTEGER NOT NULL,\n  created_by TEXT NOT NULL\n)`,
-    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT NOT NULL,\n  PRIMARY KEY (cluster_name, record_key)\n) WITHOUT ROWID`,
-    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT,\n  created_ms INTEGER NOT NULL\n)`,
+    `CREATE TABLE IF NOT EXISTS ${t.records} (\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT NOT NULL,\n  created_revision INTEGER,\n  PRIMARY KEY (cluster_name, record_key)\n) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS ${t.changes} (\n  id INTEGER NOT NULL PRIMARY KEY,\n  cluster_name TEXT NOT NULL,\n  record_key TEXT NOT NULL,\n  record_version INTEGER NOT NULL,\n  record_value TEXT,\n  created_ms INTEGER NOT NULL,\n  created_revision INTEGER\n)`,
     `CREATE INDEX IF NOT EXISTS ${t.changes}_created ON ${t.changes} (created_ms)`,
   ];
 }

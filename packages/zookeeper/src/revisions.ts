@@ -102,6 +102,11 @@ export function zxidOf(buffer: Buffer | undefined): bigint {
   return buffer && buffer.length === 8 ? buffer.readBigUInt64BE(0) : 0n;
 }
 
+/** A record's creation (`StoredRecord.created`): its czxid, in decimal, so creates compare as integers across the ensemble. */
+export function createdOf(czxid: Buffer): string {
+  return zxidOf(czxid).toString(10);
+}
+
 /** A record's version: the zxid of its last write (mzxid), unique across the ensemble's history, so never repeated by a delete and re-create. */
 export function versionOf(mzxid: Buffer): string {
   return zxidOf(mzxid).toString(16).padStart(16, '0');

@@ -6,7 +6,7 @@ import { decodeKey, decodeRecord, encodeKey, encodeRecord } from './codec.js';
 import { ancestorAcls, recordAcls } from './acls.js';
 import { BACKEND } from './errors.js';
 import { parseConnectString, type ZookeeperOptions } from './options.js';
-import { RevisionJournal, versionOf, zxidOf } from './revisions.js';
+import { createdOf, RevisionJournal, versionOf, zxidOf } from './revisions.js';
 import { ZkSession } from './client.js';
 import { PrefixWatch, type NodeRead, type WatchHost } from './watch.js';
 
@@ -57,7 +57,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
   readonly backend = BACKEND;
   readonly maxPayloadBytes = ZOOKEEPER_MAX_PAYLOAD_BYTES;
   /** ZooKeeper's own session, reported; a watch's progress marked synced once caught up. */
-  readonly supports: StoreSupports = { sessionState: true, syncedProgress: true };
+  readonly supports: StoreSupports = { sessionState: true, syncedProgress: true, orderedCreation: true };
   readonly journal = new RevisionJournal();
   readonly logger: Logger;
   /** The cluster znode, relative to the chroot. */
@@ -168,8 +168,9 @@ export class ZookeeperStore implements RecordStore, WatchHost {
           const version = versionOf(stat.mzxid);
           const mzxid = zxidOf(stat.mzxid);
           const decoded = decodeRecord(key, data);
-          if (decoded instanceof RegistryError) return { kind: 'corrupt', entry: { key, version, error: decoded }, mzxid };
-          return { kind: 'record', stored: { key, version, record: decoded }, mzxid };
+          const created = createdOf(stat.czxid);
+          if (decoded instanceof RegistryError) return { kind: 'corrupt', entry: { key, version, error: decoded, created }, mzxid };
+          return { kind: 'record', stored: { key, version, record: decoded, created }, mzxid };
         },
         (err: unknown): NodeRead => {
           if (err instanceof RegistryError && err.code === 'NOT_FOUND') return { kind: 'missing', key };
@@ -196,12 +197,14 @@ export class ZookeeperStore implements RecordStore, WatchHost {
       }),
     );
     let version = zxid && zxidOf(zxid) > 0n ? versionOf(zxid) : undefined;
-    if (!version) {
+    let created = zxid && zxidOf(zxid) > 0n ? createdOf(zxid) : undefined;
+    if (!version || !created) {
       const stat = await this.exists(path, 'create');
       if (!stat) throw new StoreConflictError('NOT_FOUND', `create ${key}: the record vanished right after it was created`, { backend: BACKEND });
       version = versionOf(stat.czxid);
+      created = createdOf(stat.czxid);
     }
-    return { key, version, record: decodeRecord(key, data) as LeaseRecord };
+    return { key, version, record: decodeRecord(key, data) as LeaseRecord, created };
   }
 
   /** The znode's current dataVersion if its mzxid is still `version`; CONFLICT or NOT_FOUND otherwise. */
@@ -218,7 +221,7 @@ export class ZookeeperStore implements RecordStore, WatchHost {
     const data = this.encode(record);
     const dataVersion = await this.expect(path, key, version, 'update');
     const stat = await this.session.call<Stat>('update', key, (c, done) => c.setData(path, data, dataVersion, done));
-    return { key, version: versionOf(stat.mzxid), record: decodeRecord(key, data) as LeaseRecord };
+    return { key, version: versionOf(stat.mzxid), record: decodeRecord(key, data) as LeaseRecord, created: createdOf(stat.czxid) };
   }
 
   async delete(key: RecordKey, version: string): Promise<void> {

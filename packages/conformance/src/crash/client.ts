@@ -36,7 +36,7 @@ export class CrashClient {
       const stopServing = serveStore(child.channel, store);
       const served = store;
       void child.exited.then(() => (stopServing(), served.close()));
-      init = { kind: 'ipc-store', config: config as Record<string, unknown>, store: { backend: store.backend, maxPayloadBytes: store.maxPayloadBytes, syncedProgress: supports(store, 'syncedProgress') }, wallSkewMs };
+      init = { kind: 'ipc-store', config: config as Record<string, unknown>, store: { backend: store.backend, maxPayloadBytes: store.maxPayloadBytes, syncedProgress: supports(store, 'syncedProgress'), orderedCreation: supports(store, 'orderedCreation') }, wallSkewMs };
     }
     child.init(init);
     try {

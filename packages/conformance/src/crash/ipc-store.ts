@@ -101,8 +101,9 @@ export interface IpcStoreDescription {
   backend: string;
   /** The served store's `maxPayloadBytes`. */
   maxPayloadBytes: number;
-  /** The served store's behaviours the proxy passes on (`syncedProgress`); its optional members are not served. Default none. */
+  /** The served store's behaviours the proxy passes on (`syncedProgress`, `orderedCreation`; records cross whole, `created` too); its optional members are not served. Default none. */
   syncedProgress?: boolean;
+  orderedCreation?: boolean;
 }
 
 /** Child side: a RecordStore whose every call is answered by the parent's `serveStore`. */
@@ -123,7 +124,7 @@ export class IpcRecordStore implements RecordStore {
   ) {
     this.backend = description.backend;
     this.maxPayloadBytes = description.maxPayloadBytes;
-    this.supports = description.syncedProgress ? { syncedProgress: true } : {};
+    this.supports = { ...(description.syncedProgress ? { syncedProgress: true } : {}), ...(description.orderedCreation ? { orderedCreation: true } : {}) };
     channel.on('message', this.onMessage);
   }
 

@@ -9,6 +9,8 @@ export interface MemoryRow {
   version: number;
   /** The backend revision of the last write. */
   modRevision: number;
+  /** The backend revision of the create that began this row's life; kept by updates. */
+  createRevision: number;
 }
 
 /** One change in the backend's history. */
@@ -56,7 +58,7 @@ export class MemoryBackend {
     let row: MemoryRow | undefined;
     if (record) {
       const previous = this.rows.get(path);
-      row = { path, record: structuredClone(record), version: (previous?.version ?? 0) + 1, modRevision: revision };
+      row = { path, record: structuredClone(record), version: (previous?.version ?? 0) + 1, modRevision: revision, createRevision: previous?.createRevision ?? revision };
       this.rows.set(path, row);
     } else {
       this.rows.delete(path);

@@ -25,8 +25,8 @@ export class MemoryStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly backend = BACKEND;
   readonly maxPayloadBytes: number;
-  /** A watch's progress is marked synced once caught up; no optional member. */
-  readonly supports: StoreSupports = { syncedProgress: true };
+  /** A watch's progress is marked synced once caught up, and `created` (the create's revision) is ordered; no optional member. */
+  readonly supports: StoreSupports = { syncedProgress: true, orderedCreation: true };
   private readonly prefix: string;
   /**
    * While true, every call fails with UNAVAILABLE and open watches stay up and
@@ -159,6 +159,6 @@ export class MemoryStore implements RecordStore {
 
   private toStored(row: MemoryRow): StoredRecord {
     // The revision of the last write, unique across deletes and re-creates, so a stale version never matches again.
-    return { key: row.path.slice(this.prefix.length), version: String(row.modRevision), record: structuredClone(row.record) };
+    return { key: row.path.slice(this.prefix.length), version: String(row.modRevision), record: structuredClone(row.record), created: String(row.createRevision) };
   }
 }
