@@ -1,6 +1,6 @@
 /**
  * Timer and clock reads outside the injected `Clock`: in every library
- * package's `src` (each `packages/*` but the CLI, the conformance suite and the child harness they run processes with),
+ * package's `src` (each `packages/*` but the CLI and the conformance suite),
  * a call of the global `setTimeout` or `setInterval`, a read of `Date.now`,
  * `performance.now` or `process.hrtime`, `new Date()` or `Date()` without an
  * argument, and an import from `node:timers` or `node:timers/promises` (their
@@ -22,8 +22,7 @@ import { REPO_ROOT, workspacePackages } from './workspace.js';
 export const CLOCK_FILE = 'packages/core/src/clock.ts';
 
 /** Packages outside the rule: an application (its process owns its clock) and the test suite. */
-// The child harness supervises real OS processes for the CLI's demo and the test suite: its waits are real time, as theirs are.
-export const EXEMPT_PACKAGES: readonly string[] = ['packages/cli', 'packages/conformance', 'packages/child-harness'];
+export const EXEMPT_PACKAGES: readonly string[] = ['packages/cli', 'packages/conformance'];
 
 export interface ClockRead {
   /** Path relative to the repository root (or the name given to {@link clockReads}). */

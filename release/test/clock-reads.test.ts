@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { clockReads, formatRead, librarySourceDirs, workspaceClockReads } from '../src/clock-reads.js';
 
 describe('no library package reads time or arms a timer outside the injected Clock', () => {
-  it('every packages/*/src but the CLI, the conformance suite and the child harness; only core clock.ts may', () => {
+  it('every packages/*/src but the CLI and the conformance suite; only core clock.ts may', () => {
     expect(workspaceClockReads().map(formatRead)).toEqual([]);
   });
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { createWriteStream } from 'node:fs';
 import { lineChannel, type MessageChannel } from './channel.js';
 import { fromWireFailure, isControl, type ChildMessage, type ParentMessage } from './protocol.js';
+import { systemClock, type Timer } from '@rollcall/core';
 import { WaitTimeoutError } from './wait-timeout-error.js';
 
 /** How much of a child's stderr {@link ChildHandle.stderr} keeps, characters: its last words, not a log. */
@@ -49,7 +50,7 @@ export interface ChildExit {
 export class ChildHandle<Command = unknown, Event = unknown> {
   /** The channel the control messages use; other traffic (the IPC store) may share it. */
   readonly channel: MessageChannel;
-  /** Every event the child reported, with the parent's `performance.now()` at arrival. */
+  /** Every event the child reported, with the parent's `systemClock.now()` at arrival. */
   readonly events: { event: Event; at: number }[] = [];
   /** How the process ended, once it has. */
   exit: ChildExit | undefined;
@@ -133,13 +134,13 @@ export class ChildHandle<Command = unknown, Event = unknown> {
     if (!this.alive) return Promise.reject(new Error(`${this.label} ended (${this.describeExit()})`));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = systemClock.setTimeout(() => {
         this.pending.delete(id);
         reject(new WaitTimeoutError(`${this.label} to answer ${describeCommand(command)}`, timeoutMs));
       }, timeoutMs);
       this.pending.set(id, {
-        resolve: (value) => (clearTimeout(timer), resolve(value as T)),
-        reject: (err) => (clearTimeout(timer), reject(err)),
+        resolve: (value) => (timer.cancel(), resolve(value as T)),
+        reject: (err) => (timer.cancel(), reject(err)),
       });
       this.post({ ch: 'ctl', kind: 'command', id, command }, (err) => err && this.pending.get(id)?.reject(err));
     });
@@ -167,9 +168,9 @@ export class ChildHandle<Command = unknown, Event = unknown> {
     return found;
   }
 
-  /** SIGKILLs the child (a stopped one dies too) and resolves once it is gone; returns the parent's `performance.now()` when the signal was sent. */
+  /** SIGKILLs the child (a stopped one dies too) and resolves once it is gone; returns the parent's `systemClock.now()` when the signal was sent. */
   async kill(): Promise<number> {
-    const at = performance.now();
+    const at = systemClock.now();
     if (this.alive) this.process.kill('SIGKILL');
     await this.exited;
     return at;
@@ -183,9 +184,9 @@ export class ChildHandle<Command = unknown, Event = unknown> {
   /** Resolves true once the child has exited, false if it has not within `timeoutMs`. */
   async exitedWithin(timeoutMs: number): Promise<boolean> {
     if (!this.alive) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([this.exited.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
-    clearTimeout(timer);
+    let timer: Timer | undefined;
+    const inTime = await Promise.race([this.exited.then(() => true), new Promise<false>((resolve) => (timer = systemClock.setTimeout(() => resolve(false), timeoutMs)))]);
+    timer?.cancel();
     return inTime;
   }
 
@@ -207,7 +208,7 @@ export class ChildHandle<Command = unknown, Event = unknown> {
     if (!isControl(raw)) return;
     const message = raw as ChildMessage<Event>;
     if (message.kind === 'event') {
-      const at = performance.now();
+      const at = systemClock.now();
       this.events.push({ event: message.event, at });
       for (const listener of [...this.listeners]) listener(message.event, at);
     } else if (message.kind === 'reply') {
@@ -228,7 +229,7 @@ export class ChildHandle<Command = unknown, Event = unknown> {
   private until<T>(check: () => T | undefined | false, timeoutMs: number, what: string): Promise<NonNullable<T>> {
     return new Promise((resolve, reject) => {
       const done = (settle: () => void) => {
-        clearTimeout(timer);
+        timer.cancel();
         this.wakers.delete(test);
         settle();
       };
@@ -237,7 +238,7 @@ export class ChildHandle<Command = unknown, Event = unknown> {
         if (found) return done(() => resolve(found as NonNullable<T>));
         if (!this.alive) done(() => reject(new Error(`${this.label} ended (${this.describeExit()}) while waiting for it ${what}`)));
       };
-      const timer = setTimeout(() => done(() => reject(new WaitTimeoutError(`${this.label} ${what}`, timeoutMs))), timeoutMs);
+      const timer = systemClock.setTimeout(() => done(() => reject(new WaitTimeoutError(`${this.label} ${what}`, timeoutMs))), timeoutMs);
       this.wakers.add(test);
       test();
     });

@@ -55,24 +55,20 @@ export class HeartbeatKeeper implements MemberKeeper {
 }
 
 /**
- * The `heartbeat` mode: every heartbeat rewrites the member record, so every
- * reader of the role receives it and judges its lease itself; of the readers
- * that see a member expire, the one whose compare-and-set mark lands deletes
- * it (the member directory's {@link LivenessJudge} with the registry's confirm policy).
- * A `reaper`-mode member's record (a cluster switching modes) is judged by its
- * heartbeat record, as a reader that does not reap does (`ReaperRecords`).
+ * What the `heartbeat` and `pod` modes' readers share: a member record is judged
+ * by its lease, a `reaper`-mode member's (a cluster switching modes) by its
+ * heartbeat record, as a reader that does not reap judges it (`ReaperRecords`).
+ * A mode adds how it keeps its own members alive.
  * @internal
  */
-export class HeartbeatLiveness implements LivenessStrategy {
-  readonly mode = 'heartbeat' as const;
+export abstract class LeaseJudgedLiveness implements LivenessStrategy {
+  abstract readonly mode: LivenessStrategy['mode'];
   constructor(
     /** Records of `reaper`-mode members (a cluster switching modes): judged by their heartbeat records. */
-    private readonly reaperRecords: RecordJudging,
+    protected readonly reaperRecords: RecordJudging,
   ) {}
 
-  keep(member: KeptMember): MemberKeeper {
-    return new HeartbeatKeeper(member);
-  }
+  abstract keep(member: KeptMember): MemberKeeper;
 
   verdict(entry: CacheEntry): Verdict {
     return entry.stored?.record.liveness?.mode === 'reaper' ? this.reaperRecords.verdict(entry) : 'lease';
@@ -90,5 +86,20 @@ export class HeartbeatLiveness implements LivenessStrategy {
 
   close(): void {
     this.reaperRecords.close();
+  }
+}
+
+/**
+ * The `heartbeat` mode: every heartbeat rewrites the member record, so every
+ * reader of the role receives it and judges its lease itself; of the readers
+ * that see a member expire, the one whose compare-and-set mark lands deletes
+ * it (the member directory's {@link LivenessJudge} with the registry's confirm policy).
+ * @internal
+ */
+export class HeartbeatLiveness extends LeaseJudgedLiveness {
+  readonly mode = 'heartbeat' as const;
+
+  keep(member: KeptMember): MemberKeeper {
+    return new HeartbeatKeeper(member);
   }
 }

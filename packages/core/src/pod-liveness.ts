@@ -1,7 +1,7 @@
 import { deleteRecord } from './delete-record.js';
 import { ConfigurationError, ErrorCode, hasCode } from './errors.js';
 import { parseTime, type RecordLiveness } from './lease-record.js';
-import { HeartbeatKeeper } from './heartbeat-liveness.js';
+import { HeartbeatKeeper, LeaseJudgedLiveness } from './heartbeat-liveness.js';
 import { podUidOf, type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type RecordJudging, type Verdict } from './member-liveness.js';
 import { podMemberListingOf } from './pod-member-listing.js';
 import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
@@ -18,7 +18,7 @@ import type { CacheEntry } from './watch-cache.js';
  * heartbeats as in the `heartbeat` mode, and readers judge its lease.
  * @internal
  */
-export class PodLiveness implements LivenessStrategy {
+export class PodLiveness extends LeaseJudgedLiveness {
   readonly mode = 'pod' as const;
   private readonly source: PodReadinessSource;
   /** When this process's registry opened (wall clock): a pod member record acquired before it is an earlier container's. */
@@ -26,9 +26,9 @@ export class PodLiveness implements LivenessStrategy {
 
   constructor(
     private readonly context: LivenessContext,
-    /** Records of `reaper`-mode members (a cluster switching modes): judged by their heartbeat records. */
-    private readonly reaperRecords: RecordJudging,
+    reaperRecords: RecordJudging,
   ) {
+    super(reaperRecords);
     this.openedAt = context.clock.wallNow().getTime();
     const source = podReadinessOf(context.backend);
     if (!source) {
@@ -44,25 +44,6 @@ export class PodLiveness implements LivenessStrategy {
       await this.source.assertServed(member.role);
       await this.sweep(member.role, podUid);
     });
-  }
-
-  /** A record that is not a pod member's: a member outside a pod, judged by its lease; a `reaper`-mode member's by its heartbeat record. */
-  verdict(entry: CacheEntry): Verdict {
-    return entry.stored?.record.liveness?.mode === 'reaper' ? this.reaperRecords.verdict(entry) : 'lease';
-  }
-
-  ready(role: string): Promise<void> {
-    return this.reaperRecords.ready(role);
-  }
-
-  lastHeartbeat(role: string, id: string): Date | undefined {
-    return this.reaperRecords.lastHeartbeat(role, id);
-  }
-
-  reading(): void {}
-
-  close(): void {
-    this.reaperRecords.close();
   }
 
   /**
