@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LockHandle, Registry } from '@rollcall/core';
-import { whenAborted } from '@rollcall/conformance';
+import { registryStore } from '@rollcall/core/admin';
+import { lockKey } from '@rollcall/core/spi';
+import { waitFor, whenAborted } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, Running, sqliteFixture } from './cli.js';
 
@@ -191,8 +193,15 @@ describe('locks and release', () => {
     expect(r.stderr).toMatch(/error NOT_FOUND \[sqlite\]: no lock no-such-lock/);
   });
 
-  it('release answered "y" frees the lock, logs the broken token, and the holder loses it', async () => {
-    const r = await run(['release', 'nightly', ...fx.args], { input: 'y\n' });
+  it('release answered "y" after the holder renewed frees the lock, logs the broken token, and the holder loses it', async () => {
+    const asking = Running.start(['release', 'nightly', ...fx.args], {}, { stdin: true });
+    await asking.until('the prompt', (_out, err) => err.includes('[y/N]'));
+    // The operator reads the prompt while the holder renews: the version read before it is gone.
+    const asked = await registryStore(holder).get(lockKey('nightly'));
+    await waitFor(async () => (await registryStore(holder).get(lockKey('nightly')))?.version !== asked?.version, 10_000, 'the holder renewed');
+    asking.child.stdin!.end('y\n');
+    const exit = await asking.exited;
+    const r = { code: exit.code, stderr: asking.stderr, stdout: asking.stdout };
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`rollcall: released lock nightly: broke fencing token ${lock.fencingToken} held by master-a.`);
     // Resolves at once if the loss came during the run.
@@ -210,6 +219,24 @@ describe('locks and release', () => {
     const again = await run(['release', 'nightly', ...fx.args, '--yes']);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('already free');
+  });
+
+  it('release answered "y" after the lock changed hands breaks nothing: CONFLICT, exit 7, the new holder keeps it', async () => {
+    // A cluster of its own: the doctor's record counts below stay those of the fixture's cluster.
+    const own = await sqliteFixture('handover');
+    const other = await own.open('master-a');
+    const first = await other.lock('handover', { timeoutMs: 10_000 });
+    const asking = Running.start(['release', 'handover', ...own.args], {}, { stdin: true });
+    await asking.until('the prompt', (_out, err) => err.includes(`fencing token ${first.fencingToken}`) && err.includes('[y/N]'));
+    await first.release();
+    const second = await other.lock('handover', { timeoutMs: 10_000 });
+    asking.child.stdin!.end('y\n');
+    expect((await asking.exited).code, asking.stderr).toBe(7);
+    expect(asking.stderr).toMatch(new RegExp(`error CONFLICT \\[sqlite\\]: lock handover changed hands meanwhile: it is held by master-a\\.\\S+ with fencing token ${second.fencingToken}, not held by master-a\\.\\S+ with fencing token ${first.fencingToken}; nothing was released`));
+    expect(second.signal.aborted).toBe(false);
+    const after = await run(['locks', ...own.args, '--json']);
+    expect((JSON.parse(after.stdout) as { name: string; fencingToken: number; holder: string | null }[]).find((l) => l.name === 'handover')).toMatchObject({ fencingToken: second.fencingToken, holder: expect.stringMatching(/^master-a\./) });
+    await own.close();
   });
 });
 
