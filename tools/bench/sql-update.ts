@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createRegistry, type Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/admin';
 import type { RecordStore } from '@rollcall/core/spi';
-import { createPostgresStore } from '@rollcall/postgres';
-import { createSqliteStore } from '@rollcall/sqlite';
 import { readTestEnv } from '@rollcall/tools/testenv';
 
 const { values } = parseArgs({ options: { updates: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '6' } } });
@@ -53,13 +53,14 @@ async function compare(name: string, store: RecordStore): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), 'rollcall-bench-sql-update-'));
 try {
-  const sqlite = await createSqliteStore({ cluster: 'bench', path: join(dir, 'bench.db') });
-  await compare('sqlite', sqlite);
-  await sqlite.close();
+  // Through createRegistry, which loads the backends by name: tools does not depend on them.
+  const open = async (registry: Registry, name: string) => {
+    await compare(name, registryStore(registry));
+    await registry.close();
+  };
+  await open(await createRegistry({ type: 'sqlite', cluster: 'bench', sqlite: { path: join(dir, 'bench.db') } }), 'sqlite');
   const pg = readTestEnv().postgres!;
-  const postgres = await createPostgresStore({ cluster: 'bench', host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password });
-  await compare('postgres', postgres);
-  await postgres.close();
+  await open(await createRegistry({ type: 'postgres', cluster: 'bench', postgres: { host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password } }), 'postgres');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
