@@ -387,3 +387,52 @@ describe('doctor and errors', () => {
     for (const out of [r.stdout, r.stderr, m.stdout, m.stderr]) expect(out).not.toContain(secret);
   });
 });
+
+describe('secrets inside malformed input never leave', () => {
+  // Each source a password can arrive by, malformed right at the password: every command's output, doctor's included.
+  const secret = 'hunter2-do-not-print';
+  const commands = (args: string[], env: Record<string, string> = {}) => Promise.all([run(['doctor', ...args], { env }), run(['members', ...args], { env })]);
+  const noSecret = (results: { stdout: string; stderr: string }[]) => {
+    for (const r of results) for (const out of [r.stdout, r.stderr]) expect(out).not.toContain('hunter2');
+  };
+
+  it('a --config file that is not JSON: line, column and reason, and none of its text', async () => {
+    const path = join(fx.dir, 'broken.json');
+    writeFileSync(path, `{\n  "type": "postgres",\n  "postgres": { "user": "app", "password": ${secret} }\n}\n`);
+    const [doctor, members] = await commands(['--config', path]);
+    expect(doctor.code).toBe(8);
+    expect(doctor.stdout).toContain(`${path}: the configuration file is not valid JSON: expected a value (an object, array, string, number, true, false or null) at line 3, column 44 (its text is not shown: it may hold secrets)`);
+    expect(members.code).toBe(3);
+    noSecret([doctor, members]);
+  });
+
+  it('a kubeconfig that is not YAML: line, column and reason, and none of its lines', async () => {
+    const path = join(fx.dir, 'broken-kubeconfig');
+    writeFileSync(path, `apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: c\nusers:\n- name: u\n  user:\n    password: ${secret}\n     token: ${secret}\ncurrent-context: x\n`);
+    const [doctor, members] = await commands(['-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${path}`]);
+    expect(doctor.code).toBe(8);
+    expect(doctor.stdout).toMatch(/^FAIL +connection +INVALID_CONFIG: registry\.kubernetes\.kubeconfig: cannot load \S+: not valid YAML: bad indentation of a mapping entry at line 10, column 11 \(its text is not shown: it may hold secrets\)/m);
+    expect(members.code).toBe(3);
+    noSecret([doctor, members]);
+  });
+
+  it('an etcd endpoint with credentials that is not a URL, by flag and by REGISTRY_* variable: the credentials are not shown', async () => {
+    const endpoint = `http://root:${secret}@[not-a-host`;
+    const byFlag = await commands(['-t', 'etcd', '-o', `etcd.endpoints=${endpoint}`]);
+    const byEnv = await commands(['-t', 'etcd'], { REGISTRY_ETCD_ENDPOINTS: endpoint });
+    for (const [doctor, members] of [byFlag, byEnv]) {
+      expect(doctor!.code).toBe(8);
+      expect(doctor!.stdout).toContain('registry.etcd.endpoints: "http://<credentials>@[not-a-host" is not a URL');
+      expect(members!.code).toBe(3);
+    }
+    noSecret([...byFlag, ...byEnv]);
+  });
+
+  it('a PostgreSQL url with a password that is not a URL: the url is not shown', async () => {
+    const [doctor, members] = await commands(['-t', 'postgres', '-o', `postgres.url=postgres://app:${secret}@[db/orders`]);
+    expect(doctor.code).toBe(8);
+    expect(doctor.stdout).toMatch(/registry\.postgres\.url: is not a URL: expected postgres:\/\/user:password@host:port\/database/);
+    expect(members.code).toBe(3);
+    noSecret([doctor, members]);
+  });
+});

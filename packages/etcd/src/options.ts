@@ -60,17 +60,28 @@ export interface EtcdOptions {
   readonly maxPayloadBytes: number;
 }
 
+/**
+ * An endpoint as a message may show it: anything up to the last `@` after the
+ * scheme is credentials (or may be: a malformed URL is shown too), so it goes.
+ */
+function shown(endpoint: string): string {
+  if (!endpoint.includes('@')) return JSON.stringify(endpoint);
+  const scheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.exec(endpoint)?.[0] ?? '';
+  return JSON.stringify(`${scheme}<credentials>${endpoint.slice(endpoint.lastIndexOf('@'))}`);
+}
+
 /** Why `endpoint` is not a usable etcd client URL, or undefined. */
-function endpointProblem(endpoint: string): string | undefined {
+function endpointProblem(given: string): string | undefined {
+  const endpoint = shown(given);
   let url: URL;
   try {
-    url = new URL(endpoint);
+    url = new URL(given);
   } catch {
-    return `${JSON.stringify(endpoint)} is not a URL (expected http://host:port or https://host:port)`;
+    return `${endpoint} is not a URL (expected http://host:port or https://host:port)`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(endpoint)} must start with http:// or https://`;
-  if (!url.port) return `${JSON.stringify(endpoint)} has no port`;
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return `${JSON.stringify(endpoint)} must have no path, query or fragment`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${endpoint} must start with http:// or https://`;
+  if (!url.port) return `${endpoint} has no port`;
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return `${endpoint} must have no path, query or fragment`;
   if (url.username || url.password) return 'an endpoint must not carry credentials; use registry.etcd.username and registry.etcd.password';
   return undefined;
 }
