@@ -565,7 +565,7 @@ export class PodRunner {
         const retryInMs = this.queue.requeue(entry);
         this.activity.emit({ type: 'requeue', taskType: entry.status.taskType, reason: requeueReason(result.error) });
         this.setStatus(entry, { phase: 'queued', message: `requeued: ${result.error.message}` });
-        this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
+        this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate, or not answered and not landed; requeued');
         return;
       }
       case 'failed':
