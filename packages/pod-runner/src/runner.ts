@@ -801,7 +801,7 @@ export class PodRunner {
       reason: 'RetryBackoff',
       message: `attempt ${outcome.attempt} ended ${outcome.phase} (${outcome.reason ?? 'no reason'}${exit}); attempt ${ended.attempt + 1} in ${delayMs} ms`,
       previousAttempts: [...(entry.status.previousAttempts ?? []), outcome],
-      pendingCause: undefined,
+      pendingCause: undefined, ungatedAt: undefined,
       exitCode: undefined,
       terminationMessage: undefined,
       result: undefined,
