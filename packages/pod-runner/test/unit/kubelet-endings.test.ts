@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../src/pod.js';
+import type { Pod, PodCondition } from '../../src/pod.js';
 import { readPod } from '../../src/pod-status.js';
 import { reconcile } from '../../src/reconcile.js';
 import { nextAttempt, RETRYABLE_REASONS, type RetryPolicy } from '../../src/retry-policy.js';
@@ -105,7 +105,7 @@ describe('reconcile: scheduling gates', () => {
     p.spec = { ...p.spec, schedulingGates: [{ name: 'kueue.x-k8s.io/admission' }] };
     return p;
   };
-  const ungated = (conditions: Record<string, string>[]) => pod({ phase: 'Pending', conditions });
+  const ungated = (conditions: PodCondition[]) => pod({ phase: 'Pending', conditions });
   const pendingTask = (change = {}, t = timeouts()) => ({ status: status({ phase: 'pending', pendingCause: 'scheduling', ...change }), timeouts: t });
 
   it('is a pending cause of its own that the start timeout does not count; no bound by default', () => {
