@@ -31,6 +31,13 @@ export interface EtcdOptions {
   readonly username?: string;
   /** Password of `username`. Never logged, never in an error message. */
   readonly password?: string;
+  /**
+   * Send `username` and `password` to `http://` endpoints, in clear on the
+   * network. Default false: credentials need `https://` endpoints, and a
+   * configuration with them over http:// is INVALID_CONFIG. For a loopback or
+   * otherwise trusted network.
+   */
+  readonly allowPlaintextCredentials: boolean;
   readonly tls?: EtcdTlsOptions;
   /**
    * Bound on connecting: the first call, which proves an endpoint answers and
@@ -100,6 +107,11 @@ export const etcdOptions: OptionSchema = {
   prefix: { type: 'string', default: '/rollcall', doc: 'Key prefix: a cluster\'s records are the keys under <prefix>/<cluster>/.', check: prefixProblem },
   username: { type: 'string', doc: 'etcd user for password authentication; needs password.', check: (v) => (v.length === 0 ? 'must not be empty' : undefined) },
   password: { type: 'string', secret: true, doc: 'Password of username; never logged.' },
+  allowPlaintextCredentials: {
+    type: 'boolean',
+    default: false,
+    doc: 'Send username and password to http:// endpoints, in clear on the network (a loopback or otherwise trusted network); without it credentials need https:// endpoints.',
+  },
   'tls.caFile': { type: 'string', doc: 'PEM file of the CA that signed the etcd servers\' certificates; default: the system CAs.' },
   'tls.certFile': { type: 'string', doc: 'PEM file of the client certificate; needs tls.keyFile.' },
   'tls.keyFile': { type: 'string', doc: 'PEM file of the client certificate\'s key; needs tls.certFile.' },
@@ -122,6 +134,9 @@ export function validateEtcdOptions(options: EtcdOptions): { key: string; rule: 
   if (tlsKey && secure === 0) return { key: `tls.${tlsKey}`, rule: 'is set but every endpoint is http://; TLS needs https:// endpoints' };
   if (options.username !== undefined && options.password === undefined) return { key: 'password', rule: 'is required with registry.etcd.username' };
   if (options.password !== undefined && options.username === undefined) return { key: 'username', rule: 'is required with registry.etcd.password' };
+  if (options.password !== undefined && secure === 0 && !options.allowPlaintextCredentials) {
+    return { key: 'allowPlaintextCredentials', rule: 'is false, and username and password would cross the network in clear to http:// endpoints: use https:// endpoints (tls.caFile), or set registry.etcd.allowPlaintextCredentials=true on a trusted network' };
+  }
   if (options.tls?.certFile !== undefined && options.tls.keyFile === undefined) return { key: 'tls.keyFile', rule: 'is required with registry.etcd.tls.certFile' };
   if (options.tls?.keyFile !== undefined && options.tls.certFile === undefined) return { key: 'tls.certFile', rule: 'is required with registry.etcd.tls.keyFile' };
   return undefined;
