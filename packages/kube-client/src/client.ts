@@ -94,6 +94,20 @@ export function userAgent(identity: string | undefined): string {
   return `rollcall/${VERSION} (${identity ?? `${hostname()}-${process.pid}`})`;
 }
 
+/**
+ * The largest answer body read, bytes (128 MiB): a page of 500 Leases at the
+ * largest payload is about 128 MiB. Past it the request fails UNAVAILABLE
+ * instead of growing the process's memory without end.
+ */
+export const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The longest line of a stream kept, UTF-16 code units (16 Mi): a watch event
+ * longer than that ends the watch with an error; a log line longer than that
+ * (a task printing without newlines) is passed on in pieces of this size.
+ */
+export const MAX_LINE_LENGTH = 16 * 1024 * 1024;
+
 function timeoutError(ms: number): Error {
   return Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' });
 }
@@ -158,7 +172,12 @@ export class ApiClient {
       const deadline = this.clock.setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
       const request = this.transport.request(options, (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        response.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_RESPONSE_BYTES) return void request.destroy(Object.assign(new Error(`the answer is over ${MAX_RESPONSE_BYTES} bytes`), { code: 'ERESPONSETOOLARGE' }));
+          chunks.push(c);
+        });
         response.on('error', (err) => (deadline.cancel(), reject(transportError(err, req.context))));
         response.on('end', () => {
           deadline.cancel();
@@ -218,12 +237,25 @@ export class ApiClient {
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           buffered += chunk;
+          if (format === 'text') {
+            // A line that never ends is passed on in pieces rather than held.
+            while (buffered.length > MAX_LINE_LENGTH && buffered.indexOf('\n') < 0) {
+              if (!aborted) handlers.line(buffered.slice(0, MAX_LINE_LENGTH));
+              buffered = buffered.slice(MAX_LINE_LENGTH);
+            }
+          } else if (buffered.length > MAX_LINE_LENGTH && buffered.indexOf('\n') < 0) {
+            if (!aborted) handlers.end(new Error(`a watch event over ${MAX_LINE_LENGTH} characters`));
+            aborted = true;
+            request.destroy();
+            return;
+          }
           let newline: number;
           while ((newline = buffered.indexOf('\n')) >= 0) {
             const raw = buffered.slice(0, newline);
             buffered = buffered.slice(newline + 1);
             if (format === 'text') {
-              if (!aborted) handlers.line(raw.replace(/\r$/, ''));
+              const text = raw.replace(/\r$/, '');
+              for (let at = 0; at === 0 || at < text.length; at += MAX_LINE_LENGTH) if (!aborted) handlers.line(text.slice(at, at + MAX_LINE_LENGTH));
               continue;
             }
             const line = raw.trim();

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode, PermissionError, type Logger } from '@rollcall/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_LINE_LENGTH, MAX_RESPONSE_BYTES } from '../src/client.js';
 import { ApiClient, loadKubeConfig, ResourceInformer, statusError, transportError, type WatchedObject } from '../src/index.js';
 
 const ctx = { verb: 'get', resource: 'pods', namespace: 'prod', name: 'p-1' };
@@ -76,6 +77,46 @@ describe('against a local API server', () => {
   it('loadKubeConfig: a context the kubeconfig lacks is INVALID_CONFIG naming the key', () => {
     const kubeconfig = kubeconfigFor('http://127.0.0.1:9');
     expect(() => loadKubeConfig({ kubeconfig, context: 'elsewhere' })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_CONFIG, key: 'registry.kubernetes.context' }));
+  });
+
+  /** Writes `total` characters of `fill` in 1 MiB pieces, then `tail`, honouring back-pressure. */
+  async function writeLong(res: ServerResponse, total: number, fill: string, tail = ''): Promise<void> {
+    const piece = fill.repeat(1024 * 1024);
+    for (let sent = 0; sent < total; sent += piece.length) {
+      if (res.destroyed) return;
+      if (!res.write(piece.slice(0, Math.min(piece.length, total - sent)))) await once(res, 'drain').catch(() => undefined);
+    }
+    res.end(tail);
+  }
+
+  it('request: an answer over MAX_RESPONSE_BYTES is UNAVAILABLE, not held in memory', async () => {
+    ({ server } = await fakeApiServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      void writeLong(res, MAX_RESPONSE_BYTES + 1024 * 1024, ' ', '{}');
+    }));
+    client = new ApiClient(loadKubeConfig({ kubeconfig: kubeconfigFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`) }), 60_000, 'rollcall/test (me)');
+    const err = await client.request({ method: 'GET', path: '/api/v1/namespaces/prod/pods', context: ctx }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: ErrorCode.UNAVAILABLE });
+    expect((err as Error).message).toContain(`the answer is over ${MAX_RESPONSE_BYTES} bytes`);
+  });
+
+  it('stream: a log line without a newline is passed on in pieces of MAX_LINE_LENGTH; a watch event that long ends the watch', async () => {
+    ({ server } = await fakeApiServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      if (req.url!.includes('/log')) void writeLong(res, 2 * MAX_LINE_LENGTH + 5, 'x', '\nlast\n');
+      else void writeLong(res, MAX_LINE_LENGTH + 5, ' ');
+    }));
+    client = new ApiClient(loadKubeConfig({ kubeconfig: kubeconfigFor(`http://127.0.0.1:${(server.address() as AddressInfo).port}`) }), 60_000, 'rollcall/test (me)');
+    const lengths: number[] = [];
+    const logEnded = new Promise<Error | undefined>((resolve) => {
+      void client!.stream('/api/v1/namespaces/prod/pods/p-1/log', ctx, { line: (l) => void lengths.push((l as string).length), end: resolve }, 'text');
+    });
+    expect(await logEnded).toBeUndefined();
+    expect(lengths).toEqual([MAX_LINE_LENGTH, MAX_LINE_LENGTH, 5, 4]);
+    const watchEnded = new Promise<Error | undefined>((resolve) => {
+      void client!.stream('/api/v1/namespaces/prod/pods?watch=1', ctx, { line: () => undefined, end: resolve });
+    });
+    expect((await watchEnded)?.message).toBe(`a watch event over ${MAX_LINE_LENGTH} characters`);
   });
 
   it('request: the body of a 2xx, the credentials and user agent sent; a 403 is PERMISSION_DENIED without the token', async () => {
