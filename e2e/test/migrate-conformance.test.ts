@@ -25,7 +25,7 @@ if (migrationsUnderTest().length === 0) {
   });
 
   const sections = (zkAddress: string, etcdAddress: string) => ({
-    from: { type: 'zookeeper', zookeeper: { connectString: zkAddress, sessionTimeoutMs: ZK_SESSION_TIMEOUT_MS } },
+    from: { type: 'zookeeper', zookeeper: { connectString: zkAddress, sessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, openAcl: true } },
     to: { type: 'etcd', etcd: { endpoints: [`http://${etcdAddress}`] } },
   });
   const direct = () => sections(`${zk.host}:${zk.port}`, `${etcd.host}:${etcd.port}`);

@@ -36,7 +36,7 @@ export interface RegistryRuntime {
  * @example
  * // Phase 2 of a migration (with @rollcall/migrate installed): held on both, ZooKeeper first (see docs/migrating.md).
  * const registry = await createRegistry({ type: 'migrate', cluster: 'orders', migrate: {
- *   from: { type: 'zookeeper', zookeeper: { connectString: 'zk1:2181' } },
+ *   from: { type: 'zookeeper', zookeeper: { connectString: 'zk1:2181', openAcl: true } },
  *   to: { type: 'kubernetes', kubernetes: { namespace: 'prod' } } } });
  * @example
  * // On a store connected yourself:

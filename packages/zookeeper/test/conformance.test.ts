@@ -15,7 +15,7 @@ afterAll(() => proxies.close());
 
 storeConformance({
   name: 'zookeeper',
-  openStore: (cluster): Promise<RecordStore> => proxies.open((proxy) => createZookeeperStore({ cluster, connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 1000 })),
+  openStore: (cluster): Promise<RecordStore> => proxies.open((proxy) => createZookeeperStore({ cluster, connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, requestTimeoutMs: 1000, openAcl: true })),
   capabilities: {
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
@@ -32,14 +32,14 @@ for (const [NAME, liveness] of [
   registryConformance({
     name: NAME,
     liveness,
-    createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'zookeeper', zookeeper: { connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS } })),
+    createRegistry: (config): Promise<Registry> => proxies.open((proxy) => createRegistry({ ...config, type: 'zookeeper', zookeeper: { connectString: proxy.address, sessionTimeoutMs: SESSION_TIMEOUT_MS, openAcl: true } })),
     capabilities: {
       partition: {
         partition: (registry) => proxies.cut(registry),
         heal: (registry) => proxies.heal(registry),
       },
       // The child connects on its own from plain configuration.
-      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS } }) },
+      crashChild: { kind: 'config', config: (config) => ({ ...config, type: 'zookeeper', zookeeper: { connectString: standalone(), sessionTimeoutMs: SESSION_TIMEOUT_MS, openAcl: true } }) },
       restartServer: () => restartServer('zookeeper'),
     },
   });
