@@ -109,9 +109,15 @@ const closing = new AbortController();
 let leadership: Leadership = registry.campaign(spec.election);
 let lock: LockHandle | undefined;
 
-registry.on('elected', (e) => report({ type: 'elected', token: e.fencingToken }));
+registry.on('elected', (e) => {
+  // Stamped before the validity read the announcement rests on: a pause between them shows as invalid, not as a term.
+  const t = monotonicMs();
+  report({ type: 'elected', token: e.fencingToken, valid: leadership.isLeader && leadership.fencingToken === e.fencingToken, t });
+});
 registry.on('leadershipLost', (e) => report({ type: 'lost', token: e.fencingToken, reason: e.reason }));
-registry.on('lockAcquired', (e) => report({ type: 'lockAcquired', token: e.fencingToken }));
+// The lock's announcement is lock() resolving with its handle (read below); the event's instant is its stamp.
+let lockAnnouncedAt: number | undefined;
+registry.on('lockAcquired', () => (lockAnnouncedAt = monotonicMs()));
 registry.on('lockLost', (e) => report({ type: 'lockLost', token: e.fencingToken, reason: e.reason }));
 for (const state of ['suspended', 'lost', 'reconnected'] as const) registry.on(state, () => report({ type: 'connection', state }));
 
@@ -145,6 +151,8 @@ void (async () => {
   while (!closing.signal.aborted) {
     try {
       lock = await registry.lock(spec.lock, { signal: closing.signal });
+      const t = lockAnnouncedAt ?? monotonicMs();
+      report({ type: 'lockAcquired', token: lock.fencingToken, valid: lock.held, t });
     } catch (err) {
       if (closing.signal.aborted) return;
       reportError('lock', err);

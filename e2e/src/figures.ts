@@ -22,6 +22,8 @@ export interface Figures {
   terms: number;
   /** Lock holds begun. */
   lockHolds: number;
+  /** Announcements (`elected`, a lock) the process no longer read as valid when its listener ran: stale notifications, opening no term. */
+  invalidAnnouncements: number;
   faults: Partial<Record<FaultKind, FaultFigures>>;
   writes: { accepted: number; rejected: number; failed: number };
   /** Updates raced by a withdraw, by outcome: `written`, `CLOSED`, or another error code. */
@@ -34,7 +36,7 @@ export interface Figures {
 }
 
 export function figures(backend: string, candidates: number, timeline: Timeline, violations: number): Figures {
-  const elected = timeline.incarnations.flatMap((r) => r.events.flatMap((e) => (e.type === 'elected' ? [e] : []))).sort((a, b) => a.t - b.t);
+  const elected = timeline.incarnations.flatMap((r) => r.events.flatMap((e) => (e.type === 'elected' && e.valid !== false ? [e] : []))).sort((a, b) => a.t - b.t);
   const faults: Partial<Record<FaultKind, FaultFigures>> = {};
   timeline.faults.forEach((fault, i) => {
     const f = (faults[fault.kind] ??= { applied: 0, onLeader: 0, kept: 0, leaderless: [] });
@@ -58,7 +60,8 @@ export function figures(backend: string, candidates: number, timeline: Timeline,
     candidates,
     durationS: (timeline.endedAt - timeline.startedAt) / 1000,
     terms: elected.length,
-    lockHolds: timeline.incarnations.reduce((sum, r) => sum + r.events.filter((e) => e.type === 'lockAcquired').length, 0),
+    lockHolds: timeline.incarnations.reduce((sum, r) => sum + r.events.filter((e) => e.type === 'lockAcquired' && e.valid !== false).length, 0),
+    invalidAnnouncements: timeline.incarnations.reduce((sum, r) => sum + r.events.filter((e) => (e.type === 'elected' || e.type === 'lockAcquired') && e.valid === false).length, 0),
     faults,
     writes: {
       accepted: timeline.writes.filter((w) => w.accepted).length,
@@ -90,7 +93,7 @@ const ms = (v: number) => (Number.isNaN(v) ? '–' : `${Math.round(v)} ms`);
 /** The figures as printed by `npm run soak` and pasted into e2e/README.md. */
 export function formatFigures(f: Figures): string {
   const lines = [
-    `${f.backend}: ${f.candidates} candidates, ${f.durationS.toFixed(0)} s, ${f.terms} terms, ${f.lockHolds} lock holds, ${f.violations} violations`,
+    `${f.backend}: ${f.candidates} candidates, ${f.durationS.toFixed(0)} s, ${f.terms} terms, ${f.lockHolds} lock holds, ${f.invalidAnnouncements} invalid announcements, ${f.violations} violations`,
     `writes: ${f.writes.accepted} accepted, ${f.writes.rejected} rejected (stale token), ${f.writes.failed} unanswered; stalls over 100 ms outside SIGSTOPs: ${f.stalls.count} (longest ${ms(f.stalls.maxMs)})`,
     `updates raced by a withdraw: ${Object.entries(f.raced).map(([outcome, n]) => `${n} ${outcome}`).join(', ') || 'none'}`,
     `member events seen (all observers): ${f.memberEvents.added} added, ${f.memberEvents.updated} updated, removed: ${Object.entries(f.memberEvents.removed).map(([reason, n]) => `${n} ${reason}`).join(', ') || 'none'}`,

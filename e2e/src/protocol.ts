@@ -63,9 +63,16 @@ export type CandidateEvent = { t: number; n: number } & (
   | { type: 'ready' }
   /** The registry's connection state changed. */
   | { type: 'connection'; state: string }
-  | { type: 'elected'; token: number }
+  /**
+   * `t` is taken when the announcement arrived, before `valid` was read: whether
+   * the process still read itself as holding that token then (`isLeader` and
+   * `fencingToken`; the lock handle's `held`). False is an invalid announcement:
+   * a pause between the core's last validity read and the listener made it
+   * stale, so it opens no term and is counted on its own.
+   */
+  | { type: 'elected'; token: number; valid: boolean }
   | { type: 'lost'; token: number; reason: string }
-  | { type: 'lockAcquired'; token: number }
+  | { type: 'lockAcquired'; token: number; valid: boolean }
   | { type: 'lockLost'; token: number; reason: string }
   /** A sample of `fencingToken` (election) or `held` (lock) that differs from the previous sample. */
   | { type: 'belief'; of: Fenced; token: number | undefined }

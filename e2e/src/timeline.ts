@@ -58,6 +58,8 @@ export function termsOf(record: IncarnationRecord, of: Fenced, endOfRun: number)
     open = undefined;
   };
   for (const e of events) {
+    // An invalid announcement (stale when it arrived) opens no term; figures count it.
+    if (e.type === began && e.valid === false) continue;
     if (e.type === began) {
       close(e.t);
       open = { of, holder: record, token: e.token, from: e.t, to: Infinity };

@@ -3,11 +3,13 @@ import type { IncarnationRecord } from '../src/candidate-handle.js';
 import type { ResourceWrite } from '../src/fenced-resource.js';
 import type { CandidateEvent } from '../src/protocol.js';
 import type { Timeline } from '../src/timeline.js';
+import { figures } from '../src/figures.js';
 import { judge } from '../src/verdict.js';
 
 // The verdict on hand-made timelines: each check fails when it must, and what the contract allows passes.
 
-type Event = CandidateEvent extends infer E ? (E extends unknown ? Omit<E, 'n'> : never) : never;
+// `valid` (of an announcement) defaults to true here: the hand-made timelines are about other things.
+type Event = CandidateEvent extends infer E ? (E extends unknown ? Omit<E, 'n' | 'valid'> & ('valid' extends keyof E ? { valid?: boolean } : unknown) : never) : never;
 
 function candidate(name: string, events: Event[], extra: Partial<IncarnationRecord> = {}): IncarnationRecord {
   return {
@@ -15,7 +17,7 @@ function candidate(name: string, events: Event[], extra: Partial<IncarnationReco
     incarnation: 1,
     pid: 1,
     startedAt: 0,
-    events: events.map((e, i) => ({ ...e, n: i + 1 }) as CandidateEvent),
+    events: events.map((e, i) => ({ ...(e.type === 'elected' || e.type === 'lockAcquired' ? { valid: true } : {}), ...e, n: i + 1 }) as CandidateEvent),
     pauses: [],
     killedAt: undefined,
     shutdownAt: 10_000,
@@ -200,5 +202,32 @@ describe('pod liveness: a member whose pod stays Ready is never removed', () => 
 
   it('is not judged when the candidates heartbeat', () => {
     expect(judgeWith(removals(2), undefined)).toEqual([]);
+  });
+});
+
+describe('invalid announcements', () => {
+  // Stale when the listener ran (a pause between the core's last validity read and it): no term, counted on their own.
+  const stale = candidate('a', [
+    { type: 'elected', token: 1, t: 0, valid: false },
+    { type: 'lockAcquired', token: 1, t: 0, valid: false },
+  ]);
+  const b = candidate('b', [{ type: 'elected', token: 2, t: 50 }, { type: 'lockAcquired', token: 2, t: 50 }]);
+
+  it('open no term: a later holder overlaps nobody', () => {
+    expect(verdict([stale, b])).toEqual([]);
+  });
+
+  it('the same announcements, valid, overlap the later holder (the check above can fail)', () => {
+    const valid = candidate('a', [{ type: 'elected', token: 1, t: 0 }, { type: 'lockAcquired', token: 1, t: 0 }]);
+    expect(verdict([valid, b])).toEqual([expect.stringMatching(/^two leaders at once/), expect.stringMatching(/^two lock holders at once/)]);
+  });
+
+  it('a write under an invalid announcement is one never announced', () => {
+    expect(verdict([stale, b], [write('a', 1, 10)])).toEqual([expect.stringMatching(/^a write with a token never announced: a#1 wrote election token 1/)]);
+  });
+
+  it('are counted apart from terms and lock holds', () => {
+    const timeline: Timeline = { names: ['a', 'b'], incarnations: [stale, b], writes: [], faults: [], watchSeesEveryChange: true, renewDeadlineMs: { election: 1500, lock: 1500 }, startedAt: 0, endedAt: 10_000 };
+    expect(figures('memory', 2, timeline, 0)).toMatchObject({ terms: 1, lockHolds: 1, invalidAnnouncements: 2 });
   });
 });

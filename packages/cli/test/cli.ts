@@ -35,8 +35,9 @@ export class Running {
     this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   }
 
-  static start(args: string[], env: Record<string, string> = {}): Running {
-    return new Running(spawn(process.execPath, [BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
+  /** Starts `rollcall args...`; with `stdin: true` its stdin is a pipe the test writes to (`child.stdin`). */
+  static start(args: string[], env: Record<string, string> = {}, options: { stdin?: boolean } = {}): Running {
+    return new Running(spawn(process.execPath, [BIN, ...args], { env: cleanEnv(env), stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] }));
   }
 
   /** Resolves once `test(stdout, stderr)` holds; rejects after `timeoutMs` with what was printed. */

@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LockHandle, MemberHandle, Registry } from '@rollcall/core';
-import { whenAborted } from '@rollcall/conformance';
+import { registryStore } from '@rollcall/core/admin';
+import { lockKey } from '@rollcall/core/spi';
+import { waitFor, whenAborted } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, Running, sqliteFixture } from './cli.js';
 
@@ -204,8 +206,15 @@ describe('locks and release', () => {
     expect(r.stderr).toMatch(/error NOT_FOUND \[sqlite\]: no lock no-such-lock/);
   });
 
-  it('release answered "y" frees the lock, logs the broken token, and the holder loses it', async () => {
-    const r = await run(['release', 'nightly', ...fx.args], { input: 'y\n' });
+  it('release answered "y" after the holder renewed frees the lock, logs the broken token, and the holder loses it', async () => {
+    const asking = Running.start(['release', 'nightly', ...fx.args], {}, { stdin: true });
+    await asking.until('the prompt', (_out, err) => err.includes('[y/N]'));
+    // The operator reads the prompt while the holder renews: the version read before it is gone.
+    const asked = await registryStore(holder).get(lockKey('nightly'));
+    await waitFor(async () => (await registryStore(holder).get(lockKey('nightly')))?.version !== asked?.version, 10_000, 'the holder renewed');
+    asking.child.stdin!.end('y\n');
+    const exit = await asking.exited;
+    const r = { code: exit.code, stderr: asking.stderr, stdout: asking.stdout };
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`rollcall: released lock nightly: broke fencing token ${lock.fencingToken} held by master-a.`);
     // Resolves at once if the loss came during the run.
@@ -223,6 +232,24 @@ describe('locks and release', () => {
     const again = await run(['release', 'nightly', ...fx.args, '--yes']);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('already free');
+  });
+
+  it('release answered "y" after the lock changed hands breaks nothing: CONFLICT, exit 7, the new holder keeps it', async () => {
+    // A cluster of its own: the doctor's record counts below stay those of the fixture's cluster.
+    const own = await sqliteFixture('handover');
+    const other = await own.open('master-a');
+    const first = await other.lock('handover', { timeoutMs: 10_000 });
+    const asking = Running.start(['release', 'handover', ...own.args], {}, { stdin: true });
+    await asking.until('the prompt', (_out, err) => err.includes(`fencing token ${first.fencingToken}`) && err.includes('[y/N]'));
+    await first.release();
+    const second = await other.lock('handover', { timeoutMs: 10_000 });
+    asking.child.stdin!.end('y\n');
+    expect((await asking.exited).code, asking.stderr).toBe(7);
+    expect(asking.stderr).toMatch(new RegExp(`error CONFLICT \\[sqlite\\]: lock handover changed hands meanwhile: it is held by master-a\\.\\S+ with fencing token ${second.fencingToken}, not held by master-a\\.\\S+ with fencing token ${first.fencingToken}; nothing was released`));
+    expect(second.signal.aborted).toBe(false);
+    const after = await run(['locks', ...own.args, '--json']);
+    expect((JSON.parse(after.stdout) as { name: string; fencingToken: number; holder: string | null }[]).find((l) => l.name === 'handover')).toMatchObject({ fencingToken: second.fencingToken, holder: expect.stringMatching(/^master-a\./) });
+    await own.close();
   });
 });
 
@@ -371,5 +398,54 @@ describe('doctor and errors', () => {
     expect(m.code).toBe(4);
     expect(m.stderr).toMatch(/^rollcall: error UNAVAILABLE \[postgres\]: .*\(hint: is the backend running/);
     for (const out of [r.stdout, r.stderr, m.stdout, m.stderr]) expect(out).not.toContain(secret);
+  });
+});
+
+describe('secrets inside malformed input never leave', () => {
+  // Each source a password can arrive by, malformed right at the password: every command's output, doctor's included.
+  const secret = 'hunter2-do-not-print';
+  const commands = (args: string[], env: Record<string, string> = {}) => Promise.all([run(['doctor', ...args], { env }), run(['members', ...args], { env })]);
+  const noSecret = (results: { stdout: string; stderr: string }[]) => {
+    for (const r of results) for (const out of [r.stdout, r.stderr]) expect(out).not.toContain('hunter2');
+  };
+
+  it('a --config file that is not JSON: line, column and reason, and none of its text', async () => {
+    const path = join(fx.dir, 'broken.json');
+    writeFileSync(path, `{\n  "type": "postgres",\n  "postgres": { "user": "app", "password": ${secret} }\n}\n`);
+    const [doctor, members] = await commands(['--config', path]);
+    expect(doctor.code).toBe(8);
+    expect(doctor.stdout).toContain(`${path}: the configuration file is not valid JSON: expected a value (an object, array, string, number, true, false or null) at line 3, column 44 (its text is not shown: it may hold secrets)`);
+    expect(members.code).toBe(3);
+    noSecret([doctor, members]);
+  });
+
+  it('a kubeconfig that is not YAML: line, column and reason, and none of its lines', async () => {
+    const path = join(fx.dir, 'broken-kubeconfig');
+    writeFileSync(path, `apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: c\nusers:\n- name: u\n  user:\n    password: ${secret}\n     token: ${secret}\ncurrent-context: x\n`);
+    const [doctor, members] = await commands(['-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${path}`]);
+    expect(doctor.code).toBe(8);
+    expect(doctor.stdout).toMatch(/^FAIL +connection +INVALID_CONFIG: registry\.kubernetes\.kubeconfig: cannot load \S+: not valid YAML: bad indentation of a mapping entry at line 10, column 11 \(its text is not shown: it may hold secrets\)/m);
+    expect(members.code).toBe(3);
+    noSecret([doctor, members]);
+  });
+
+  it('an etcd endpoint with credentials that is not a URL, by flag and by REGISTRY_* variable: the credentials are not shown', async () => {
+    const endpoint = `http://root:${secret}@[not-a-host`;
+    const byFlag = await commands(['-t', 'etcd', '-o', `etcd.endpoints=${endpoint}`]);
+    const byEnv = await commands(['-t', 'etcd'], { REGISTRY_ETCD_ENDPOINTS: endpoint });
+    for (const [doctor, members] of [byFlag, byEnv]) {
+      expect(doctor!.code).toBe(8);
+      expect(doctor!.stdout).toContain('registry.etcd.endpoints: "http://<credentials>@[not-a-host" is not a URL');
+      expect(members!.code).toBe(3);
+    }
+    noSecret([...byFlag, ...byEnv]);
+  });
+
+  it('a PostgreSQL url with a password that is not a URL: the url is not shown', async () => {
+    const [doctor, members] = await commands(['-t', 'postgres', '-o', `postgres.url=postgres://app:${secret}@[db/orders`]);
+    expect(doctor.code).toBe(8);
+    expect(doctor.stdout).toMatch(/registry\.postgres\.url: is not a URL: expected postgres:\/\/user:password@host:port\/database/);
+    expect(members.code).toBe(3);
+    noSecret([doctor, members]);
   });
 });

@@ -70,12 +70,21 @@ export function payloadBytes(payload: JsonValue | undefined): number {
   return payload === undefined ? 0 : Buffer.byteLength(JSON.stringify(payload), 'utf8');
 }
 
+/**
+ * The longest lease a record may declare, seconds (one hour). A record read
+ * with more is corrupt, whoever wrote it: one write of a huge lease would pin
+ * a leadership, a lock or a member for as long, and a configuration cannot ask
+ * for more (the duration keys stop at 3,600,000 ms).
+ */
+export const MAX_LEASE_DURATION_SECONDS = 3600;
+
 /** Checks a decoded value has the record's shape; returns a reason when it does not. */
 export function recordShapeProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return 'not an object';
   const r = value as Record<string, unknown>;
   if (typeof r.holderIdentity !== 'string') return 'holderIdentity is not a string';
   if (!Number.isInteger(r.leaseDurationSeconds) || (r.leaseDurationSeconds as number) < 0) return 'leaseDurationSeconds is not a non-negative integer';
+  if ((r.leaseDurationSeconds as number) > MAX_LEASE_DURATION_SECONDS) return `leaseDurationSeconds ${r.leaseDurationSeconds as number} is above the ceiling of ${MAX_LEASE_DURATION_SECONDS} (one hour)`;
   if (!Number.isInteger(r.leaseTransitions) || (r.leaseTransitions as number) < 0) return 'leaseTransitions is not a non-negative integer';
   for (const field of ['acquireTime', 'renewTime'] as const) {
     if (r[field] !== null && r[field] !== undefined && typeof r[field] !== 'string') return `${field} is not a timestamp`;

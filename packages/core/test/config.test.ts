@@ -85,6 +85,15 @@ describe('configuration', () => {
     expect(member).toMatchObject({ key: 'registry.member.leaseDurationMs' });
   });
 
+  it('refuses a duration above one hour, the longest lease a record may declare, naming the key and the bound', () => {
+    for (const [section, key] of [['election', 'leaseDurationMs'], ['election', 'renewDeadlineMs'], ['election', 'retryPeriodMs'], ['lock', 'leaseDurationMs'], ['lock', 'renewDeadlineMs'], ['lock', 'retryPeriodMs'], ['member', 'leaseDurationMs'], ['member', 'heartbeatIntervalMs']] as const) {
+      const error = configError(() => resolve({ type: 'memory', [section]: { [key]: 3_600_001 } }));
+      expect(error, `${section}.${key}`).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: `registry.${section}.${key}` });
+      expect(error.message).toContain('3600000');
+    }
+    expect(() => resolve({ type: 'memory', election: { leaseDurationMs: 3_600_000, renewDeadlineMs: 3_000_000, retryPeriodMs: 60_000 } })).not.toThrow();
+  });
+
   it('never echoes a secret value', () => {
     const plugin: RegistryPlugin = { type: 'memory', options: { password: { type: 'string', secret: true, doc: 'x', check: () => 'too short' } }, connect: memoryPlugin.connect as never };
     // @ts-expect-error this test's plugin has a key the memory section's type does not

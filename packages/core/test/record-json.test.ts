@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../src/index.js';
+import { MAX_LEASE_DURATION_SECONDS } from '../src/lease-record.js';
 import { recordFromJson, recordToJson, type LeaseRecord } from '../src/spi.js';
 
 const record: LeaseRecord = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000000Z', renewTime: null, leaseTransitions: 3, payload: { cpu: 1 } };
@@ -28,4 +29,15 @@ describe('record JSON', () => {
       expect((result as Error).message).toMatch(/^\[rollcall\] \[etcd\] election\/x/);
     }
   });
+
+  it('a lease above the one-hour ceiling is corrupt, whoever wrote it; the ceiling itself is a record', () => {
+    expect(MAX_LEASE_DURATION_SECONDS).toBe(3600);
+    expect(recordFromJson('k', recordToJson({ ...record, leaseDurationSeconds: 3600 }), 'x')).toMatchObject({ leaseDurationSeconds: 3600 });
+    for (const huge of [3601, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      const result = recordFromJson('member/w/x', JSON.stringify({ ...record, leaseDurationSeconds: huge }), 'etcd');
+      expect(result).toMatchObject({ code: ErrorCode.CORRUPT_RECORD, key: 'member/w/x' });
+      expect((result as Error).message).toContain(`leaseDurationSeconds ${huge} is above the ceiling of 3600 (one hour)`);
+    }
+  });
 });
+

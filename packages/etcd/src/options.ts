@@ -31,6 +31,13 @@ export interface EtcdOptions {
   readonly username?: string;
   /** Password of `username`. Never logged, never in an error message. */
   readonly password?: string;
+  /**
+   * Send `username` and `password` to `http://` endpoints, in clear on the
+   * network. Default false: credentials need `https://` endpoints, and a
+   * configuration with them over http:// is INVALID_CONFIG. For a loopback or
+   * otherwise trusted network.
+   */
+  readonly allowPlaintextCredentials: boolean;
   readonly tls?: EtcdTlsOptions;
   /**
    * Bound on connecting: the first call, which proves an endpoint answers and
@@ -60,17 +67,28 @@ export interface EtcdOptions {
   readonly maxPayloadBytes: number;
 }
 
+/**
+ * An endpoint as a message may show it: anything up to the last `@` after the
+ * scheme is credentials (or may be: a malformed URL is shown too), so it goes.
+ */
+function shown(endpoint: string): string {
+  if (!endpoint.includes('@')) return JSON.stringify(endpoint);
+  const scheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.exec(endpoint)?.[0] ?? '';
+  return JSON.stringify(`${scheme}<credentials>${endpoint.slice(endpoint.lastIndexOf('@'))}`);
+}
+
 /** Why `endpoint` is not a usable etcd client URL, or undefined. */
-function endpointProblem(endpoint: string): string | undefined {
+function endpointProblem(given: string): string | undefined {
+  const endpoint = shown(given);
   let url: URL;
   try {
-    url = new URL(endpoint);
+    url = new URL(given);
   } catch {
-    return `${JSON.stringify(endpoint)} is not a URL (expected http://host:port or https://host:port)`;
+    return `${endpoint} is not a URL (expected http://host:port or https://host:port)`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(endpoint)} must start with http:// or https://`;
-  if (!url.port) return `${JSON.stringify(endpoint)} has no port`;
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return `${JSON.stringify(endpoint)} must have no path, query or fragment`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${endpoint} must start with http:// or https://`;
+  if (!url.port) return `${endpoint} has no port`;
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return `${endpoint} must have no path, query or fragment`;
   if (url.username || url.password) return 'an endpoint must not carry credentials; use registry.etcd.username and registry.etcd.password';
   return undefined;
 }
@@ -89,6 +107,11 @@ export const etcdOptions: OptionSchema = {
   prefix: { type: 'string', default: '/rollcall', doc: 'Key prefix: a cluster\'s records are the keys under <prefix>/<cluster>/.', check: prefixProblem },
   username: { type: 'string', doc: 'etcd user for password authentication; needs password.', check: (v) => (v.length === 0 ? 'must not be empty' : undefined) },
   password: { type: 'string', secret: true, doc: 'Password of username; never logged.' },
+  allowPlaintextCredentials: {
+    type: 'boolean',
+    default: false,
+    doc: 'Send username and password to http:// endpoints, in clear on the network (a loopback or otherwise trusted network); without it credentials need https:// endpoints.',
+  },
   'tls.caFile': { type: 'string', doc: 'PEM file of the CA that signed the etcd servers\' certificates; default: the system CAs.' },
   'tls.certFile': { type: 'string', doc: 'PEM file of the client certificate; needs tls.keyFile.' },
   'tls.keyFile': { type: 'string', doc: 'PEM file of the client certificate\'s key; needs tls.certFile.' },
@@ -111,6 +134,9 @@ export function validateEtcdOptions(options: EtcdOptions): { key: string; rule: 
   if (tlsKey && secure === 0) return { key: `tls.${tlsKey}`, rule: 'is set but every endpoint is http://; TLS needs https:// endpoints' };
   if (options.username !== undefined && options.password === undefined) return { key: 'password', rule: 'is required with registry.etcd.username' };
   if (options.password !== undefined && options.username === undefined) return { key: 'username', rule: 'is required with registry.etcd.password' };
+  if (options.password !== undefined && secure === 0 && !options.allowPlaintextCredentials) {
+    return { key: 'allowPlaintextCredentials', rule: 'is false, and username and password would cross the network in clear to http:// endpoints: use https:// endpoints (tls.caFile), or set registry.etcd.allowPlaintextCredentials=true on a trusted network' };
+  }
   if (options.tls?.certFile !== undefined && options.tls.keyFile === undefined) return { key: 'tls.keyFile', rule: 'is required with registry.etcd.tls.certFile' };
   if (options.tls?.keyFile !== undefined && options.tls.certFile === undefined) return { key: 'tls.certFile', rule: 'is required with registry.etcd.tls.keyFile' };
   return undefined;

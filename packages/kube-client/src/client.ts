@@ -48,6 +48,9 @@ export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
     const what = options.kubeconfig ?? (process.env.KUBECONFIG ? `KUBECONFIG=${process.env.KUBECONFIG}` : 'the default kubeconfig');
+    const yaml = yamlProblem(err);
+    // A YAML error's message quotes up to six lines of the file (a token, a password): position and reason only, and no cause.
+    if (yaml) throw new ConfigurationError(`registry.kubernetes.kubeconfig: cannot load ${what}: not valid YAML: ${yaml} (its text is not shown: it may hold secrets)`, { key: 'registry.kubernetes.kubeconfig', backend: BACKEND });
     throw new ConfigurationError(`registry.kubernetes.kubeconfig: cannot load ${what}: ${(err as Error).message}`, { key: 'registry.kubernetes.kubeconfig', backend: BACKEND, cause: err });
   }
   if (options.context) {
@@ -56,6 +59,15 @@ export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
   }
   if (!kc.getCurrentCluster()) throw new ConfigurationError('registry.kubernetes.kubeconfig: the kubeconfig has no current cluster', { key: 'registry.kubernetes.kubeconfig', backend: BACKEND });
   return kc;
+}
+
+/** js-yaml's reason and 1-based position of a YAMLException, without its snippet of the text; undefined for any other error. */
+function yamlProblem(err: unknown): string | undefined {
+  const e = err as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+  if (e?.name !== 'YAMLException') return undefined;
+  const reason = typeof e.reason === 'string' && e.reason !== '' ? e.reason : 'it does not parse';
+  const { line, column } = e.mark ?? {};
+  return typeof line === 'number' && typeof column === 'number' ? `${reason} at line ${line + 1}, column ${column + 1}` : reason;
 }
 
 /** The records' namespace: the option, else `POD_NAMESPACE`, else the service account's, else the kubeconfig context's, else `default`. */
@@ -123,7 +135,9 @@ export class ApiClient {
     readonly clock: Clock = systemClock,
   ) {
     const server = kubeConfig.getCurrentCluster()?.server;
-    if (!server) throw new Error('the kubeconfig has no current cluster');
+    if (!server) throw new ConfigurationError('registry.kubernetes.kubeconfig: the kubeconfig has no current cluster', { key: 'registry.kubernetes.kubeconfig', backend: BACKEND });
+    // Not echoed: a server URL may carry credentials.
+    if (!URL.canParse(server)) throw new ConfigurationError("registry.kubernetes.kubeconfig: the current cluster's server is not a URL (expected https://host:port)", { key: 'registry.kubernetes.kubeconfig', backend: BACKEND });
     this.url = new URL(server);
     this.transport = this.url.protocol === 'http:' ? http : https;
   }

@@ -5,6 +5,7 @@ import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type 
 import { ApiClient, BACKEND, loadKubeConfig, resolveNamespace, ResourceWatch, userAgent, type ObjectMeta, type OwnerReference, type RequestContext } from '@rollcall/kube-client';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ResourceCodec } from './codec.js';
 import { objectName } from './object-names.js';
+import { ShadowObjects } from './shadow-objects.js';
 import type { KubernetesOptions } from './options.js';
 import { KubernetesAccessReview } from './access-review.js';
 import { EndpointReadiness } from './endpoint-readiness.js';
@@ -42,6 +43,9 @@ export interface KubernetesStoreConfig {
 export async function connectKubernetesStore(context: PluginContext<KubernetesOptions>, kubeConfig?: KubeConfig): Promise<KubernetesStore> {
   const { cluster, options, logger } = context;
   const kc = kubeConfig ?? loadKubeConfig(options);
+  if (kc.getCurrentCluster()?.skipTLSVerify) {
+    logger.warn({ backend: BACKEND }, "[rollcall] [kubernetes] the kubeconfig's cluster sets insecure-skip-tls-verify: the API server's certificate is not verified, so anyone on the path can pose as it and read the credentials; give certificate-authority(-data) instead");
+  }
   const namespace = resolveNamespace(options.namespace, kc);
   const client = new ApiClient(kc, context.requestTimeoutMs, userAgent(context.identity), context.clock);
   const store = new KubernetesStore({
@@ -113,6 +117,8 @@ export class KubernetesStore implements RecordStore {
   readonly access: KubernetesAccessReview;
   /** The last election and lock objects seen, so a PUT keeps metadata others added without a GET first. */
   private readonly objects = new Map<string, KubeObject>();
+  /** Decodes objects, skipping (and logging) those that claim a key whose object they are not. */
+  private readonly shadows: ShadowObjects;
 
   constructor(private readonly config: KubernetesStoreConfig) {
     this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
@@ -120,6 +126,7 @@ export class KubernetesStore implements RecordStore {
     this.podReadiness = new EndpointReadiness({ client, logger, namespace, watchSilenceTimeoutMs, watchTimeoutSeconds, ...pods });
     this.podMembers = new PodMembers(config.cluster, (prefix, labelSelector, fieldSelector) => this.listSelected(prefix, labelSelector, fieldSelector));
     this.access = new KubernetesAccessReview(client, namespace);
+    this.shadows = new ShadowObjects(logger, (key) => this.objectName(key), (key) => this.codecFor(key));
   }
 
   /** The namespace of every record. */
@@ -152,7 +159,7 @@ export class KubernetesStore implements RecordStore {
     try {
       const object = await this.config.client.request<KubeObject>({ method: 'GET', path: this.path(codec, name), context: this.context('get', codec, name) });
       this.remember(object);
-      const decoded = codec.decode(object);
+      const decoded = this.shadows.decode(codec, object);
       if (!decoded) return undefined;
       if ('error' in decoded) throw decoded.error;
       return decoded;
@@ -298,7 +305,7 @@ export class KubernetesStore implements RecordStore {
         continueToken = page.metadata.continue || undefined;
         for (const item of page.items) {
           this.remember(item);
-          const decoded = codec.decode(item);
+          const decoded = this.shadows.decode(codec, item);
           if (!decoded || !decoded.key.startsWith(prefix)) continue;
           if ('error' in decoded) corrupt.push(decoded);
           else records.push(decoded);
@@ -349,7 +356,7 @@ export class KubernetesStore implements RecordStore {
               positions[index] = object.metadata.resourceVersion ?? positions[index]!;
               if (type === 'DELETED') this.objects.delete(object.metadata.name);
               else this.remember(object);
-              const decoded = codec.decode(object);
+              const decoded = this.shadows.decode(codec, object);
               if (!decoded || !decoded.key.startsWith(prefix)) return emit({ type: 'progress', revision: revision() });
               if (type === 'DELETED') emit({ type: 'delete', key: decoded.key, revision: revision() });
               else if ('error' in decoded) emit({ type: 'corrupt', entry: decoded, revision: revision() });
@@ -388,7 +395,7 @@ export class KubernetesStore implements RecordStore {
 
   private decoded(key: RecordKey, codec: ResourceCodec, object: KubeObject): StoredRecord {
     this.remember(object);
-    const decoded = codec.decode(object);
+    const decoded = this.shadows.decode(codec, object);
     if (!decoded || 'error' in decoded) throw decoded?.error ?? new InvalidArgumentError(`the API server returned ${key} without its key annotation`, { backend: BACKEND });
     return decoded;
   }

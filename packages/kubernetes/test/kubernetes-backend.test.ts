@@ -76,6 +76,46 @@ describe('the Kubernetes backend', () => {
     await after;
   });
 
+  it('a shadow Lease (the same key annotation and labels under another name) is logged once and ignored: no fake member or leader, and its delete removes nobody', async () => {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (_: unknown, message?: string) => void warnings.push(message ?? ''), error() {} };
+    const registry = await open('shadow', 's1');
+    const peer = await createRegistry({ type: 'kubernetes', cluster: 'shadow', identity: 's2', ...timing, kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace } }, { plugins, logger });
+    opened.push(peer);
+    const token = await registry.campaign('scheduler').whenElected(AbortSignal.timeout(BOUND_MS));
+    const events: string[] = [];
+    peer.watchMembers('worker', (e) => events.push(`${e.type} ${e.member.id}`));
+    const added = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'victim');
+    await registry.announce({ role: 'worker', id: 'victim', payload: { n: 1 } });
+    await added;
+    const real = await admin.leases(namespace, `${CLUSTER_LABEL}=shadow`);
+    const shadowOf = (name: string, holder: string, extra: Record<string, unknown> = {}) => {
+      const original = real.find((l) => l.metadata!.name === name)!;
+      const { labels, annotations } = original.metadata!;
+      return { metadata: { name: `${name}-shadow`, labels, annotations: { ...annotations, [PAYLOAD_ANNOTATION]: '{"fake":true}' } }, spec: { ...original.spec, holderIdentity: holder, renewTime: new Date().toISOString().replace('Z', '000Z'), ...extra } };
+    };
+    const memberName = objectName('shadow', 'member/worker/victim');
+    await admin.coordination.createNamespacedLease({ namespace, body: shadowOf(memberName, 'mallory') as never });
+    await admin.coordination.createNamespacedLease({ namespace, body: shadowOf('shadow-election-scheduler', 'mallory', { leaseTransitions: 99 }) as never });
+    // A member announced after the shadows reaches the peer after them (one watch of Leases, in order).
+    const sentinel = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'after');
+    await registry.announce({ role: 'worker', id: 'after', payload: {} });
+    await sentinel;
+    expect((await peer.members('worker')).map((m) => [m.id, m.payload])).toEqual(expect.arrayContaining([['victim', { n: 1 }]]));
+    expect((await peer.members('worker')).some((m) => JSON.stringify(m.payload).includes('fake'))).toBe(false);
+    const election = (await peer.elections()).find((e) => e.name === 'scheduler')!;
+    expect(election.holder).toMatchObject({ identity: 's1', fencingToken: token });
+    expect(warnings.filter((w) => w.includes(`${memberName}-shadow`))).toEqual([
+      `[rollcall] [kubernetes] ignored leases.coordination.k8s.io ${memberName}-shadow: it claims the key member/worker/victim, which is the object leases.coordination.k8s.io ${memberName} (a shadow object: someone else created it)`,
+    ]);
+    await admin.coordination.deleteNamespacedLease({ name: `${memberName}-shadow`, namespace });
+    const sentinel2 = registryEvent(peer, 'memberAdded', BOUND_MS, (e) => e.member.id === 'after-delete');
+    await registry.announce({ role: 'worker', id: 'after-delete', payload: {} });
+    await sentinel2;
+    expect(events).toEqual(['added victim', 'added after', 'added after-delete']);
+    expect((await peer.members('worker')).map((m) => m.id)).toContain('victim');
+  });
+
   it('a member Lease deleted by hand is removed for peers and announced again by its next heartbeat', async () => {
     const registry = await open('handdelete', 'h1');
     const peer = await open('handdelete', 'h2');

@@ -1,7 +1,12 @@
 import type { PendingCause, TaskPhase } from './task-phase.js';
 
-/** Why a create was put back in the queue: the quota refused it, the API server asked to slow down (429), or the quota admission lost a race (409). */
-export type RequeueReason = 'QuotaExceeded' | 'TooManyRequests' | 'Conflict';
+/**
+ * Why a create was put back in the queue: the quota refused it, the API server
+ * asked to slow down (429), the quota admission lost a race (409), or the
+ * create got no answer (a timeout, a 5xx, a reset) and its pod was not found
+ * when read back (`Unavailable`).
+ */
+export type RequeueReason = 'QuotaExceeded' | 'TooManyRequests' | 'Conflict' | 'Unavailable';
 
 /**
  * What a runner does, as it happens: for metrics and tracing

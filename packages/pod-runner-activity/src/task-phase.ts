@@ -9,5 +9,9 @@
  */
 export type TaskPhase = 'queued' | 'pending' | 'running' | 'unknown' | 'succeeded' | 'failed' | 'timed-out' | 'cancelled' | 'lost';
 
-/** Why a pod is still pending, each with its own timer. */
-export type PendingCause = 'scheduling' | 'unschedulable' | 'image-pull' | 'container-config' | 'initializing' | 'starting';
+/**
+ * Why a pod is still pending, each with its own timer. `gated`: the pod has
+ * scheduling gates (`spec.schedulingGates`, e.g. Kueue's admission); the
+ * start timeout does not count this wait.
+ */
+export type PendingCause = 'gated' | 'scheduling' | 'unschedulable' | 'image-pull' | 'container-config' | 'initializing' | 'starting';

@@ -23,8 +23,9 @@ export function isRequeueable(err: unknown): boolean {
   return err.code === 'PERMISSION_DENIED' && /exceeded quota/i.test(status?.message ?? '');
 }
 
-/** Which refusal {@link isRequeueable} accepted, as a metric names it. */
+/** Which refusal {@link isRequeueable} accepted (or `Unavailable`: a create without an answer whose pod was not found), as a metric names it. */
 export function requeueReason(err: RegistryError): RequeueReason {
+  if (err.code === 'UNAVAILABLE') return 'Unavailable';
   const status = err.cause as KubeStatus | undefined;
   if (status?.code === 429 || status?.reason === 'TooManyRequests') return 'TooManyRequests';
   return err.code === 'CONFLICT' ? 'Conflict' : 'QuotaExceeded';

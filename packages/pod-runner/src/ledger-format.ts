@@ -23,6 +23,8 @@ export interface QueuedEntry {
   /** The task as submitted, its timeouts merged and `attempt` the one to run next. */
   task: Task;
   submittedAt: string;
+  /** Orders entries of the same `submittedAt` millisecond, as their process submitted them (submit-order.ts); absent in entries of earlier runners. */
+  seq?: number;
   specHash: string;
   /** Earlier attempts the retry policy retried. */
   previousAttempts?: AttemptOutcome[];

@@ -39,7 +39,7 @@ export interface PodRunnerOptions {
   /** Labels this runner's pods (`rollcall.dev/runner=<name>`), which its one watch selects. Runners of an HA pair share it. A DNS label of at most 30 characters. Default `rollcall`. */
   name?: string;
   capacity?: CapacityOptions;
-  /** Timeouts for tasks that set none of their own, milliseconds. Defaults: unschedulable 300000, imagePull 300000, start 600000, unknown 300000, run none, queue none. A value that is not a positive number is INVALID_CONFIG. */
+  /** Timeouts for tasks that set none of their own, milliseconds. Defaults: unschedulable 300000, imagePull 300000, start 600000, unknown 300000, run none, queue none, gated none. A value that is not a positive number is INVALID_CONFIG. */
   timeouts?: TaskTimeouts;
   /** Keep the pod of a task that did not succeed this long after it is recorded, for `kubectl describe`. Milliseconds. Default 0: deleted at once, like every finished pod. */
   keepFailedPodsMs?: number;
@@ -124,6 +124,7 @@ export const POD_RUNNER_OPTIONS: ResolveSpec['schema'] = Object.freeze({
   'timeouts.imagePull': { type: 'number', above: 0, default: DEFAULT_TIMEOUTS.imagePull, doc: 'ms' },
   'timeouts.start': { type: 'number', above: 0, default: DEFAULT_TIMEOUTS.start, doc: 'ms' },
   'timeouts.run': { type: 'number', above: 0, doc: 'ms' },
+  'timeouts.gated': { type: 'number', above: 0, doc: 'ms' },
   'timeouts.queue': { type: 'number', above: 0, doc: 'ms' },
   'timeouts.unknown': { type: 'number', above: 0, doc: 'ms' },
   keepFailedPodsMs: { type: 'integer', default: 0, min: 0, doc: 'ms' },

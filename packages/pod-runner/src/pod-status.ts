@@ -34,6 +34,18 @@ export type EndedReading = Extract<PodReading, { phase: 'succeeded' | 'failed' |
 
 const IMAGE_PULL = new Set(['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeverPull', 'RegistryUnavailable', 'SignatureValidationFailed']);
 const CONTAINER_CONFIG = new Set(['CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'PreStartHookError', 'PostStartHookError']);
+/** PodScheduled's reason while a pod has scheduling gates (pkg/apis/core PodReasonSchedulingGated). */
+export const SCHEDULING_GATED = 'SchedulingGated';
+
+/**
+ * Whether the pod's gates are gone but the scheduler has not looked at it yet:
+ * PodScheduled still False/SchedulingGated, as the API server set it at create.
+ */
+export function justUngated(pod: Pod): boolean {
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  return (pod.spec.schedulingGates ?? []).length === 0 && scheduled?.status === 'False' && scheduled.reason === SCHEDULING_GATED;
+}
+
 /** Waiting reasons that no wait will cure: the task fails at once. */
 export const FATAL_WAITING = new Set(['InvalidImageName']);
 
@@ -76,31 +88,82 @@ function failedInit(pod: Pod): ContainerStatus | undefined {
 }
 
 /**
- * The reason a pod being deleted (or marked for disruption) gives: the
- * DisruptionTarget condition's cause when Kubernetes set one, else `Deleted`.
+ * The kubelet's own `status.reason` on a pod it ended (phase Failed), as the
+ * runner names it: an eviction by its eviction manager — node pressure, or a
+ * pod past its ephemeral-storage limit (`Evicted`, pkg/kubelet/eviction),
+ * an eviction to admit a critical pod (`Preempting`, pkg/kubelet/preemption),
+ * graceful node shutdown (`Terminated`; `Shutdown` before Kubernetes 1.22,
+ * pkg/kubelet/nodeshutdown).
  */
-export function disruptionReason(pod: Pod): 'Deleted' | 'Evicted' | 'Preempted' | 'NodeLost' {
-  const target = pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
-  switch (target?.reason) {
-    case 'EvictionByEvictionAPI':
-    case 'TerminationByKubelet':
-      return 'Evicted';
-    case 'PreemptionByScheduler':
-      return 'Preempted';
-    case 'DeletionByTaintManager':
-    case 'DeletionByPodGC':
-      return 'NodeLost';
-    default:
-      return 'Deleted';
-  }
+const KUBELET_ENDINGS: Record<string, DisruptionReason> = {
+  Evicted: 'EvictedByKubelet',
+  Preempting: 'PreemptedByKubelet',
+  Terminated: 'NodeShutdown',
+  Shutdown: 'NodeShutdown',
+};
+
+/** The DisruptionTarget condition's reasons (pkg/apis/core), as the runner names them; the kubelet's is told apart by the pod's `status.reason`. */
+const DISRUPTION_TARGETS: Record<string, DisruptionReason> = {
+  EvictionByEvictionAPI: 'Evicted',
+  PreemptionByScheduler: 'Preempted',
+  DeletionByTaintManager: 'TaintManagerEviction',
+  DeletionByPodGC: 'PodGarbageCollected',
+  TerminationByKubelet: 'TerminatedByKubelet',
+};
+
+/** How Kubernetes ended a pod it disrupted, each its own reason; `Deleted` when nothing says more. */
+export type DisruptionReason =
+  | 'Deleted'
+  | 'Evicted'
+  | 'Preempted'
+  | 'EvictedByKubelet'
+  | 'PreemptedByKubelet'
+  | 'NodeShutdown'
+  | 'TaintManagerEviction'
+  | 'PodGarbageCollected'
+  | 'TerminatedByKubelet';
+
+/** The pod's DisruptionTarget condition, when True. */
+function disruptionTarget(pod: Pod) {
+  return pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+}
+
+/**
+ * What Kubernetes says ended (or is ending) the pod: the kubelet's
+ * `status.reason` on a Failed pod, else the DisruptionTarget condition's
+ * reason; undefined when neither says anything. `since` is when the
+ * condition was set (the kill's moment), when it was.
+ */
+export function disruption(pod: Pod): { reason: DisruptionReason; message?: string; since?: string } | undefined {
+  const status = pod.status ?? {};
+  const target = disruptionTarget(pod);
+  const byKubelet = status.phase === 'Failed' && status.reason !== undefined ? KUBELET_ENDINGS[status.reason] : undefined;
+  const byTarget = target?.reason !== undefined ? DISRUPTION_TARGETS[target.reason] : undefined;
+  const reason = byKubelet ?? byTarget;
+  if (!reason) return undefined;
+  return { reason, message: (byKubelet ? status.message : undefined) ?? target?.message ?? status.message, since: target?.lastTransitionTime };
+}
+
+/**
+ * The reason a pod being deleted (or marked for disruption) gives: the
+ * disruption's cause when Kubernetes gave one, else `Deleted`.
+ */
+export function disruptionReason(pod: Pod): DisruptionReason {
+  return disruption(pod)?.reason ?? 'Deleted';
+}
+
+/** Whether the task container's exit came before Kubernetes marked the pod for disruption: then the exit, not the kill, ended the task. */
+function exitedBefore(finishedAt: string | undefined, since: string | undefined): boolean {
+  return finishedAt !== undefined && since !== undefined && Date.parse(finishedAt) < Date.parse(since);
 }
 
 /**
  * Reads a pod: running, one of the pending causes, Unknown, or how it ended.
  * The task container (found by name) decides: once it terminated, the task
  * ended with its exit code, whatever sidecars still run. The kubelet's own
- * verdicts on the pod (Evicted, DeadlineExceeded) come first: it writes them
- * before it kills the containers. Deletion is judged by the reconciler, which
+ * verdicts on the pod come first (DeadlineExceeded; an eviction, a node
+ * shutdown, a preemption: {@link disruption}): it writes them before it kills
+ * the containers, so an exit after them is the kill's. Deletion is judged by the reconciler, which
  * knows whether the runner asked for it. `wallNow` (default the system
  * clock's) stands in for a timestamp the pod lacks (a pure function of its
  * arguments).
@@ -121,8 +184,11 @@ export function readPod(pod: Pod, wallNow: Date = systemClock.wallNow()): PodRea
     startedAt: terminated?.startedAt ?? status.startTime,
     finishedAt: terminated?.finishedAt ?? wallNow.toISOString(),
   });
-  if (status.phase === 'Failed' && status.reason === 'Evicted') return ended('lost', 'Evicted', status.message);
   if (status.phase === 'Failed' && status.reason === 'DeadlineExceeded') return ended('timed-out', 'DeadlineExceeded', status.message ?? 'the pod passed its activeDeadlineSeconds');
+  // Ended by the kubelet (eviction, node shutdown, preemption) or failed by a controller (pod GC) before the
+  // delete: the kill ended the task — a SIGTERM handler may exit 0 — unless its container exited before the mark.
+  const disrupted = status.phase === 'Failed' ? disruption(pod) : undefined;
+  if (disrupted && !exitedBefore(terminated?.finishedAt, disrupted.since)) return ended('lost', disrupted.reason, disrupted.message);
   if (terminated) {
     if (terminated.exitCode === 0) return ended('succeeded', terminated.reason ?? 'Completed');
     // OOMKilled, Error, ContainerCannotRun, …: the kubelet's reason for the task container
@@ -143,6 +209,12 @@ export function readPod(pod: Pod, wallNow: Date = systemClock.wallNow()): PodRea
   // a pod Running without the task container's status yet (sidecars may run while it waits: judged below)
   if (status.phase === 'Running' && !container?.state?.waiting) return { phase: 'running', startedAt: status.startTime ?? created };
   const scheduled = status.conditions?.find((c) => c.type === 'PodScheduled');
+  // held back by scheduling gates (Kueue's admission, …): the API server sets PodScheduled False/SchedulingGated at create
+  const gates = pod.spec.schedulingGates ?? [];
+  if (gates.length > 0) {
+    const since = (scheduled?.reason === SCHEDULING_GATED ? scheduled.lastTransitionTime : undefined) ?? created;
+    return { phase: 'pending', cause: 'gated', since, reason: SCHEDULING_GATED, message: `waiting for its scheduling gates to be removed: ${gates.map((g) => g.name).join(', ')}` };
+  }
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
     return { phase: 'pending', cause: 'unschedulable', since: scheduled.lastTransitionTime ?? created, reason: 'Unschedulable', message: scheduled.message };
   }

@@ -18,6 +18,8 @@ export interface PodSpec {
   initContainers?: Container[];
   restartPolicy?: string;
   activeDeadlineSeconds?: number;
+  /** While any is listed the scheduler leaves the pod alone (Kueue's admission gate, …); removed by whoever set them. */
+  schedulingGates?: { name: string }[];
   [field: string]: unknown;
 }
 

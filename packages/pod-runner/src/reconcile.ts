@@ -1,4 +1,4 @@
-import { FATAL_WAITING, readDeleted, readPod } from './pod-status.js';
+import { FATAL_WAITING, justUngated, readDeleted, readPod } from './pod-status.js';
 import { CANCELLED_ANNOTATION, FINALIZER, type Pod } from './pod.js';
 import { DEFAULT_UNKNOWN_TIMEOUT_MS, isTerminal, type TaskStatus, type TaskTimeouts } from './task.js';
 import type { PendingCause, TaskPhase } from '@rollcall/pod-runner-activity';
@@ -70,13 +70,17 @@ export function reconcile(task: ReconcileTask, pod: Pod, wallNow: Date): Decisio
     return { action: 'run', change, runDeadline: timeouts.run === undefined ? undefined : Date.parse(reading.startedAt) + timeouts.run };
   }
   if (reading.reason && FATAL_WAITING.has(reading.reason)) return { action: 'finish', change: { phase: 'failed', reason: reading.reason, message: reading.message } };
-  const change = { phase: 'pending' as const, pendingCause: reading.cause, reason: reading.reason, message: reading.message };
-  // the start timeout counts from the pod's creation, a cause's own from when that cause began
+  const gated = reading.cause === 'gated';
+  // the gates' removal is seen when the cause leaves `gated` (or, taking over, while the scheduler has not looked yet)
+  const ungatedAt = gated ? undefined : (status.ungatedAt ?? (status.pendingCause === 'gated' || justUngated(pod) ? wallNow.toISOString() : undefined));
+  const change = { phase: 'pending' as const, pendingCause: reading.cause, reason: reading.reason, message: reading.message, ...(ungatedAt ? { ungatedAt } : {}) };
+  // the start timeout counts from the pod's creation (from its ungating, if it was gated) and not while gated; a cause's own from when that cause began
   const created = Date.parse(pod.metadata.creationTimestamp ?? status.submittedAt);
-  const causeTimeout = reading.cause === 'unschedulable' ? timeouts.unschedulable : reading.cause === 'image-pull' ? timeouts.imagePull : undefined;
+  const causeTimeout = reading.cause === 'unschedulable' ? timeouts.unschedulable : reading.cause === 'image-pull' ? timeouts.imagePull : gated ? timeouts.gated : undefined;
   const bounds: number[] = [];
-  if (timeouts.start !== undefined) bounds.push(created + timeouts.start);
-  if (causeTimeout !== undefined) bounds.push(Date.parse(reading.since) + causeTimeout);
+  if (timeouts.start !== undefined && !gated) bounds.push((ungatedAt ? Date.parse(ungatedAt) : created) + timeouts.start);
+  // PodScheduled keeps the gated condition's transition time when the scheduler finds the pod Unschedulable: a cause begins at the ungating at the earliest
+  if (causeTimeout !== undefined) bounds.push(Math.max(Date.parse(reading.since), ungatedAt ? Date.parse(ungatedAt) : -Infinity) + causeTimeout);
   return { action: 'wait', change, pendingDeadline: bounds.length === 0 ? undefined : { cause: reading.cause, deadline: Math.min(...bounds) } };
 }
 

@@ -4,10 +4,26 @@ import type { TaskStatus } from './task.js';
 
 /**
  * The reasons a retry policy may name: an attempt that ended this way says
- * nothing certain against the task itself (its pod was deleted, evicted,
- * preempted, its node lost; it ran out of memory or time).
+ * nothing certain against the task itself (its pod was deleted, evicted by the
+ * Eviction API or for node pressure, preempted by the scheduler or the kubelet,
+ * ended by a graceful node shutdown, deleted by the taint manager or pod GC,
+ * its node lost; it ran out of memory or time).
  */
-export const RETRYABLE_REASONS = ['Deleted', 'Evicted', 'Preempted', 'NodeLost', 'OOMKilled', 'DeadlineExceeded', 'RunTimeout'] as const;
+export const RETRYABLE_REASONS = [
+  'Deleted',
+  'Evicted',
+  'Preempted',
+  'NodeLost',
+  'NodeShutdown',
+  'EvictedByKubelet',
+  'PreemptedByKubelet',
+  'TaintManagerEviction',
+  'PodGarbageCollected',
+  'TerminatedByKubelet',
+  'OOMKilled',
+  'DeadlineExceeded',
+  'RunTimeout',
+] as const;
 export type RetryableReason = (typeof RETRYABLE_REASONS)[number];
 
 /** Exit codes of the task container that retry, as Kubernetes' podFailurePolicy `onExitCodes` says them. */

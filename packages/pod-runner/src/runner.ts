@@ -3,6 +3,7 @@ import { type ApiClient, ResourceInformer } from '@rollcall/kube-client';
 import { LEDGER_FORMAT, type QueuedEntry, tombstone, tombstoneStatus, type LedgerEntry } from './ledger-format.js';
 import { StatusDelivery } from './status-delivery.js';
 import { TaskLedger } from './task-ledger.js';
+import { nextSubmitSeq, restoreOrder } from './submit-order.js';
 import { Capacity } from './capacity.js';
 import { BACKEND, isRequeueable, notLeader, requeueReason } from './errors.js';
 import { createTaskPod } from './executor.js';
@@ -162,7 +163,7 @@ export class PodRunner {
   private loadLedger(): Promise<void> {
     this.ledgerLoaded ??= (async () => {
       const entries = await this.ledger.load();
-      for (const [taskId, entry] of entries) this.restore(taskId, entry);
+      for (const [taskId, entry] of restoreOrder(entries)) this.restore(taskId, entry);
       this.ledgerReady = true;
     })();
     return this.ledgerLoaded;
@@ -328,7 +329,7 @@ export class PodRunner {
     if (existing && !isTerminal(existing.status)) throw new StoreConflictError('CONFLICT', `task ${task.taskId} attempt ${existing.status.attempt} is still ${existing.status.phase}; a new attempt waits until it ends`, { backend: BACKEND });
     const status: TaskStatus = { taskId: task.taskId, taskType: task.taskType, tags: { ...task.tags }, attempt, phase: 'queued', podName: built.pod.metadata.name, template: template.rule.name, submittedAt };
     const entry = newTaskState(status, timeouts, built.specHash, { task: { ...task, timeouts }, template });
-    const record: QueuedEntry = { v: LEDGER_FORMAT, state: 'queued', task: { ...task, timeouts, attempt }, submittedAt, specHash: built.specHash };
+    const record: QueuedEntry = { v: LEDGER_FORMAT, state: 'queued', task: { ...task, timeouts, attempt }, submittedAt, seq: nextSubmitSeq(), specHash: built.specHash };
     if (this.isLeader) this.ledger.assertRoom(task.taskId, record);
     this.tasks.set(task.taskId, entry);
     try {
@@ -564,7 +565,7 @@ export class PodRunner {
         const retryInMs = this.queue.requeue(entry);
         this.activity.emit({ type: 'requeue', taskType: entry.status.taskType, reason: requeueReason(result.error) });
         this.setStatus(entry, { phase: 'queued', message: `requeued: ${result.error.message}` });
-        this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate; requeued');
+        this.logger.info({ task: entry.status.taskId, retryInMs }, '[rollcall] [pod-runner] pod creation refused for quota or rate, or not answered and not landed; requeued');
         return;
       }
       case 'failed':
@@ -783,7 +784,7 @@ export class PodRunner {
     const built = buildPod({ runner: this.name, namespace: this.namespace, task: spec.task, template: spec.template.template, templateName: spec.template.rule.name, container: spec.template.rule.container, submittedAt: entry.status.submittedAt });
     entry.specHash = built.specHash;
     // the next attempt and its backoff are durable before the ended attempt's pod goes
-    const next: QueuedEntry = { v: LEDGER_FORMAT, state: 'queued', task: spec.task, submittedAt: entry.status.submittedAt, specHash: built.specHash, previousAttempts: [...(entry.status.previousAttempts ?? []), outcome], retryAt: this.clock.wallNow().getTime() + delayMs };
+    const next: QueuedEntry = { v: LEDGER_FORMAT, state: 'queued', task: spec.task, submittedAt: entry.status.submittedAt, seq: nextSubmitSeq(), specHash: built.specHash, previousAttempts: [...(entry.status.previousAttempts ?? []), outcome], retryAt: this.clock.wallNow().getTime() + delayMs };
     const stored = this.closed || !this.isLeader ? Promise.resolve(false) : this.ledger.write(entry.status.taskId, next).then(() => true, () => false);
     if (oldPod) {
       void stored.then(async (ok) => {
@@ -800,7 +801,7 @@ export class PodRunner {
       reason: 'RetryBackoff',
       message: `attempt ${outcome.attempt} ended ${outcome.phase} (${outcome.reason ?? 'no reason'}${exit}); attempt ${ended.attempt + 1} in ${delayMs} ms`,
       previousAttempts: [...(entry.status.previousAttempts ?? []), outcome],
-      pendingCause: undefined,
+      pendingCause: undefined, ungatedAt: undefined,
       exitCode: undefined,
       terminationMessage: undefined,
       result: undefined,

@@ -16,6 +16,11 @@ export interface StatusDeliveryOptions {
   acknowledged(status: TaskStatus): void;
 }
 
+/** Whether `value` has a `then` method: a native promise, another library's, or any thenable. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
 /** A terminal status on its way, and the pauses between its deliveries. */
 interface Redelivery {
   status: TaskStatus;
@@ -25,8 +30,8 @@ interface Redelivery {
 /**
  * Hands statuses to `onStatus`. A change on the way is told once and not
  * awaited; a terminal status (already stored) is delivered until acknowledged:
- * `onStatus` returned something other than a promise, or a promise that
- * resolved. A throw or a rejection delivers it again after a pause.
+ * `onStatus` returned something other than a promise (or thenable), or one
+ * that resolved. A throw or a rejection delivers it again after a pause.
  */
 export class StatusDelivery {
   /** Each terminal status not acknowledged yet, by task id; one attempt of a task at a time. */
@@ -49,7 +54,7 @@ export class StatusDelivery {
   notify(status: TaskStatus): void {
     try {
       const answer = this.options.onStatus?.(copyStatus(status));
-      if (answer instanceof Promise) answer.catch((err: unknown) => this.options.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback rejected a status on the way (only terminal statuses are delivered again)'));
+      if (isThenable(answer)) Promise.resolve(answer).catch((err: unknown) => this.options.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback rejected a status on the way (only terminal statuses are delivered again)'));
     } catch (err) {
       this.options.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback threw');
     }
@@ -87,7 +92,8 @@ export class StatusDelivery {
     } catch (err) {
       return failed(err);
     }
-    if (answer instanceof Promise) answer.then(acked, failed);
+    // a thenable (any promise library's, not only a native Promise) is awaited like one
+    if (isThenable(answer)) Promise.resolve(answer).then(acked, failed);
     else acked();
   }
 

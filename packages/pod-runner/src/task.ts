@@ -9,8 +9,10 @@ export interface TaskTimeouts {
   unschedulable?: number;
   /** The container waits on its image (ErrImagePull, ImagePullBackOff) this long. Default 300000. */
   imagePull?: number;
-  /** From the pod's creation until it runs, whatever holds it (also bounds a container-config error). Default 600000 (10 min). */
+  /** From the pod's creation — or, for a pod created with scheduling gates, from their removal — until it runs, whatever holds it (also bounds a container-config error). Default 600000 (10 min). */
   start?: number;
+  /** The pod waits behind its scheduling gates (`spec.schedulingGates`: Kueue's admission, …) this long; past it the task is `timed-out` with reason `SchedulingGated`. Counts from the pod's creation. Default none: a queue admits when it admits. */
+  gated?: number;
   /** Running time: sets the pod's `activeDeadlineSeconds` (rounded up), and the runner enforces it too. Default none. */
   run?: number;
   /** Waiting in the runner's queue (no capacity, quota refusals) before a pod is created; past it the task is `timed-out` with reason `QueueTimeout`. Counts from submit, and for a retry from its requeue. Default none. */
@@ -74,6 +76,8 @@ export interface TaskStatus {
   template: string;
   /** While pending: what holds the pod. */
   pendingCause?: PendingCause;
+  /** When the pod's scheduling gates were seen removed (by this runner's wall clock; a runner taking over sees it only while the scheduler has not looked at the pod yet): the start timeout counts from here. */
+  ungatedAt?: string;
   /** Machine-readable reason (a stable code, listed in the README): `Completed`, `Error`, `OOMKilled`, `InitContainerFailed`, `DeadlineExceeded` (the kubelet's), `RunTimeout` (the runner's), `QueueTimeout`, `Unschedulable`, `ImagePullBackOff`, `Evicted`, `Deleted`, `NodeLost`, `Cancelled`, `RetryBackoff`, … */
   reason?: string;
   /** Human-readable detail: the scheduler's message, the cancel reason, … */
@@ -122,7 +126,7 @@ export function assertTask(task: Task): void {
 }
 
 /** Default timeouts, milliseconds. */
-export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run' | 'queue' | 'unknown'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000 };
+export const DEFAULT_TIMEOUTS: Required<Omit<TaskTimeouts, 'run' | 'queue' | 'unknown' | 'gated'>> = { unschedulable: 300_000, imagePull: 300_000, start: 600_000 };
 
 /**
  * The bound on phase Unknown when neither the task nor the runner sets one,

@@ -32,6 +32,7 @@ export interface PostgresDialectOptions {
  */
 export class PostgresDialect implements SqlDialect {
   readonly backend = BACKEND;
+  readonly updateReturning = true;
   readonly reader: SqlExecutor;
   /** The LISTEN connection; none with `changeFeed: poll`, and the poller then reads on its interval. */
   readonly changeSignal: NotifyListener | undefined;

@@ -30,6 +30,12 @@ export interface SqlDialect {
    * only while the signal is down; without one, on the poll interval.
    */
   readonly changeSignal?: ChangeSignal;
+  /**
+   * `UPDATE … RETURNING` works (PostgreSQL, SQLite ≥ 3.35): an update reads the
+   * columns it keeps in the same statement instead of one more SELECT, a round
+   * trip saved on every heartbeat. Default false (MySQL, MariaDB).
+   */
+  readonly updateReturning?: boolean;
   /** Single statements outside a transaction. Each is a consistent read on its own. */
   readonly reader: SqlExecutor;
   /**

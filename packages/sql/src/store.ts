@@ -83,15 +83,20 @@ export class SqlRecordStore implements RecordStore {
     const { records } = this.database.tables;
     const stored = await this.database.write('update', async (tx) => {
       const revision = await this.database.dialect.nextRevision(tx, this.database.tables);
-      const changed = await tx.run(
-        // A row an older release inserted has no created_revision: pin it to the version it had, which is what it read as.
-        `UPDATE ${records} SET created_revision = COALESCE(created_revision, ?), record_version = ?, record_value = ? WHERE cluster_name = ? AND record_key = ? AND record_version = ?`,
-        [expected, revision, value, this.cluster, key, expected],
-      );
-      if (changed !== 1) await this.refuse(tx, key, version);
-      // Our own write, read back inside the transaction (the row is locked): the creation this update keeps.
-      const [row] = await tx.all(`SELECT created_revision FROM ${records} WHERE cluster_name = ? AND record_key = ?`, [this.cluster, key]);
-      const created = toInt(row?.created_revision);
+      // A row an older release inserted has no created_revision: pin it to the version it had, which is what it read as.
+      const sql = `UPDATE ${records} SET created_revision = COALESCE(created_revision, ?), record_version = ?, record_value = ? WHERE cluster_name = ? AND record_key = ? AND record_version = ?`;
+      const params = [expected, revision, value, this.cluster, key, expected];
+      let created: number;
+      if (this.database.dialect.updateReturning) {
+        const rows = await tx.all(`${sql} RETURNING created_revision`, params);
+        if (rows.length !== 1) await this.refuse(tx, key, version);
+        created = toInt(rows[0]!.created_revision);
+      } else {
+        if ((await tx.run(sql, params)) !== 1) await this.refuse(tx, key, version);
+        // Our own write, read back inside the transaction (the row is locked): the creation this update keeps.
+        const [row] = await tx.all(`SELECT created_revision FROM ${records} WHERE cluster_name = ? AND record_key = ?`, [this.cluster, key]);
+        created = toInt(row?.created_revision);
+      }
       await this.appendChange(tx, revision, key, value, created);
       return this.result(key, revision, record, created);
     });

@@ -19,6 +19,7 @@ export interface SqliteDialectOptions {
  */
 export class SqliteDialect implements SqlDialect {
   readonly backend = BACKEND;
+  readonly updateReturning = true;
   readonly reader: SqlExecutor;
   private readonly db: Database;
   private readonly statements = new Map<string, Statement>();

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { StoreConflictError } from '@rollcall/core';
 import { assertName, registryStore } from '@rollcall/core/admin';
-import { formatMicroTime, lockKey } from '@rollcall/core/spi';
+import { formatMicroTime, lockKey, type RecordKey, type RecordStore, type StoredRecord } from '@rollcall/core/spi';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { CliError, ExitCode } from '../errors.js';
@@ -25,6 +25,37 @@ async function confirm(question: string): Promise<boolean> {
       resolve(/^(y|yes)$/i.test(answer.trim()));
     });
   });
+}
+
+/** How often a release re-reads a lock whose holder renewed between the read and the write. */
+const RELEASE_ATTEMPTS = 5;
+
+/**
+ * Writes the release at the version last read. The holder keeps renewing while
+ * the operator reads the prompt, so a changed version alone is no reason to
+ * give up: what was agreed to is breaking this holder's token, and that holds
+ * while the holder and the token are the same. A lock that changed hands is
+ * left alone (CONFLICT): nobody agreed to break the new holder's token.
+ */
+async function releaseAsAgreed(store: RecordStore, key: RecordKey, name: string, agreed: StoredRecord, backend: string): Promise<void> {
+  let current = agreed;
+  for (let attempt = 1; ; attempt++) {
+    const now = formatMicroTime(new Date());
+    const { record } = current;
+    try {
+      await store.update(key, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: record.leaseTransitions }, current.version);
+      return;
+    } catch (error) {
+      if (!(error instanceof StoreConflictError) || error.code !== 'CONFLICT' || attempt >= RELEASE_ATTEMPTS) throw error;
+    }
+    const next = await store.get(key);
+    const same = next && next.record.holderIdentity === agreed.record.holderIdentity && next.record.leaseTransitions === agreed.record.leaseTransitions;
+    if (!same) {
+      const state = next?.record.holderIdentity ? `is held by ${next.record.holderIdentity} with fencing token ${next.record.leaseTransitions}` : 'is free';
+      throw new StoreConflictError('CONFLICT', `lock ${name} changed hands meanwhile: it ${state}, not held by ${agreed.record.holderIdentity} with fencing token ${agreed.record.leaseTransitions}; nothing was released`, { backend });
+    }
+    current = next;
+  }
 }
 
 /**
@@ -52,8 +83,7 @@ export async function releaseCommand(name: string, flags: ReleaseFlags): Promise
       const prompt = `Force-release lock ${name} held by ${record.holderIdentity} (fencing token ${record.leaseTransitions}, renewed ${age(since(record.renewTime))} ago)? The holder loses it at once. [y/N] `;
       if (!(await confirm(prompt))) throw new CliError('DECLINED', `lock ${name} was not released`, ExitCode.DECLINED, 'answer y, or pass --yes to release without asking');
     }
-    const now = formatMicroTime(new Date());
-    await store.update(key, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: record.leaseTransitions }, stored.version);
+    await releaseAsAgreed(store, key, name, stored, registry.backend);
     process.stderr.write(`rollcall: released lock ${name}: broke fencing token ${record.leaseTransitions} held by ${record.holderIdentity}\n`);
     if (format === 'json') printJson({ lock: name, released: true, brokeFencingToken: record.leaseTransitions, previousHolder: record.holderIdentity });
     else process.stdout.write(`released lock ${name} (fencing token ${record.leaseTransitions}, held by ${record.holderIdentity}); the next holder gets a larger token\n`);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigurationError } from '../errors.js';
 import { envName, isPlainObject } from './option-schema.js';
+import { jsonSyntaxProblem } from './json-syntax.js';
 
 /** The layers a configuration is read from, lowest precedence first as a CLI stacks them: defaults, a file, the environment, flags; `code` is what a program passes. */
 export type ConfigLayerKind = 'default' | 'file' | 'env' | 'flag' | 'code';
@@ -62,8 +63,11 @@ export function fileLayer(path: string): ConfigLayer {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigurationError(`${path}: the configuration file is not valid JSON: ${(err as Error).message}`, { key: path, cause: err });
+  } catch {
+    // The runtime's message quotes the text around the fault, where a password may be: position and reason only, and no cause.
+    const problem = jsonSyntaxProblem(text);
+    const where = problem ? `${problem.reason} at line ${problem.line}, column ${problem.column}` : 'it does not parse';
+    throw new ConfigurationError(`${path}: the configuration file is not valid JSON: ${where} (its text is not shown: it may hold secrets)`, { key: path });
   }
   if (!isPlainObject(value)) throw new ConfigurationError(`${path}: the configuration file must hold a JSON object`, { key: path });
   if (Object.keys(value).length === 1 && isPlainObject(value.registry)) value = value.registry;

@@ -4,6 +4,7 @@ import { MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js'
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from '../plugin.js';
 import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
+import { MAX_LEASE_DURATION_SECONDS } from '../lease-record.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
 import { layersOf, readLayers, type ConfigLayer, type LayeredConfig } from './config-layers.js';
 import { configError, resolveOptions, specOf, type ResolvedOption } from './option-resolver.js';
@@ -84,19 +85,22 @@ function defaultIdentity(): string {
   return `${host}-${process.pid}`;
 }
 
+/** The longest duration a timing key takes, ms (one hour): records declare leases up to MAX_LEASE_DURATION_SECONDS. */
+const MAX_DURATION_MS = MAX_LEASE_DURATION_SECONDS * 1000;
+
 /** The core keys, relative to `registry.`. */
 export const CORE_OPTIONS: OptionSchema = Object.freeze({
   type: { type: 'string', required: true, doc: 'The backend plugin.' },
   cluster: STORE_RUNTIME_OPTIONS.cluster,
   identity: { type: 'string', doc: 'Holder identity of this process. Default <hostname>-<pid>.', check: (v) => (isValidIdentity(v) ? undefined : IDENTITY_RULE) },
-  'election.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, doc: 'Election lease, ms.' },
-  'election.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, doc: 'Election renew deadline, ms.' },
-  'election.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Election retry period, ms.' },
-  'lock.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, doc: 'Lock lease, ms.' },
-  'lock.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, doc: 'Lock renew deadline, ms.' },
-  'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Lock retry period, ms.' },
-  'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, doc: 'Heartbeat interval, ms.' },
-  'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, doc: 'Member lease, ms.' },
+  'election.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, max: MAX_DURATION_MS, doc: 'Election lease, ms.' },
+  'election.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, max: MAX_DURATION_MS, doc: 'Election renew deadline, ms.' },
+  'election.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, max: MAX_DURATION_MS, doc: 'Election retry period, ms.' },
+  'lock.leaseDurationMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.leaseDurationMs, min: 1000, max: MAX_DURATION_MS, doc: 'Lock lease, ms.' },
+  'lock.renewDeadlineMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.renewDeadlineMs, min: 1, max: MAX_DURATION_MS, doc: 'Lock renew deadline, ms.' },
+  'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, max: MAX_DURATION_MS, doc: 'Lock retry period, ms.' },
+  'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, max: MAX_DURATION_MS, doc: 'Heartbeat interval, ms.' },
+  'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, max: MAX_DURATION_MS, doc: 'Member lease, ms.' },
   'member.liveness': {
     type: 'enum',
     values: MEMBER_LIVENESS_MODES,

@@ -116,10 +116,10 @@ describe('reconcile: a pod deleted behind the runner', () => {
   it('names the disruption Kubernetes gives', () => {
     const cases = [
       ['EvictionByEvictionAPI', 'Evicted'],
-      ['TerminationByKubelet', 'Evicted'],
+      ['TerminationByKubelet', 'TerminatedByKubelet'], // no status.reason of the kubelet's to tell which (kubelet-endings.test.ts has them)
       ['PreemptionByScheduler', 'Preempted'],
-      ['DeletionByTaintManager', 'NodeLost'],
-      ['DeletionByPodGC', 'NodeLost'],
+      ['DeletionByTaintManager', 'TaintManagerEviction'],
+      ['DeletionByPodGC', 'PodGarbageCollected'],
     ];
     for (const [condition, reason] of cases) {
       expect(reconcile(task({ phase: 'running' }), deleted(143, at(20_000), [{ type: 'DisruptionTarget', status: 'True', reason: condition }]), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason } });

@@ -68,7 +68,7 @@ describe('reconcile: running and ended', () => {
   });
 
   it('reads an eviction as lost, never as a failure of the task', () => {
-    expect(reconcile(task(), pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'Evicted' } });
+    expect(reconcile(task(), pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'EvictedByKubelet', message: 'low memory' } });
   });
 
   it('reads a pod being deleted before it finished as lost', () => {
