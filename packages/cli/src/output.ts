@@ -58,3 +58,15 @@ export function compactJson(value: unknown, max = 80): string {
   const text = JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+const UID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * A member's incarnation for a table or a text line: a Kubernetes uid cut to
+ * its first 8 characters (as `kubectl` users read uids), anything else
+ * (a creation revision, migrate's `from:`/`to:` prefix) as it is. JSON
+ * output carries it whole.
+ */
+export function shortIncarnation(incarnation: string): string {
+  return incarnation.replace(UID, (uid) => uid.slice(0, 8));
+}

@@ -22,7 +22,7 @@ export type { LeaderObserver, LeaderInfo, LeaderObserverEvents } from './leader-
 export type { HolderInfo, LeaseEvent, LeaseInfo, LeaseListener } from './lease-info.js';
 export type { LockHandle } from './distributed-lock.js';
 export type { MemberHandle } from './member-handle.js';
-export type { Member, MemberEvent, MemberListener } from './member.js';
+export type { Member, MemberEvent, MemberListener, MemberRemovalReason } from './member.js';
 export type { LeaseLossReason } from './lease-holder.js';
 export type { JsonValue } from './lease-record.js';
 export * from './errors.js';

@@ -66,6 +66,17 @@ export class MemberHandle {
     return this.current;
   }
 
+  /**
+   * This process's incarnation of the member: the creation
+   * (`StoredRecord.created`) of the member record it last wrote, as peers'
+   * events and `members()` name it. Set once `announce()` resolves; it
+   * changes when the handle writes its record anew after it was gone
+   * (undefined while that write is in flight).
+   */
+  get incarnation(): string | undefined {
+    return this.member.own?.created;
+  }
+
   /** Writes the first record; rejects (and announces nothing) if the store refuses. */
   async announce(): Promise<void> {
     await this.keeper.start();

@@ -21,7 +21,7 @@ export const METRICS = {
   connectionState: spec('rollcall_connection_state', 'gauge', ['state'], '1 for the connection state now (connected, suspended or lost), 0 for the other two.'),
   connectionChanges: spec('rollcall_connection_changes_total', 'counter', ['state'], 'Connection state changes, by what happened: suspended, lost, reconnected.'),
   members: spec('rollcall_members', 'gauge', ['role'], 'Members this process sees now, by role.'),
-  memberEvents: spec('rollcall_member_events_total', 'counter', ['role', 'event', 'reason'], 'Member changes seen, by role: added, updated (payload changed), removed (reason deleted, expired or corrupt).'),
+  memberEvents: spec('rollcall_member_events_total', 'counter', ['role', 'event', 'reason'], 'Member changes seen, by role: added, updated (payload changed), removed (reason deleted, expired, corrupt or replaced: a new incarnation under the same id).'),
   electionLeader: spec('rollcall_election_leader', 'gauge', ['election'], '1 while this process leads the election, else 0; for each election it campaigns in.'),
   electionLeaderPresent: spec('rollcall_election_leader_present', 'gauge', ['election'], '1 while the election has a leader by this process\'s view, else 0; for each election it observes.'),
   electionFencingToken: spec('rollcall_election_fencing_token', 'gauge', ['election'], 'The latest term\'s fencing token this process has seen: its own when elected, the leader\'s of an observed election.'),

@@ -26,16 +26,42 @@ export function migrateVersion(from: string | undefined | null, to: string | und
 }
 
 /**
- * The migrating view's creation: `from`'s where `from` has the key (it is
- * written first, so an update that creates the `to` copy keeps it), else
- * `to`'s; tagged with the side, so the two backends' values never collide.
- * Unordered (two backends' orders do not compare): migrate declares no
- * `orderedCreation`. It changes once when the key leaves `from` (phase 2).
+ * The migrating view's creation of a key, tagged with the side it comes from
+ * (`from:`/`to:`), so the two backends' values never collide. Unordered (two
+ * backends' orders do not compare): migrate declares no `orderedCreation`.
+ *
+ * Without history (`get`, `list`): `from`'s where both sides hold one life of
+ * the key (the same `acquireTime`: a migrating writer writes one record to
+ * both) or only `from` has it; `to`'s where only `to` has it; the newer side's
+ * (by renewTime) where the two hold different lives. A watch passes what it
+ * showed last (`shown`) and keeps that while the key stays one life in its
+ * view — the side it names still has that creation, or has lost the key while
+ * the other side holds the same life — so a migrating writer's create (from,
+ * then to) and delete (from, then to) never change it, and a member keeps one
+ * incarnation in a migrating watch. A relist made while only `to` still holds
+ * a life that began on `from` names it by `to`'s creation.
  */
-export function migrateCreated(from: { created?: string } | undefined, to: { created?: string } | undefined): string | undefined {
-  if (from?.created !== undefined) return `from:${from.created}`;
-  if (to?.created !== undefined) return `to:${to.created}`;
+export function migrateCreated(from: SideValue | undefined, to: SideValue | undefined, shown?: StoredRecord): string | undefined {
+  if (shown && keepsCreated(shown, from, to)) return shown.created;
+  const tag = (side: Side, value: SideValue) => `${side}:${value.created}`;
+  const f = from?.created !== undefined ? from : undefined;
+  const t = to?.created !== undefined ? to : undefined;
+  if (f && t && !isCorrupt(f) && !isCorrupt(t) && f.record.acquireTime !== t.record.acquireTime) return renewedAt(f.record) > renewedAt(t.record) ? tag('from', f) : tag('to', t);
+  if (f) return tag('from', f);
+  if (t) return tag('to', t);
   return undefined;
+}
+
+/** Whether the view still shows the life it showed as `shown` (see {@link migrateCreated}). */
+function keepsCreated(shown: StoredRecord, from: SideValue | undefined, to: SideValue | undefined): boolean {
+  const colon = shown.created.indexOf(':');
+  const side = shown.created.slice(0, colon);
+  const created = shown.created.slice(colon + 1);
+  const own = side === 'from' ? from : side === 'to' ? to : undefined;
+  const other = side === 'from' ? to : from;
+  const acquired = (value: SideValue | undefined) => (value && !isCorrupt(value) ? value.record.acquireTime : undefined);
+  if (own) return own.created === created && (other === undefined || acquired(other) === acquired(own));
+  return other !== undefined && acquired(other) === shown.record.acquireTime;
 }
 
 /** Parses a composite version; a version this store did not make is a CONFLICT (nothing can match it). */
@@ -75,11 +101,11 @@ export function mergeRecords(from: LeaseRecord, to: LeaseRecord): LeaseRecord {
 }
 
 /** The migrating view of one key; undefined when neither side has it. A corrupt side makes the key corrupt. */
-export function mergeValues(key: RecordKey, from: SideValue | undefined, to: SideValue | undefined): MergedValue | undefined {
+export function mergeValues(key: RecordKey, from: SideValue | undefined, to: SideValue | undefined, shown?: MergedValue): MergedValue | undefined {
   if (!from && !to) return undefined;
   const version = migrateVersion(from?.version, to?.version);
   const corrupt = (from && isCorrupt(from) ? from : undefined) ?? (to && isCorrupt(to) ? to : undefined);
-  const created = migrateCreated(from, to);
+  const created = migrateCreated(from, to, shown?.stored);
   if (corrupt) return { corrupt: created === undefined ? { key, version, error: corrupt.error } : { key, version, error: corrupt.error, created } };
   const f = from as StoredRecord | undefined;
   const t = to as StoredRecord | undefined;

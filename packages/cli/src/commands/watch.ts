@@ -2,14 +2,14 @@ import { createRegistry, shutdownOnSignals, type LeaderInfo, type LeaseEvent, ty
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
-import { compactJson, outputFormat } from '../output.js';
+import { compactJson, outputFormat, shortIncarnation } from '../output.js';
 
 export interface WatchFlags extends ConfigFlags, MetricsFlags {
   output?: string;
   json?: boolean;
 }
 
-type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: string; id: string; payload: unknown; reason?: string; unverified?: true }
+type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: string; id: string; incarnation: string; payload: unknown; reason?: string; unverified?: true }
   | { kind: 'election'; type: 'leader' | 'no-leader'; election: string; leader: string | null; fencingToken: number | null; previous?: string | null }
   | { kind: 'lock'; type: 'acquired' | 'released' | 'expired' | 'deleted'; lock: string; holder: string | null; fencingToken: number | null }
   | { kind: 'connection'; type: string };
@@ -17,7 +17,7 @@ type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: stri
 function text(e: Event): string {
   switch (e.kind) {
     case 'member':
-      return `member    ${e.type.padEnd(8)} ${e.role}/${e.id}  ${compactJson(e.payload)}${e.reason ? `  (${e.reason})` : ''}${e.unverified ? '  (UNVERIFIED: its pod readiness cannot be read here; shown while its record exists)' : ''}`;
+      return `member    ${e.type.padEnd(8)} ${e.role}/${e.id}  incarnation ${shortIncarnation(e.incarnation)}  ${compactJson(e.payload)}${e.reason ? `  (${e.reason})` : ''}${e.unverified ? '  (UNVERIFIED: its pod readiness cannot be read here; shown while its record exists)' : ''}`;
     case 'election':
       return e.type === 'leader' ? `election  leader   ${e.election}  ${e.leader}  fencing token ${e.fencingToken}` : `election  none     ${e.election}  no leader${e.previous ? ` (was ${e.previous})` : ''}`;
     case 'lock':
@@ -27,7 +27,7 @@ function text(e: Event): string {
   }
 }
 
-const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, payload: m.payload ?? null, ...(reason ? { reason } : {}), ...(type !== 'removed' && m.judgedBy === 'unverified' ? { unverified: true as const } : {}) });
+const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, incarnation: m.incarnation, payload: m.payload ?? null, ...(reason ? { reason } : {}), ...(type !== 'removed' && m.judgedBy === 'unverified' ? { unverified: true as const } : {}) });
 const leaderEvent = (election: string, leader: LeaderInfo | undefined, previous?: LeaderInfo): Event =>
   leader ? { kind: 'election', type: 'leader', election, leader: leader.identity, fencingToken: leader.fencingToken } : { kind: 'election', type: 'no-leader', election, leader: null, fencingToken: null, previous: previous?.identity ?? null };
 
