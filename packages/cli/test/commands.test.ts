@@ -449,3 +449,41 @@ describe('secrets inside malformed input never leave', () => {
     noSecret([doctor, members]);
   });
 });
+
+describe('text from records is shown, never obeyed by the terminal', () => {
+  // A window-title escape, a screen clear, a C1 CSI and a right-to-left override, as a foreign writer could put them.
+  const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eevil';
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+  it('members, locks, release and watch print escapes for control characters and bidi overrides, in tables, text and JSON', async () => {
+    const own = await sqliteFixture('hostile');
+    try {
+      const registry = await own.open('master-a');
+      await registry.announce({ role: 'worker', id: 'w1', payload: { note: hostile } });
+      const store = registryStore(registry);
+      const now = new Date().toISOString().replace('Z', '000Z');
+      await store.create(lockKey('evil'), { holderIdentity: hostile, leaseDurationSeconds: 3600, acquireTime: now, renewTime: now, leaseTransitions: 1 });
+      const outputs = [
+        await run(['members', ...own.args]),
+        await run(['members', ...own.args, '--json']),
+        await run(['locks', ...own.args]),
+        await run(['locks', ...own.args, '--json']),
+      ];
+      const watching = Running.start(['watch', ...own.args]);
+      await watching.until('the member line', (out) => out.includes('w1'));
+      watching.child.kill('SIGINT');
+      await watching.exited;
+      const release = await run(['release', 'evil', ...own.args, '--yes']);
+      expect(release.code, release.stderr).toBe(0);
+      for (const r of [...outputs, { stdout: watching.stdout, stderr: watching.stderr, code: 0 }, release]) {
+        expect(r.stdout + r.stderr).not.toMatch(raw);
+      }
+      expect(outputs[2]!.stdout).toContain('\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eevil');
+      expect(JSON.parse(outputs[3]!.stdout)[0].holder).toBe(hostile); // JSON escapes, and still says what was there
+      expect(JSON.parse(outputs[1]!.stdout)[0].payload).toEqual({ note: hostile });
+      expect(release.stderr).toContain('held by \\x1b]0;pwned\\x07');
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
 import { compactJson, outputFormat, shortIncarnation } from '../output.js';
+import { printable, printableJson } from '../terminal.js';
 
 export interface WatchFlags extends ConfigFlags, MetricsFlags {
   output?: string;
@@ -62,8 +63,8 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     throw err;
   });
   const emit = (e: Event) => {
-    if (format === 'json') process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...e }) + '\n');
-    else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${text(e)}\n`);
+    if (format === 'json') process.stdout.write(printableJson({ time: new Date().toISOString(), ...e }) + '\n');
+    else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${printable(text(e))}\n`);
   };
   const emitIf = (e: Event | undefined) => e && emit(e);
   const shown = new Set<string>();
