@@ -52,7 +52,9 @@ function withConfig(cmd: Command): Command {
 
 /** `--metrics-port` on the commands that run until stopped. */
 function withMetrics(cmd: Command): Command {
-  return cmd.option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics while running (0: any free port)');
+  return cmd
+    .option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics while running (0: any free port)')
+    .option('--metrics-host <address>', 'the address the metrics endpoint binds (default 127.0.0.1: this host only; 0.0.0.0 to be scraped from elsewhere)');
 }
 
 function withOutput(cmd: Command): Command {

@@ -1,7 +1,7 @@
 import { createRegistry, shutdownOnSignals, type LeaderInfo, type LeaseEvent, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
-import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
+import { metricsHost, metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
 import { compactJson, outputFormat, shortIncarnation } from '../output.js';
 import { printable, printableJson } from '../terminal.js';
 
@@ -58,7 +58,7 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   const config = await resolveCliConfig(flags, process.env, {}, 'read');
   const registry: Registry = await createRegistry(config.source);
   // A cluster-wide exporter: every role (the default) and every election.
-  const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }).catch(async (err: unknown) => {
+  const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }, metricsHost(flags)).catch(async (err: unknown) => {
     await registry.close();
     throw err;
   });
