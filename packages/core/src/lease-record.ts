@@ -85,7 +85,8 @@ export function recordShapeProblem(value: unknown): string | undefined {
   if (typeof r.holderIdentity !== 'string') return 'holderIdentity is not a string';
   if (!Number.isInteger(r.leaseDurationSeconds) || (r.leaseDurationSeconds as number) < 0) return 'leaseDurationSeconds is not a non-negative integer';
   if ((r.leaseDurationSeconds as number) > MAX_LEASE_DURATION_SECONDS) return `leaseDurationSeconds ${r.leaseDurationSeconds as number} is above the ceiling of ${MAX_LEASE_DURATION_SECONDS} (one hour)`;
-  if (!Number.isInteger(r.leaseTransitions) || (r.leaseTransitions as number) < 0) return 'leaseTransitions is not a non-negative integer';
+  // Past 2^53 a token no longer grows by one (2^53 + 1 reads as 2^53): fencing by it would fail open.
+  if (!Number.isSafeInteger(r.leaseTransitions) || (r.leaseTransitions as number) < 0) return 'leaseTransitions is not a non-negative integer up to 2^53 - 1';
   for (const field of ['acquireTime', 'renewTime'] as const) {
     if (r[field] !== null && r[field] !== undefined && typeof r[field] !== 'string') return `${field} is not a timestamp`;
   }

@@ -3,8 +3,8 @@ import { createRegistry, type Registry } from '@rollcall/core';
 import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { ClientProxies, restartServer } from '@rollcall/tools/testenv';
-import { createZookeeperStore } from '../src/index.js';
-import { standalone } from './helpers.js';
+import { createZookeeperStore, encodeKey } from '../src/index.js';
+import { rawClient, standalone } from './helpers.js';
 
 // Each store and registry reaches ZooKeeper through its own proxy, so one can be cut off alone.
 // A cut is a blackhole: the socket stays open and silent, the case the library does not notice by itself.
@@ -20,6 +20,15 @@ storeConformance({
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
     // No compact(): ZooKeeper keeps no change history to discard; REVISION_TOO_OLD for unknown revisions is tested in store.test.ts.
+    overwriteRaw: async (cluster, key, text) => {
+      const raw = await rawClient(standalone());
+      try {
+        await raw.setData(`/rollcall/${cluster}/${encodeKey(key)}`, text);
+      } finally {
+        raw.close();
+      }
+      return true;
+    },
   },
 });
 
