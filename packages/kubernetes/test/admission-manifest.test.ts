@@ -6,7 +6,7 @@ import { leaseAdmissionManifest, leaseAdmissionPolicies } from '../src/index.js'
 const SHIPPED = new URL('../../../deploy/kubernetes/rollcall-admission.yaml', import.meta.url);
 
 describe('the Lease admission policies as a manifest', () => {
-  it('deploy/kubernetes/rollcall-admission.yaml is what leaseAdmissionManifest() generates (regenerate: npm run admission-manifest -w @rollcall/kubernetes)', () => {
+  it('deploy/kubernetes/rollcall-admission.yaml is what leaseAdmissionManifest() generates (regenerate: npx nx run @rollcall/kubernetes:admission-manifest)', () => {
     expect(readFileSync(SHIPPED, 'utf8')).toBe(leaseAdmissionManifest());
   });
 
