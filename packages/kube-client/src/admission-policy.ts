@@ -69,12 +69,16 @@ export function validatingAdmissionPolicy(options: AdmissionPolicyOptions): Reco
 }
 
 /** The binding that enforces `policy` (action Deny) in the namespaces `namespaceSelector` selects. */
-export function admissionPolicyBinding(policy: string, namespaceSelector: LabelSelector, name = policy): Record<string, unknown> {
+export function admissionPolicyBinding(policy: string, namespaceSelector: LabelSelector): Record<string, unknown> {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name },
-    spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector } },
+    metadata: { name: policy },
+    spec: {
+      policyName: policy,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector },
+    },
   };
 }
 

@@ -11,8 +11,12 @@ const MANIFEST_DIR = new URL('../manifests/', import.meta.url);
 const CONFIGMAP_LOCK = 'configmap-lock';
 /** Not a role: what `--liveness pod` adds to a role's manifest. */
 const POD_LIVENESS = 'pod-liveness';
-/** Not a role: the cluster-scoped admission policies `--admission` prints (leaseAdmissionManifest of @rollcall/kubernetes). */
-const ADMISSION = 'admission';
+/**
+ * Not roles: the cluster-scoped admission policies `--admission` prints, the
+ * Leases' (leaseAdmissionManifest of @rollcall/kubernetes) and the pod
+ * runner's (podRunnerAdmissionManifest of @rollcall/pod-runner).
+ */
+const ADMISSION = ['admission', 'pod-runner-admission'];
 /** The namespace label that opts a namespace into the admission policies (ADMISSION_LABEL of @rollcall/kubernetes). */
 const ADMISSION_LABEL = 'rollcall.dev/admission';
 
@@ -25,7 +29,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export function manifestRoles(): string[] {
   return readdirSync(MANIFEST_DIR)
     .map((f) => /^rollcall-(.+)\.yaml$/.exec(f)?.[1])
-    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS && r !== ADMISSION)
+    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS && !ADMISSION.includes(r))
     .sort();
 }
 
@@ -69,7 +73,7 @@ export interface ManifestsFlags {
 function admissionManifest(flags: ManifestsFlags): string {
   if (flags.role !== undefined) throw usageError('--admission prints the cluster-scoped policies, for a cluster admin; print a role\'s manifest with a separate --role command');
   if (flags.lock !== undefined && flags.lock !== 'lease') throw usageError('--lock configmap: the admission policies judge Leases only; they do not cover ConfigMap locks');
-  const policies = manifestFile(ADMISSION).trimEnd();
+  const policies = ADMISSION.map((f) => manifestFile(f).trimEnd()).join('\n---\n');
   if (flags.namespace === undefined) return policies + '\n';
   if (!DNS_LABEL.test(flags.namespace)) throw usageError(`--namespace ${JSON.stringify(flags.namespace)}: expected a namespace name (a DNS-1123 label), the one registry.kubernetes.namespace names`);
   const namespace = ['apiVersion: v1', 'kind: Namespace', 'metadata:', `  name: ${flags.namespace}`, '  labels:', `    ${ADMISSION_LABEL}: enabled`].join('\n');

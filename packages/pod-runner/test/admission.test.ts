@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
+import { waitFor } from '@rollcall/conformance';
+import { requireTestEnv } from '@rollcall/tools/testenv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerName, podRunnerAdmissionPolicies, type PodRunner } from '../src/index.js';
+import { admin, exits, podTemplate, runnerNamespace, startRunner } from './runner-env.js';
+
+/**
+ * The pod runner's admission policies on the API server, as the runner's
+ * account with raw requests (dry runs: nothing is scheduled): every pod outside
+ * the service-account list or with a host or privileged setting is refused with the
+ * policy's message, so is a write to a ConfigMap that is not a ledger; a
+ * runner as that account still runs a task. Generated under names of this
+ * file's own and bound by a label only its namespace carries.
+ */
+
+let env: { namespace: string; kubeconfig: string };
+let token: string;
+let policies: Record<string, unknown>[];
+let runner: PodRunner | undefined;
+
+interface Answer {
+  status: number;
+  body: { message?: string };
+}
+
+function raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {
+  const kube = requireTestEnv('kubernetes');
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${kube.server}${path}`,
+      { method, ca: readFileSync(kube.caFile), timeout: 10_000, headers: { accept: 'application/json', authorization: `Bearer ${token}`, ...(payload ? { 'content-type': contentType } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Answer['body']) : {} }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+type PodSpec = Record<string, unknown>;
+const pod = (spec: PodSpec = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'vap-' }, spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }], ...spec } });
+const createPod = (spec?: PodSpec) => raw('POST', `/api/v1/namespaces/${env.namespace}/pods?dryRun=All`, pod(spec));
+
+const SERVICE_ACCOUNT = 'rollcall-pod-runner may create pods only as one of the service accounts default, task-sa';
+const PRIVILEGED = 'rollcall-pod-runner may not create privileged containers';
+const HOST_PATH = 'rollcall-pod-runner may not create pods with hostPath volumes';
+const HOST_NAMESPACES = "rollcall-pod-runner may not create pods in the host's network, PID or IPC namespace";
+const LEDGERS = 'rollcall-pod-runner may write only task ledgers, ConfigMaps named pod-runner-<runner>-ledger';
+
+function refused(answer: Answer, message: string): void {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(403);
+  expect(answer.body.message).toContain('ValidatingAdmissionPolicy');
+  expect(answer.body.message).toContain(message);
+}
+
+beforeAll(async () => {
+  env = await runnerNamespace('vap-runner');
+  token = (JSON.parse(readFileSync(env.kubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
+  for (const name of ['task-sa', 'intruder']) await admin.core.createNamespacedServiceAccount({ namespace: env.namespace, body: { metadata: { name } } });
+  await admin.core.createNamespacedConfigMap({ namespace: env.namespace, body: { metadata: { name: 'app-config' }, data: { mode: 'safe' } } });
+  const label = 'rollcall.dev/admission-test';
+  policies = podRunnerAdmissionPolicies({ namePrefix: `rollcall-${env.namespace}`, namespaceSelector: { matchLabels: { [label]: env.namespace } }, serviceAccounts: ['default', 'task-sa'] });
+  for (const doc of policies) await admin.objects.create(doc as KubernetesObject);
+  await admin.core.patchNamespace({ name: env.namespace, body: { metadata: { labels: { [label]: env.namespace } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  // Each policy takes effect once the API server has compiled it and its binding: a dry run each must refuse, asked until it does.
+  await waitFor(async () => (await createPod({ hostNetwork: true })).status === 403 || undefined, 30_000, 'the pods policy to take effect');
+  await waitFor(async () => (await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' } })).status === 403 || undefined, 30_000, 'the ConfigMap policy to take effect');
+}, 90_000);
+
+afterAll(async () => {
+  await runner?.close();
+  for (const doc of (policies ?? []).slice().reverse()) await admin.objects.delete(doc as KubernetesObject).catch(() => undefined);
+});
+
+describe("the pod runner's admission policies, as its account with raw requests", () => {
+  it('a pod may run only as a service account the namespace lists', async () => {
+    refused(await createPod({ serviceAccountName: 'intruder' }), SERVICE_ACCOUNT);
+    expect((await createPod({ serviceAccountName: 'task-sa' })).status).toBe(201);
+    expect((await createPod()).status).toBe(201);
+  });
+
+  it('no privileged container, in containers or initContainers', async () => {
+    refused(await createPod({ containers: [{ name: 'main', image: 'registry.example/task:1', securityContext: { privileged: true } }] }), PRIVILEGED);
+    refused(await createPod({ initContainers: [{ name: 'init', image: 'registry.example/task:1', securityContext: { privileged: true } }] }), PRIVILEGED);
+    expect((await createPod({ containers: [{ name: 'main', image: 'registry.example/task:1', securityContext: { privileged: false } }] })).status).toBe(201);
+  });
+
+  it('no hostPath volume, no host network, PID or IPC namespace', async () => {
+    refused(await createPod({ volumes: [{ name: 'root', hostPath: { path: '/' } }] }), HOST_PATH);
+    refused(await createPod({ hostNetwork: true }), HOST_NAMESPACES);
+    refused(await createPod({ hostPID: true }), HOST_NAMESPACES);
+    refused(await createPod({ hostIPC: true }), HOST_NAMESPACES);
+    expect((await createPod({ volumes: [{ name: 'scratch', emptyDir: {} }] })).status).toBe(201);
+  });
+
+  it('the runner writes no ConfigMap but its ledgers, though its Role allows any', async () => {
+    refused(await raw('PATCH', `/api/v1/namespaces/${env.namespace}/configmaps/app-config`, { data: { mode: 'unsafe' } }, 'application/merge-patch+json'), LEDGERS);
+    refused(await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }), LEDGERS);
+    expect((await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ledgerName('other') } })).status).toBe(201);
+  });
+
+  it('a template that breaks a rule fails createPodRunner with the policy\'s message (its dry run is refused)', async () => {
+    const started = startRunner(env, { name: 'vap-bad', templates: [{ name: 'default', template: podTemplate({ hostPID: true }) }] });
+    await expect(started).rejects.toMatchObject({ code: 'PERMISSION_DENIED', message: expect.stringContaining(HOST_NAMESPACES) });
+  });
+
+  it('a runner as the account still runs a task to its end (its ledger, its pod, the status patches)', async () => {
+    runner = await startRunner(env);
+    await runner.submit({ taskId: 'vap-ok', taskType: 'report', ...exits(0, { message: 'done' }) });
+    const result = await runner.result('vap-ok');
+    expect(result.phase).toBe('succeeded');
+  });
+});
