@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { createRegistry, type Logger, type MemberEvent, type Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/admin';
 import { formatMicroTime, heartbeatKey, memberKey } from '@rollcall/core/spi';
-import { serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { requestAs, serviceAccountKubeconfig, type RawAnswer } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseAdmissionPolicies, objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
-import { kubeEnv } from './kube-env.js';
 
 /**
  * The shipped Lease admission policies on the API server, as each account,
@@ -27,35 +24,10 @@ const CLUSTER = 'vap';
 let namespace: string;
 let policies: Record<string, unknown>[];
 const opened: Registry[] = [];
-const tokens: Record<'member' | 'coordinator', string> = { member: '', coordinator: '' };
 const configs: Record<'member' | 'coordinator', string> = { member: '', coordinator: '' };
 
-interface Answer {
-  status: number;
-  body: { message?: string; metadata?: { resourceVersion?: string }; spec?: { holderIdentity?: string } };
-}
-
 /** One request to the API server as `as`, no library in between. */
-function raw(as: 'member' | 'coordinator', method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {
-  const env = kubeEnv();
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${env.server}${path}`,
-      { method, ca: readFileSync(env.caFile), timeout: 10_000, headers: { accept: 'application/json', authorization: `Bearer ${tokens[as]}`, ...(payload ? { 'content-type': contentType } : {}) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Answer['body']) : {} }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const raw = (as: 'member' | 'coordinator', method: string, path: string, body?: unknown, contentType?: string) => requestAs(configs[as], method, path, body, contentType);
 
 const leases = () => `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
 const mergePatch = (as: 'member' | 'coordinator', name: string, patch: unknown) => raw(as, 'PATCH', `${leases()}/${name}`, patch, 'application/merge-patch+json');
@@ -68,7 +40,7 @@ const HOLDER_NEW = 'rollcall-coordinator and rollcall-pod-runner may write only 
 const HOLDER_OLD = 'rollcall-coordinator and rollcall-pod-runner may change or delete only Leases that already are Rollcall record Leases';
 const KEEPS = 'a Rollcall Lease keeps its rollcall.dev/kind, rollcall.dev/cluster and rollcall.dev/key';
 
-function refused(answer: Answer, message: string): void {
+function refused(answer: RawAnswer, message: string): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(403);
   expect(answer.body.message).toContain('ValidatingAdmissionPolicy');
   expect(answer.body.message).toContain(message);
@@ -96,7 +68,6 @@ beforeAll(async () => {
   await admin.applyManifest('rollcall-member.yaml', namespace);
   configs.member = await serviceAccountKubeconfig(namespace, 'rollcall-member');
   configs.coordinator = await serviceAccountKubeconfig(namespace, 'rollcall-coordinator');
-  for (const as of ['member', 'coordinator'] as const) tokens[as] = (JSON.parse(readFileSync(configs[as], 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
   const label = 'rollcall.dev/admission-test';
   policies = leaseAdmissionPolicies({ namePrefix: `rollcall-${namespace}`, namespaceSelector: { matchLabels: { [label]: namespace } } });
   for (const doc of policies) await admin.objects.create(doc as KubernetesObject);

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { waitFor } from '@rollcall/conformance';
-import { requireTestEnv } from '@rollcall/tools/testenv';
+import { requestAs, type RawAnswer } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerName, podRunnerAdmissionPolicies, type PodRunner } from '../src/index.js';
 import { admin, exits, podTemplate, runnerNamespace, startRunner } from './runner-env.js';
@@ -17,35 +15,11 @@ import { admin, exits, podTemplate, runnerNamespace, startRunner } from './runne
  */
 
 let env: { namespace: string; kubeconfig: string };
-let token: string;
 let policies: Record<string, unknown>[];
 let runner: PodRunner | undefined;
 
-interface Answer {
-  status: number;
-  body: { message?: string };
-}
-
-function raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {
-  const kube = requireTestEnv('kubernetes');
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${kube.server}${path}`,
-      { method, ca: readFileSync(kube.caFile), timeout: 10_000, headers: { accept: 'application/json', authorization: `Bearer ${token}`, ...(payload ? { 'content-type': contentType } : {}) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Answer['body']) : {} }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+/** One request to the API server as the runner's account, no library in between. */
+const raw = (method: string, path: string, body?: unknown, contentType?: string) => requestAs(env.kubeconfig, method, path, body, contentType);
 
 type PodSpec = Record<string, unknown>;
 const pod = (spec: PodSpec = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'vap-' }, spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }], ...spec } });
@@ -57,7 +31,7 @@ const HOST_PATH = 'rollcall-pod-runner may not create pods with hostPath volumes
 const HOST_NAMESPACES = "rollcall-pod-runner may not create pods in the host's network, PID or IPC namespace";
 const LEDGERS = 'rollcall-pod-runner may write only task ledgers, ConfigMaps named pod-runner-<runner>-ledger';
 
-function refused(answer: Answer, message: string): void {
+function refused(answer: RawAnswer, message: string): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(403);
   expect(answer.body.message).toContain('ValidatingAdmissionPolicy');
   expect(answer.body.message).toContain(message);
@@ -65,7 +39,6 @@ function refused(answer: Answer, message: string): void {
 
 beforeAll(async () => {
   env = await runnerNamespace('vap-runner');
-  token = (JSON.parse(readFileSync(env.kubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
   for (const name of ['task-sa', 'intruder']) await admin.core.createNamespacedServiceAccount({ namespace: env.namespace, body: { metadata: { name } } });
   await admin.core.createNamespacedConfigMap({ namespace: env.namespace, body: { metadata: { name: 'app-config' }, data: { mode: 'safe' } } });
   const label = 'rollcall.dev/admission-test';
