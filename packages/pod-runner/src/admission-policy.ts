@@ -1,5 +1,6 @@
 import { admissionPolicyBinding, celString, manifestYaml, serviceAccountCondition, validatingAdmissionPolicy, type LabelSelector } from '@rollcall/kube-client';
 import { ledgerName } from './ledger-format.js';
+import { RUNNER_LABEL } from './pod.js';
 
 /** What {@link podRunnerAdmissionPolicies} generates; every field has the shipped file's default. */
 export interface PodRunnerAdmissionOptions {
@@ -24,7 +25,8 @@ const flag = (field: string) => `(has(${spec}.${field}) && ${spec}.${field})`;
 
 /**
  * The ValidatingAdmissionPolicies that confine the pod runner's account on the
- * server: the pods it creates run only as the service accounts listed, with no privileged container, hostPath volume, or
+ * server: it creates, changes and deletes only task pods (labelled
+ * `rollcall.dev/runner`); they run only as the service accounts listed, with no privileged container, hostPath volume, or
  * host network, PID or IPC namespace; and the only ConfigMaps it writes are
  * task ledgers (`pod-runner-<name>-ledger`), where its Role allows any.
  */
@@ -40,7 +42,7 @@ export function podRunnerAdmissionPolicies(options: PodRunnerAdmissionOptions = 
   return [
     validatingAdmissionPolicy({
       name: pods,
-      resources: [{ apiGroups: [''], resources: ['pods'], operations: ['CREATE'] }],
+      resources: [{ apiGroups: [''], resources: ['pods'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       matchConditions,
       variables: [
         // The ServiceAccount admission plugin has already put `default` in when the pod named none.
@@ -52,10 +54,14 @@ export function podRunnerAdmissionPolicies(options: PodRunnerAdmissionOptions = 
         },
       ],
       rules: [
-        { expression: `variables.serviceAccount in [${serviceAccounts.map(celString).join(', ')}]`, message: `${account} may create pods only as one of the service accounts ${serviceAccounts.join(', ')}` },
-        { expression: `!variables.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)`, message: `${account} may not create privileged containers` },
-        { expression: `!has(${spec}.volumes) || !${spec}.volumes.exists(v, has(v.hostPath))`, message: `${account} may not create pods with hostPath volumes` },
-        { expression: `!${flag('hostNetwork')} && !${flag('hostPID')} && !${flag('hostIPC')}`, message: `${account} may not create pods in the host's network, PID or IPC namespace` },
+        // Its own pods only: the Role's patch and delete reach every pod of the namespace.
+        { expression: `request.operation == 'CREATE' || (has(oldObject.metadata.labels) && ${celString(RUNNER_LABEL)} in oldObject.metadata.labels)`, message: `${account} may change or delete only task pods, labelled ${RUNNER_LABEL}` },
+        { expression: `request.operation == 'DELETE' || (has(object.metadata.labels) && ${celString(RUNNER_LABEL)} in object.metadata.labels)`, message: `${account} may create only task pods, labelled ${RUNNER_LABEL}, and keeps the label` },
+        // A pod's service account, containers, volumes and host namespaces are fixed at create.
+        { expression: `request.operation != 'CREATE' || variables.serviceAccount in [${serviceAccounts.map(celString).join(', ')}]`, message: `${account} may create pods only as one of the service accounts ${serviceAccounts.join(', ')}` },
+        { expression: `request.operation != 'CREATE' || !variables.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)`, message: `${account} may not create privileged containers` },
+        { expression: `request.operation != 'CREATE' || !has(${spec}.volumes) || !${spec}.volumes.exists(v, has(v.hostPath))`, message: `${account} may not create pods with hostPath volumes` },
+        { expression: `request.operation != 'CREATE' || (!${flag('hostNetwork')} && !${flag('hostPID')} && !${flag('hostIPC')})`, message: `${account} may not create pods in the host's network, PID or IPC namespace` },
       ],
     }),
     admissionPolicyBinding(pods, selector),

@@ -2,8 +2,8 @@ import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kuberne
 import { waitFor } from '@rollcall/conformance';
 import { requestAs, type RawAnswer } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerName, podRunnerAdmissionPolicies, type PodRunner } from '../src/index.js';
-import { admin, exits, podTemplate, runnerNamespace, startRunner } from './runner-env.js';
+import { ledgerName, podRunnerAdmissionPolicies, RUNNER_LABEL, type PodRunner } from '../src/index.js';
+import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 /**
  * The pod runner's admission policies on the API server, as the runner's
@@ -22,13 +22,15 @@ let runner: PodRunner | undefined;
 const raw = (method: string, path: string, body?: unknown, contentType?: string) => requestAs(env.kubeconfig, method, path, body, contentType);
 
 type PodSpec = Record<string, unknown>;
-const pod = (spec: PodSpec = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'vap-' }, spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }], ...spec } });
+const pod = (spec: PodSpec = {}, labels: Record<string, string> = { [RUNNER_LABEL]: 'vap' }) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'vap-', labels }, spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }], ...spec } });
 const createPod = (spec?: PodSpec) => raw('POST', `/api/v1/namespaces/${env.namespace}/pods?dryRun=All`, pod(spec));
 
 const SERVICE_ACCOUNT = 'rollcall-pod-runner may create pods only as one of the service accounts default, task-sa';
 const PRIVILEGED = 'rollcall-pod-runner may not create privileged containers';
 const HOST_PATH = 'rollcall-pod-runner may not create pods with hostPath volumes';
 const HOST_NAMESPACES = "rollcall-pod-runner may not create pods in the host's network, PID or IPC namespace";
+const OWN_PODS = 'rollcall-pod-runner may change or delete only task pods, labelled rollcall.dev/runner';
+const TASK_PODS = 'rollcall-pod-runner may create only task pods, labelled rollcall.dev/runner, and keeps the label';
 const LEDGERS = 'rollcall-pod-runner may write only task ledgers, ConfigMaps named pod-runner-<runner>-ledger';
 
 function refused(answer: RawAnswer, message: string): void {
@@ -41,6 +43,7 @@ beforeAll(async () => {
   env = await runnerNamespace('vap-runner');
   for (const name of ['task-sa', 'intruder']) await admin.core.createNamespacedServiceAccount({ namespace: env.namespace, body: { metadata: { name } } });
   await admin.core.createNamespacedConfigMap({ namespace: env.namespace, body: { metadata: { name: 'app-config' }, data: { mode: 'safe' } } });
+  await admin.core.createNamespacedPod({ namespace: env.namespace, body: { metadata: { name: 'app' }, spec: { containers: [{ name: 'main', image: 'registry.example/app:1' }] } } });
   const label = 'rollcall.dev/admission-test';
   policies = podRunnerAdmissionPolicies({ namePrefix: `rollcall-${env.namespace}`, namespaceSelector: { matchLabels: { [label]: env.namespace } }, serviceAccounts: ['default', 'task-sa'] });
   for (const doc of policies) await admin.objects.create(doc as KubernetesObject);
@@ -76,6 +79,13 @@ describe("the pod runner's admission policies, as its account with raw requests"
     expect((await createPod({ volumes: [{ name: 'scratch', emptyDir: {} }] })).status).toBe(201);
   });
 
+  it('the runner creates, changes and deletes only task pods, though its Role reaches every pod', async () => {
+    refused(await raw('POST', `/api/v1/namespaces/${env.namespace}/pods?dryRun=All`, pod({}, {})), TASK_PODS);
+    refused(await raw('PATCH', `/api/v1/namespaces/${env.namespace}/pods/app`, { metadata: { labels: { [RUNNER_LABEL]: 'vap' } } }, 'application/merge-patch+json'), OWN_PODS);
+    refused(await raw('DELETE', `/api/v1/namespaces/${env.namespace}/pods/app`), OWN_PODS);
+    expect((await admin.core.readNamespacedPod({ name: 'app', namespace: env.namespace })).metadata!.labels?.[RUNNER_LABEL]).toBeUndefined();
+  });
+
   it('the runner writes no ConfigMap but its ledgers, though its Role allows any', async () => {
     refused(await raw('PATCH', `/api/v1/namespaces/${env.namespace}/configmaps/app-config`, { data: { mode: 'unsafe' } }, 'application/merge-patch+json'), LEDGERS);
     refused(await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }), LEDGERS);
@@ -87,10 +97,11 @@ describe("the pod runner's admission policies, as its account with raw requests"
     await expect(started).rejects.toMatchObject({ code: 'PERMISSION_DENIED', message: expect.stringContaining(HOST_NAMESPACES) });
   });
 
-  it('a runner as the account still runs a task to its end (its ledger, its pod, the status patches)', async () => {
+  it('a runner as the account still runs a task to its end (its ledger, its pod, the status and finalizer patches, the delete)', async () => {
     runner = await startRunner(env);
     await runner.submit({ taskId: 'vap-ok', taskType: 'report', ...exits(0, { message: 'done' }) });
     const result = await runner.result('vap-ok');
     expect(result.phase).toBe('succeeded');
+    await waitFor(async () => (await runnerPods(env.namespace)).length === 0 || undefined, 15_000, 'the finished pod released and deleted by the runner');
   });
 });
