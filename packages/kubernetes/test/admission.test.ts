@@ -1,12 +1,13 @@
 import { createRegistry, type Logger, type MemberEvent, type Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/admin';
-import { formatMicroTime, heartbeatKey, memberKey } from '@rollcall/core/spi';
+import { formatMicroTime, memberKey } from '@rollcall/core/spi';
 import { requestAs, serviceAccountKubeconfig, type RawAnswer } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseAdmissionPolicies, objectName, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
+import { reaperRoundTrip } from './reaper-paths.js';
 
 /**
  * The shipped Lease admission policies on the API server, as each account,
@@ -180,28 +181,7 @@ describe('every path the library takes still works under the policies', () => {
   });
 
   it('with registry.member.liveness=reaper: the member account announces, heartbeats and withdraws; the coordinator reaps', async () => {
-    const coordinator = await open('coordinator', 'coordinator-r', true);
-    const worker = await open('member', 'worker-r', true);
-    const store = registryStore(coordinator);
-    const handle = await worker.announce({ role: 'worker', payload: { status: 'NORMAL' } });
-    const first = await store.get(heartbeatKey('worker', 'worker-r'));
-    expect(first?.record.holderIdentity).toBe('worker-r');
-    await waitFor(async () => (await store.get(heartbeatKey('worker', 'worker-r')))?.version !== first!.version || undefined, 10_000, 'a heartbeat');
-    await handle.update({ status: 'BUSY' });
-    await handle.withdraw();
-    expect(await store.get(memberKey('worker', 'worker-r'))).toBeUndefined();
-    expect(await store.get(heartbeatKey('worker', 'worker-r'))).toBeUndefined();
-    const events: MemberEvent[] = [];
-    coordinator.watchMembers('worker', (e) => events.push(e));
-    const raw = registryStore(worker);
-    const now = formatMicroTime(new Date());
-    const beat = { holderIdentity: 'worker-gone', leaseDurationSeconds: 2, acquireTime: now, renewTime: now, leaseTransitions: 1 };
-    await raw.create(memberKey('worker', 'worker-gone'), { ...beat, payload: { last: true } });
-    await raw.create(heartbeatKey('worker', 'worker-gone'), beat);
-    await waitFor(() => events.find((e) => e.type === 'removed'), 15_000, 'the reaper to remove the crashed member');
-    expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added worker-gone', 'removed worker-gone']);
-    expect(await store.get(memberKey('worker', 'worker-gone'))).toBeUndefined();
-    expect(await store.get(heartbeatKey('worker', 'worker-gone'))).toBeUndefined();
+    await reaperRoundTrip(await open('coordinator', 'coordinator-r', true), await open('member', 'worker-r', true), 'worker-r');
   });
 
   it('as the coordinator account: campaign, hand over, lock and release', async () => {
