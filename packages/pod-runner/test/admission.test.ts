@@ -33,6 +33,9 @@ const OWN_PODS = 'rollcall-pod-runner may change or delete only task pods, label
 const TASK_PODS = 'rollcall-pod-runner may create only task pods, labelled rollcall.dev/runner, and keeps the label';
 const LEDGERS = 'rollcall-pod-runner may write only task ledgers, ConfigMaps named pod-runner-<runner>-ledger';
 
+/** Refused by an admission policy, not by RBAC (whose cache may not have the new binding yet). */
+const byPolicy = (answer: RawAnswer) => answer.status === 403 && (answer.body.message ?? '').includes('ValidatingAdmissionPolicy');
+
 function refused(answer: RawAnswer, message: string): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(403);
   expect(answer.body.message).toContain('ValidatingAdmissionPolicy');
@@ -49,8 +52,8 @@ beforeAll(async () => {
   for (const doc of policies) await admin.objects.create(doc as KubernetesObject);
   await admin.core.patchNamespace({ name: env.namespace, body: { metadata: { labels: { [label]: env.namespace } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   // Each policy takes effect once the API server has compiled it and its binding: a dry run each must refuse, asked until it does.
-  await waitFor(async () => (await createPod({ hostNetwork: true })).status === 403 || undefined, 30_000, 'the pods policy to take effect');
-  await waitFor(async () => (await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' } })).status === 403 || undefined, 30_000, 'the ConfigMap policy to take effect');
+  await waitFor(async () => byPolicy(await createPod({ hostNetwork: true })) || undefined, 30_000, 'the pods policy to take effect');
+  await waitFor(async () => byPolicy(await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' } })) || undefined, 30_000, 'the ConfigMap policy to take effect');
 }, 90_000);
 
 afterAll(async () => {
