@@ -80,6 +80,10 @@ beforeAll(async () => {
   const shadow = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { generateName: 'probe-' }, spec: {} };
   for (const as of ['member', 'coordinator'] as const) {
     await waitFor(async () => byPolicy(await raw(as, 'POST', `${leases()}?dryRun=All`, shadow)) || undefined, 30_000, `the ${as} policy to take effect`);
+    // And a Rollcall record of the account's own kind passes both RBAC (once its cache has the binding) and the policy.
+    const kind = as === 'member' ? 'member' : 'election';
+    const record = { ...shadow, metadata: { generateName: 'probe-', labels: { 'rollcall.dev/cluster': CLUSTER, 'rollcall.dev/kind': kind }, annotations: { 'rollcall.dev/key': `${kind}/probe` } } };
+    await waitFor(async () => (await raw(as, 'POST', `${leases()}?dryRun=All`, record)).status === 201 || undefined, 30_000, `the ${as} account to be allowed its own records`);
   }
 }, 60_000);
 
