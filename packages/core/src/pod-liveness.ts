@@ -67,8 +67,15 @@ export class PodLiveness extends LeaseJudgedLiveness {
   }
 }
 
-/** Keeps a member in a pod: checked, then written once; its pod's readiness vouches for it from then on. */
+/**
+ * Keeps a member in a pod: checked, then written once; its pod's readiness
+ * vouches for it from then on. It renews nothing, so no renew deadline
+ * applies (a deadline of its own below the node controller's grace period is
+ * not built yet); a write that finds its record gone or taken loses it.
+ */
 class PodKeeper implements MemberKeeper {
+  readonly renews = false;
+
   constructor(
     private readonly member: KeptMember,
     readonly liveness: RecordLiveness,
@@ -81,9 +88,9 @@ class PodKeeper implements MemberKeeper {
     await this.member.writeMember();
   }
 
-  /** After a reconnect: the record written again, in case it was deleted meanwhile. */
+  /** After a reconnect: the record written again, which loses the member if it was deleted or taken meanwhile. */
   beat(): Promise<void> {
-    return this.member.enqueue(() => this.member.writeMember());
+    return this.member.enqueue(async () => void (await this.member.writeMember()));
   }
 
   stop(): void {}

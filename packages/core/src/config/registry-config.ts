@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { ConfigurationError } from '../errors.js';
-import { MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
+import { MEMBER_AFTER_LOST, MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from '../plugin.js';
-import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
+import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, defaultMemberRenewDeadline, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
 import { layersOf, readLayers, type ConfigLayer, type LayeredConfig } from './config-layers.js';
 import { configError, resolveOptions, specOf, type ResolvedOption } from './option-resolver.js';
@@ -21,7 +21,7 @@ export type CoreConfigInput = {
   election?: Partial<LeaseTiming>;
   /** Lock timings. Defaults 15000 / 10000 / 2000 ms. */
   lock?: Partial<LeaseTiming>;
-  /** Member heartbeat timings (defaults 5000 / 20000 ms) and liveness mode (default `heartbeat`). */
+  /** Member heartbeat timings (defaults 5000 / 20000 ms, renew deadline ¾ of the lease), liveness mode (default `heartbeat`) and what a lost member does (default `reannounce`). */
   member?: Partial<MemberConfig>;
   /** Bound on every single backend call, milliseconds. Default 5000. */
   requestTimeoutMs?: number;
@@ -97,6 +97,13 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, doc: 'Lock retry period, ms.' },
   'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, doc: 'Heartbeat interval, ms.' },
   'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, doc: 'Member lease, ms.' },
+  'member.renewDeadlineMs': { type: 'integer', min: 1, doc: 'How long after the send of its last successful heartbeat a member counts itself alive; past it, it is lost. Below the member lease. ms. Default 3/4 of member.leaseDurationMs.' },
+  'member.afterLost': {
+    type: 'enum',
+    values: MEMBER_AFTER_LOST,
+    default: 'reannounce',
+    doc: 'What a member does once lost (its renew deadline passed, or its record was deleted or taken): reannounce (a new incarnation: a new record, peers see removed then added) or exit (the process exits with code 75).',
+  },
   'member.liveness': {
     type: 'enum',
     values: MEMBER_LIVENESS_MODES,
@@ -156,13 +163,14 @@ function resolveLayered(source: ConfigSource, plugin: RegistryPlugin, otherTypes
   const all = new Map(sources);
   const identity = values.identity ?? defaultIdentity();
   if (values.identity === undefined) all.set('registry.identity', { value: identity, source: { layer: 'default' } });
+  if (values.member.renewDeadlineMs === undefined) all.set('registry.member.renewDeadlineMs', { value: defaultMemberRenewDeadline(values.member.leaseDurationMs), source: { layer: 'default' } });
   const config: RegistryConfig = {
     type: values.type,
     cluster: values.cluster,
     identity,
     election: values.election,
     lock: values.lock,
-    member: values.member,
+    member: Object.freeze({ ...values.member, renewDeadlineMs: values.member.renewDeadlineMs ?? defaultMemberRenewDeadline(values.member.leaseDurationMs) }),
     requestTimeoutMs: values.requestTimeoutMs,
     maxPayloadBytes: values.maxPayloadBytes,
     readOnly: values.readOnly,

@@ -1,0 +1,68 @@
+import type { Clock } from './clock.js';
+import { ErrorCode, hasCode, UnavailableError } from './errors.js';
+import { confirmByWrite } from './expiry.js';
+import type { LeaseRecord } from './lease-record.js';
+import { isMarked, markAndDelete } from './liveness-judge.js';
+import type { MonitoredStore } from './monitored-store.js';
+import type { RecordKey, StoredRecord } from './store.js';
+
+/** A member's last write of one of its records. @internal */
+export interface Slot {
+  own: StoredRecord | undefined;
+}
+
+/** Attempts at getting an earlier incarnation's record out of the way before giving up (the caller retries later). */
+const ATTEMPTS = 4;
+
+/**
+ * Creates a record of a new incarnation. A record found in the way (an
+ * earlier incarnation of this id: a restart within its lease, or this
+ * member's own lost one) is removed by compare-and-set first — a member
+ * record marked and deleted, so readers see it `removed` before the new one
+ * is `added`, never an `updated` that spans two incarnations.
+ * @internal
+ */
+export async function createAnew(store: MonitoredStore, key: RecordKey, record: () => LeaseRecord, isMember: boolean, clock: Clock): Promise<StoredRecord> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.create(key, record());
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !hasCode(err, ErrorCode.ALREADY_EXISTS)) throw err;
+    }
+    const found = await store.get(key);
+    if (!found) continue;
+    if (isMember && !isMarked(found.record)) await markAndDelete(store, key, found.version, found.record, clock.wallNow());
+    else await confirmByWrite(() => store.delete(key, found.version));
+  }
+}
+
+/**
+ * Compare-and-sets a record of a live incarnation on the version it last
+ * wrote. `deleted` when it is gone, `taken` when someone else wrote it (a
+ * peer's or a reaper's mark, another process announcing the same id); a
+ * write of its own that landed after its timeout is taken up and written on.
+ * Never creates: an incarnation whose record vanished is over.
+ * @internal
+ */
+export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot, id: string, record: () => LeaseRecord): Promise<'written' | 'deleted' | 'taken'> {
+  for (let attempt = 1; ; attempt++) {
+    const own = slot.own!;
+    try {
+      slot.own = await store.update(key, record(), own.version);
+      return 'written';
+    } catch (err) {
+      if (hasCode(err, ErrorCode.NOT_FOUND)) return 'deleted';
+      if (!hasCode(err, ErrorCode.CONFLICT)) throw err;
+    }
+    const fresh = await store.get(key);
+    if (!fresh) return 'deleted';
+    if (!isOwnWrite(fresh, own, id)) return 'taken';
+    if (attempt >= ATTEMPTS) throw new UnavailableError(`${key}: its own writes keep conflicting; retried at the next heartbeat`);
+    slot.own = fresh;
+  }
+}
+
+/** The same creation, unmarked, this id, this incarnation's acquireTime: a write of ours. */
+function isOwnWrite(fresh: StoredRecord, own: StoredRecord, id: string): boolean {
+  return fresh.created === own.created && fresh.record.holderIdentity === id && fresh.record.acquireTime === own.record.acquireTime;
+}
