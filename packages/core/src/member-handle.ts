@@ -194,20 +194,22 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
 
   /** Announces `inc`: its keeper writes its records. A failure leaves nothing of it running. */
   private async start(inc: Incarnation): Promise<void> {
-    const shown = this.shown;
     inc.starting = true;
     try {
       await inc.keeper.start();
     } catch (err) {
+      // A keeper stopped is stopped for good: a retry starts a fresh one.
       inc.keeper.stop();
+      inc.keeper = this.options.liveness.keep(this.kept(inc));
       inc.validity?.end();
       inc.validity = undefined;
       inc.member.own = undefined;
-      if (this.shown === inc) this.shown = shown;
       throw err;
     } finally {
       inc.starting = false;
     }
+    // Alive from here: an incarnation half announced (its heartbeat record still to come) is not one to act as.
+    this.shown = inc;
   }
 
   /** Read last before announcing: a reply back after its deadline must not announce a live member. */
@@ -278,7 +280,6 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     if (created) {
       const renewDeadlineMs = inc.keeper.renews ? this.options.timing.renewDeadlineMs : undefined;
       inc.validity = new MemberValidity(this.options.clock, renewDeadlineMs, sentAt, (reason) => this.onLost(inc, reason));
-      this.shown = inc;
     }
     return sentAt;
   }
@@ -298,11 +299,14 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       return sentAt;
     }
     // Past the deadline the incarnation is over even if a write could still land: an overdue timer must not extend it.
-    if (inc.validity && !inc.validity.alive) {
-      this.lose(inc, 'renew-deadline');
-      throw new LeaseLostError('renew-deadline', `member ${this.options.role}/${id} is past its renew deadline`);
-    }
-    const outcome = await renewOwn(store, key, slot, id, () => this.record(inc, payload()));
+    const beforeSend = () => {
+      if (inc.validity?.reason) throw new LeaseLostError(inc.validity.reason, `member ${this.options.role}/${id} was lost`);
+      if (inc.validity && !inc.validity.alive) {
+        this.lose(inc, 'renew-deadline');
+        throw new LeaseLostError('renew-deadline', `member ${this.options.role}/${id} is past its renew deadline`);
+      }
+    };
+    const outcome = await renewOwn(store, key, slot, id, () => this.record(inc, payload()), beforeSend);
     if (outcome !== 'written') {
       this.lose(inc, outcome);
       throw new LeaseLostError(outcome, `member ${this.options.role}/${id}: its record was ${outcome === 'deleted' ? 'deleted' : 'written by someone else'}`);

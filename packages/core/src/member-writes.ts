@@ -41,12 +41,15 @@ export async function createAnew(store: MonitoredStore, key: RecordKey, record: 
  * wrote. `deleted` when it is gone, `taken` when someone else wrote it (a
  * peer's or a reaper's mark, another process announcing the same id); a
  * write of its own that landed after its timeout is taken up and written on.
- * Never creates: an incarnation whose record vanished is over.
+ * Never creates: an incarnation whose record vanished is over. `beforeSend`
+ * runs before every attempt (it throws once the incarnation is past its
+ * deadline: a retry after a slow read must not write for it).
  * @internal
  */
-export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot, id: string, record: () => LeaseRecord): Promise<'written' | 'deleted' | 'taken'> {
+export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot, id: string, record: () => LeaseRecord, beforeSend: () => void): Promise<'written' | 'deleted' | 'taken'> {
   for (let attempt = 1; ; attempt++) {
     const own = slot.own!;
+    beforeSend();
     try {
       slot.own = await store.update(key, record(), own.version);
       return 'written';
