@@ -6,10 +6,11 @@ import { ClosedError, ErrorCode, hasCode, LeaseLostError, UnavailableError } fro
 import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { KeptMember, LivenessStrategy, MemberAfterLost, MemberKeeper, OwnRecord } from './member-liveness.js';
-import { createAnew, renewOwn, type Slot } from './member-writes.js';
+import { isMarked } from './liveness-judge.js';
+import { createAnew, renewOwn, Superseded, type Slot } from './member-writes.js';
 import { MemberValidity, type MemberLossReason } from './member-validity.js';
 import type { MonitoredStore } from './monitored-store.js';
-import type { RecordKey } from './store.js';
+import type { RecordKey, StoredRecord } from './store.js';
 import { toLeaseSeconds, type MemberTiming } from './timing.js';
 
 /** A member's incarnation ended without a withdraw: its handle's `lost` event. */
@@ -73,6 +74,8 @@ interface Incarnation {
   validity: MemberValidity | undefined;
   /** While its keeper announces it: the only time its records may be created. */
   starting: boolean;
+  /** For a re-announce: the lost incarnation, whose record it may remove; any other live one found in the way is a successor's. */
+  readonly previous: string | undefined;
 }
 
 /** The exit code of `afterLost: 'exit'`: EX_TEMPFAIL, a supervisor's cue to start it again. */
@@ -186,8 +189,8 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     await inc.keeper.withdrawn();
   }
 
-  private incarnation_(): Incarnation {
-    const inc: Incarnation = { acquireTime: formatMicroTime(this.options.clock.wallNow()), member: { own: undefined }, keeper: undefined!, validity: undefined, starting: false };
+  private incarnation_(previous?: string): Incarnation {
+    const inc: Incarnation = { acquireTime: formatMicroTime(this.options.clock.wallNow()), member: { own: undefined }, keeper: undefined!, validity: undefined, starting: false, previous };
     inc.keeper = this.options.liveness.keep(this.kept(inc));
     return inc;
   }
@@ -295,7 +298,11 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     const sentAt = clock.now();
     if (!slot.own) {
       if (!inc.starting) throw new UnavailableError(`member ${this.options.role}/${id} has no record to write until it is announced`);
-      slot.own = await createAnew(store, key, () => this.record(inc, payload()), isMember, clock);
+      // A first announce removes whatever an earlier process left; a re-announce only its own records (the lost one, an
+      // earlier attempt of this one whose reply it never had) or a mark, never a successor's.
+      const mayRemove = (found: StoredRecord) =>
+        inc.previous === undefined || found.created === inc.previous || found.record.acquireTime === inc.acquireTime || isMarked(found.record) || found.record.holderIdentity !== id;
+      slot.own = await createAnew(store, key, () => this.record(inc, payload()), isMember, clock, isMember ? mayRemove : undefined);
       return sentAt;
     }
     // Past the deadline the incarnation is over even if a write could still land: an overdue timer must not extend it.
@@ -309,7 +316,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     const outcome = await renewOwn(store, key, slot, id, () => this.record(inc, payload()), beforeSend);
     if (outcome !== 'written') {
       this.lose(inc, outcome);
-      throw new LeaseLostError(outcome, `member ${this.options.role}/${id}: its record was ${outcome === 'deleted' ? 'deleted' : 'written by someone else'}`);
+      throw new LeaseLostError(outcome, `member ${this.options.role}/${id}: its record was ${outcome === 'deleted' ? 'deleted' : outcome === 'superseded' ? 'taken over by a later incarnation' : 'written by someone else'}`);
     }
     return sentAt;
   }
@@ -331,11 +338,13 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       this.exited = true;
       return;
     }
-    this.inc = this.incarnation_();
+    // A successor holds this id: announcing again would take it from them.
+    if (reason === 'superseded') return;
+    this.inc = this.incarnation_(incarnation);
     this.reannounce(this.inc, incarnation);
   }
 
-  /** Announces `inc` after the writes in flight, retried with backoff until it lands or the member is withdrawn. */
+  /** Announces `inc` after the writes in flight, retried with backoff until it lands, the member is withdrawn, or a successor is found holding its id. */
   private reannounce(inc: Incarnation, previous: string): void {
     this.enqueue(inc, () => this.start(inc)).then(
       () => {
@@ -347,6 +356,10 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       },
       (err: unknown) => {
         if (this.withdrawn || inc !== this.inc) return;
+        if (err instanceof Superseded) {
+          this.options.logger.warn({ key: this.options.key, previous, holder: err.found.created }, '[rollcall] a later incarnation of this member holds its record; not announced again');
+          return;
+        }
         this.options.logger.debug({ err, key: this.options.key }, '[rollcall] could not announce the member again; retrying');
         this.retry = this.backoff.schedule(() => {
           if (!this.withdrawn && inc === this.inc) this.reannounce(inc, previous);

@@ -7,8 +7,10 @@ export type MemberLossReason =
   | 'renew-deadline'
   /** A write found its record gone: deleted by someone else (an operator, a backend's own expiry), or by a peer or reaper while this process was paused. */
   | 'deleted'
-  /** A write found its record written by someone else: a peer's expiry mark, or another process announcing the same id. */
-  | 'taken';
+  /** A write found its record written by someone else: a peer's or a reaper's expiry mark. */
+  | 'taken'
+  /** A later incarnation of the same id holds its record (a successor announced under this id, e.g. in a rolling update): never announced again, which would fight it. */
+  | 'superseded';
 
 /**
  * One incarnation of an announced member judged by its own clock, as a

@@ -14,15 +14,23 @@ export interface Slot {
 /** Attempts at getting an earlier incarnation's record out of the way before giving up (the caller retries later). */
 const ATTEMPTS = 4;
 
+/** A record found in the way belongs to a live incarnation this member may not remove (its successor, announced under the same id). @internal */
+export class Superseded extends Error {
+  constructor(readonly found: StoredRecord) {
+    super(`${found.key}: a later incarnation of this member holds it`);
+  }
+}
+
 /**
  * Creates a record of a new incarnation. A record found in the way (an
  * earlier incarnation of this id: a restart within its lease, or this
  * member's own lost one) is removed by compare-and-set first — a member
  * record marked and deleted, so readers see it `removed` before the new one
- * is `added`, never an `updated` that spans two incarnations.
+ * is `added`, never an `updated` that spans two incarnations — unless
+ * `mayRemove` refuses it: then it rejects with {@link Superseded}.
  * @internal
  */
-export async function createAnew(store: MonitoredStore, key: RecordKey, record: () => LeaseRecord, isMember: boolean, clock: Clock): Promise<StoredRecord> {
+export async function createAnew(store: MonitoredStore, key: RecordKey, record: () => LeaseRecord, isMember: boolean, clock: Clock, mayRemove: (found: StoredRecord) => boolean = () => true): Promise<StoredRecord> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await store.create(key, record());
@@ -31,6 +39,7 @@ export async function createAnew(store: MonitoredStore, key: RecordKey, record: 
     }
     const found = await store.get(key);
     if (!found) continue;
+    if (!mayRemove(found)) throw new Superseded(found);
     if (isMember && !isMarked(found.record)) await markAndDelete(store, key, found.version, found.record, clock.wallNow());
     else await confirmByWrite(() => store.delete(key, found.version));
   }
@@ -39,14 +48,15 @@ export async function createAnew(store: MonitoredStore, key: RecordKey, record: 
 /**
  * Compare-and-sets a record of a live incarnation on the version it last
  * wrote. `deleted` when it is gone, `taken` when someone else wrote it (a
- * peer's or a reaper's mark, another process announcing the same id); a
- * write of its own that landed after its timeout is taken up and written on.
+ * peer's or a reaper's mark), `superseded` when a later incarnation of the
+ * same id holds it (a successor announced under this id); a write of its own
+ * that landed after its timeout is taken up and written on.
  * Never creates: an incarnation whose record vanished is over. `beforeSend`
  * runs before every attempt (it throws once the incarnation is past its
  * deadline: a retry after a slow read must not write for it).
  * @internal
  */
-export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot, id: string, record: () => LeaseRecord, beforeSend: () => void): Promise<'written' | 'deleted' | 'taken'> {
+export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot, id: string, record: () => LeaseRecord, beforeSend: () => void): Promise<'written' | 'deleted' | 'taken' | 'superseded'> {
   for (let attempt = 1; ; attempt++) {
     const own = slot.own!;
     beforeSend();
@@ -59,10 +69,15 @@ export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot
     }
     const fresh = await store.get(key);
     if (!fresh) return 'deleted';
-    if (!isOwnWrite(fresh, own, id)) return 'taken';
+    if (!isOwnWrite(fresh, own, id)) return isLiveSuccessor(fresh, own, id) ? 'superseded' : 'taken';
     if (attempt >= ATTEMPTS) throw new UnavailableError(`${key}: its own writes keep conflicting; retried at the next heartbeat`);
     slot.own = fresh;
   }
+}
+
+/** Another creation under this id, unmarked: a later incarnation of the member. */
+function isLiveSuccessor(fresh: StoredRecord, own: StoredRecord, id: string): boolean {
+  return fresh.created !== own.created && fresh.record.holderIdentity === id && !isMarked(fresh.record);
 }
 
 /** The same creation, unmarked, this id, this incarnation's acquireTime: a write of ours. */

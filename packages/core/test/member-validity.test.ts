@@ -149,6 +149,29 @@ describe('a member judged by its own clock, like a leadership', () => {
     expect(peer.events).toHaveLength(3);
   });
 
+  it('a successor announced under the same id (a rolling update) supersedes the member: it is lost, never announced again, and the successor stays', async () => {
+    h = new Harness();
+    const a = await h.registry('a', timing);
+    const peer = memberLog((await h.registry('p', timing)).registry, 'worker', h.clock);
+    const old = await a.registry.announce({ role: 'worker', id: 'w1', payload: { generation: 1 } });
+    const log = handleLog(old, h.clock);
+    await h.clock.advance(1_000);
+    const b = await h.registry('b', timing);
+    const successor = await b.registry.announce({ role: 'worker', id: 'w1', payload: { generation: 2 } });
+    await h.clock.advance(0);
+    // The earlier incarnation's record was removed (marked, then deleted) before the successor's was created.
+    expect(peer.summary()).toEqual(['added w1', 'removed w1 expired', 'added w1']);
+    await h.clock.advance(INTERVAL); // the old process's next heartbeat finds the successor's record
+    expect(log.lost).toMatchObject([{ reason: 'superseded' }]);
+    expect(old.alive).toBe(false);
+    await h.clock.advance(3 * LEASE);
+    expect(log.reannounced).toEqual([]);
+    expect(successor.alive).toBe(true);
+    expect(String(row(h)!.createRevision)).toBe(successor.incarnation);
+    expect(row(h)!.record.payload).toEqual({ generation: 2 });
+    expect(peer.events).toHaveLength(3);
+  });
+
   it('reaper mode: a heartbeat that finds its heartbeat record gone (the reaper expired it) is lost, and its reaper saw it lost first when only cut off', async () => {
     h = new Harness();
     const mode = { member: { ...timing.member, liveness: 'reaper' as const } };
