@@ -1,13 +1,12 @@
 import { Backoff } from './backoff.js';
 import type { Clock, Timer } from './clock.js';
-import { deleteRecord } from './delete-record.js';
 import { Emitter } from './emitter.js';
 import { ClosedError, ErrorCode, hasCode, LeaseLostError, UnavailableError } from './errors.js';
 import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { KeptMember, LivenessStrategy, MemberAfterLost, MemberKeeper, OwnRecord } from './member-liveness.js';
 import { isMarked } from './liveness-judge.js';
-import { createAnew, renewOwn, Superseded, type Slot } from './member-writes.js';
+import { createAnew, deleteOwn, renewOwn, Superseded, type Slot } from './member-writes.js';
 import { MemberValidity, type MemberLossReason } from './member-validity.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
@@ -185,7 +184,8 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     this.options.onWithdraw();
     await this.writing.catch(() => {});
     // The member record first, so readers see `removed` at once; what a crash leaves after it is its mode's to clean.
-    await deleteRecord(this.options.store, this.options.key, inc.member.own, this.options.id);
+    // Only a record of its own (between a loss and the new incarnation, the lost one): never a successor's.
+    await deleteOwn(this.options.store, this.options.key, inc.member.own ?? this.shown?.member.own);
     await inc.keeper.withdrawn();
   }
 
@@ -231,14 +231,14 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       clock,
       logger,
       writeMember: () => this.writeMember(inc),
-      deleteMember: () => deleteRecord(store, key, inc.member.own, id),
+      deleteMember: () => deleteOwn(store, key, inc.member.own),
       renewed: (sentAt) => inc.validity?.renewed(sentAt),
       enqueue: (write) => this.enqueue(inc, write),
       own: (recordKey): OwnRecord => {
         const slot: Slot = { own: undefined };
         return {
           put: () => this.put(inc, slot, recordKey, () => undefined),
-          delete: () => deleteRecord(store, recordKey, slot.own, id),
+          delete: () => deleteOwn(store, recordKey, slot.own),
         };
       },
     };

@@ -84,3 +84,27 @@ function isLiveSuccessor(fresh: StoredRecord, own: StoredRecord, id: string): bo
 function isOwnWrite(fresh: StoredRecord, own: StoredRecord, id: string): boolean {
   return fresh.created === own.created && fresh.record.holderIdentity === id && fresh.record.acquireTime === own.record.acquireTime;
 }
+
+/**
+ * Deletes a record this member created, `own` its last write of it: by
+ * compare-and-set, and after a CONFLICT only if what is there is the same
+ * creation (a write of its own that landed late, or a peer's mark of it) —
+ * never a later incarnation's record under the same id. Gone is done.
+ * @internal
+ */
+export async function deleteOwn(store: Pick<MonitoredStore, 'get' | 'delete'>, key: RecordKey, own: StoredRecord | undefined): Promise<void> {
+  if (!own) return;
+  let version = own.version;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await store.delete(key, version);
+      return;
+    } catch (err) {
+      if (hasCode(err, ErrorCode.NOT_FOUND)) return;
+      if (!hasCode(err, ErrorCode.CONFLICT) || attempt >= ATTEMPTS) throw err;
+    }
+    const fresh = await store.get(key);
+    if (!fresh || fresh.created !== own.created) return;
+    version = fresh.version;
+  }
+}

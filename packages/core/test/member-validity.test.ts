@@ -170,6 +170,11 @@ describe('a member judged by its own clock, like a leadership', () => {
     expect(String(row(h)!.createRevision)).toBe(successor.incarnation);
     expect(row(h)!.record.payload).toEqual({ generation: 2 });
     expect(peer.events).toHaveLength(3);
+    // Its withdraw deletes only a record of its own: the successor's stays.
+    await old.withdraw();
+    await h.clock.advance(0);
+    expect(String(row(h)!.createRevision)).toBe(successor.incarnation);
+    expect(peer.events).toHaveLength(3);
   });
 
   it('reaper mode: a heartbeat that finds its heartbeat record gone (the reaper expired it) is lost, and its reaper saw it lost first when only cut off', async () => {
