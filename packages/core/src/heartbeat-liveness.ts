@@ -14,7 +14,9 @@ import type { CacheEntry } from './watch-cache.js';
  */
 export class HeartbeatKeeper implements MemberKeeper {
   readonly liveness: RecordLiveness = { mode: 'heartbeat' };
-  readonly renews = true;
+  get renewDeadlineMs(): number {
+    return this.member.timing.renewDeadlineMs;
+  }
   private timer: Timer | undefined;
   private stopped = false;
 

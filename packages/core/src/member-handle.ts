@@ -6,7 +6,7 @@ import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness 
 import type { Logger } from './logger.js';
 import type { KeptMember, LivenessStrategy, MemberAfterLost, MemberKeeper, OwnRecord } from './member-liveness.js';
 import { isMarked } from './liveness-judge.js';
-import { createAnew, deleteOwn, renewOwn, Superseded, type Slot } from './member-writes.js';
+import { checkOwn, createAnew, deleteOwn, renewOwn, Superseded, type Slot } from './member-writes.js';
 import { MemberValidity, type MemberLossReason } from './member-validity.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
@@ -233,6 +233,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       writeMember: () => this.writeMember(inc),
       deleteMember: () => deleteOwn(store, key, inc.member.own),
       renewed: (sentAt) => inc.validity?.renewed(sentAt),
+      checkMember: () => this.check(inc),
       enqueue: (write) => this.enqueue(inc, write),
       own: (recordKey): OwnRecord => {
         const slot: Slot = { own: undefined };
@@ -281,8 +282,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     const sentAt = await this.put(inc, inc.member, this.options.key, () => (payload = this.current), true);
     this.written = payload;
     if (created) {
-      const renewDeadlineMs = inc.keeper.renews ? this.options.timing.renewDeadlineMs : undefined;
-      inc.validity = new MemberValidity(this.options.clock, renewDeadlineMs, sentAt, (reason) => this.onLost(inc, reason));
+      inc.validity = new MemberValidity(this.options.clock, inc.keeper.renewDeadlineMs, sentAt, (reason) => this.onLost(inc, reason));
     }
     return sentAt;
   }
@@ -319,6 +319,22 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       throw new LeaseLostError(outcome, `member ${this.options.role}/${id}: its record was ${outcome === 'deleted' ? 'deleted' : outcome === 'superseded' ? 'taken over by a later incarnation' : 'written by someone else'}`);
     }
     return sentAt;
+  }
+
+  /** Reads `inc`'s member record: the send time when it is still its own; gone, marked or a successor's loses `inc`. */
+  private async check(inc: Incarnation): Promise<number> {
+    const { store, key, clock, role, id } = this.options;
+    const own = inc.member.own;
+    if (!own || !inc.validity || inc.validity.reason || inc !== this.inc) throw new LeaseLostError(inc.validity?.reason ?? 'renew-deadline', `member ${role}/${id} has no live record to check`);
+    if (!inc.validity.alive) {
+      this.lose(inc, 'renew-deadline');
+      throw new LeaseLostError('renew-deadline', `member ${role}/${id} is past its renew deadline`);
+    }
+    const sentAt = clock.now();
+    const outcome = checkOwn(await store.get(key), own, id);
+    if (outcome === 'present') return sentAt;
+    this.lose(inc, outcome);
+    throw new LeaseLostError(outcome, `member ${role}/${id}: its record was found ${outcome}`);
   }
 
   private lose(inc: Incarnation, reason: MemberLossReason): void {

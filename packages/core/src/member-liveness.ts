@@ -57,6 +57,17 @@ export const MEMBER_AFTER_LOST: readonly MemberAfterLost[] = ['reannounce', 'exi
 
 /** The `registry.member` section: heartbeat timings, the liveness mode and what a lost member does. */
 export interface MemberConfig extends MemberTiming {
+  /**
+   * A member in a pod (`liveness: pod`) reads its own record every
+   * `heartbeatIntervalMs` and is lost this long after the send of the last
+   * read that found it — before its node's pods are marked not Ready when the
+   * node is cut off from the API server, if below the node controller's
+   * `node-monitor-grace-period` less the kubelet's node lease renew interval
+   * (50 s − 10 s by default). Validated: below 40000 and above
+   * 1.2 × `heartbeatIntervalMs`. A read per member per interval, no write.
+   * Milliseconds; 0 (default): off, a pod member has no deadline of its own.
+   */
+  podRenewDeadlineMs: number;
   /** How liveness reaches peers: `heartbeat`, `reaper` or `pod` (see {@link MemberLiveness}). Default `heartbeat`. */
   liveness: MemberLiveness;
   /** What a member does once lost: `reannounce` or `exit` (see {@link MemberAfterLost}). Default `reannounce`. */
@@ -126,6 +137,8 @@ export interface KeptMember {
   deleteMember(): Promise<void>;
   /** A renewal peers judge the member by, sent at `sentAt` (monotonic), succeeded: its renew deadline counts from there. */
   renewed(sentAt: number): void;
+  /** Reads the member record: resolves with the read's send time when it is still this incarnation's; found gone, marked or a successor's, the member is lost and it rejects LEASE_LOST. */
+  checkMember(): Promise<number>;
   /** Runs `write` after the write in flight; rejects with CLOSED when the member was withdrawn first, LEASE_LOST when it was lost. */
   enqueue(write: () => Promise<void>): Promise<void>;
   /** Another record of this member's own, under `key`. */
@@ -144,8 +157,8 @@ export interface KeptMember {
 export interface MemberKeeper {
   /** What the member record says of its liveness, so a reader of any mode judges it by that. */
   readonly liveness: RecordLiveness;
-  /** Whether it renews a record peers judge by lease: then the member's renew deadline applies. A Ready pod's member renews nothing. */
-  readonly renews: boolean;
+  /** The deadline it is judged by, after the send of its last renewal (milliseconds): `member.renewDeadlineMs` for a keeper that renews a record peers judge by lease, `member.podRenewDeadlineMs` for a pod member that checks its record; undefined: none (a pod member that checks nothing). */
+  readonly renewDeadlineMs: number | undefined;
   /** Writes what announces the member (the member record first) and starts keeping it alive; rejects, leaving nothing announced, when it cannot. */
   start(): Promise<void>;
   /** Shows the member alive now (after a reconnect), after the write in flight. */

@@ -75,6 +75,13 @@ export async function renewOwn(store: MonitoredStore, key: RecordKey, slot: Slot
   }
 }
 
+/** What a read of a live incarnation's record found: still its own (whatever its version), or why not. @internal */
+export function checkOwn(fresh: StoredRecord | undefined, own: StoredRecord, id: string): 'present' | 'deleted' | 'taken' | 'superseded' {
+  if (!fresh) return 'deleted';
+  if (fresh.created === own.created && fresh.record.holderIdentity === id && fresh.record.acquireTime === own.record.acquireTime) return 'present';
+  return isLiveSuccessor(fresh, own, id) ? 'superseded' : 'taken';
+}
+
 /** Another creation under this id, unmarked: a later incarnation of the member. */
 function isLiveSuccessor(fresh: StoredRecord, own: StoredRecord, id: string): boolean {
   return fresh.created !== own.created && fresh.record.holderIdentity === id && !isMarked(fresh.record);

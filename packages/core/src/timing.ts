@@ -67,6 +67,17 @@ export function memberTimingProblem(t: MemberTiming): { key: keyof MemberTiming;
   return undefined;
 }
 
+/** The bound below which a pod member's own deadline keeps it ahead of the node controller: `node-monitor-grace-period` (50 s) less the kubelet's node lease renew interval (10 s), Kubernetes defaults. Milliseconds. */
+export const POD_DEADLINE_BOUND_MS = 40_000;
+
+/** A broken rule of `member.podRenewDeadlineMs` (0 is off). @internal */
+export function podDeadlineProblem(t: { podRenewDeadlineMs: number; heartbeatIntervalMs: number }): string | undefined {
+  if (t.podRenewDeadlineMs === 0) return undefined;
+  if (!(t.podRenewDeadlineMs < POD_DEADLINE_BOUND_MS)) return `podRenewDeadlineMs (${t.podRenewDeadlineMs}) must be below ${POD_DEADLINE_BOUND_MS} (node-monitor-grace-period 50 s less the node lease renew interval 10 s), or 0 (off)`;
+  if (!(t.podRenewDeadlineMs > 1.2 * t.heartbeatIntervalMs)) return `podRenewDeadlineMs (${t.podRenewDeadlineMs}) must be greater than 1.2 x heartbeatIntervalMs (${1.2 * t.heartbeatIntervalMs}), or 0 (off)`;
+  return undefined;
+}
+
 /** The whole seconds a record stores for a duration: rounded up, so observers never wait less than the holder assumes. @internal */
 export function toLeaseSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));

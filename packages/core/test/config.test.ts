@@ -38,7 +38,7 @@ describe('configuration', () => {
     expect(config.cluster).toBe('default');
     expect(config.election).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
     expect(config.lock).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
-    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, renewDeadlineMs: 15000, liveness: 'heartbeat', afterLost: 'reannounce' });
+    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, renewDeadlineMs: 15000, podRenewDeadlineMs: 0, liveness: 'heartbeat', afterLost: 'reannounce' });
     expect(config.requestTimeoutMs).toBe(5000);
     expect(config.identity).toMatch(/-\d+$/);
   });
@@ -213,7 +213,7 @@ describe('options given in code, to a store factory', () => {
 
 describe('registry.member.liveness', () => {
   it('defaults to heartbeat; reaper in each form; any other value is INVALID_CONFIG naming the key', () => {
-    expect(resolve({ type: 'memory' }).member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, renewDeadlineMs: 15000, liveness: 'heartbeat', afterLost: 'reannounce' });
+    expect(resolve({ type: 'memory' }).member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, renewDeadlineMs: 15000, podRenewDeadlineMs: 0, liveness: 'heartbeat', afterLost: 'reannounce' });
     expect(resolve({ type: 'memory', member: { liveness: 'reaper' } }).member.liveness).toBe('reaper');
     expect(resolve({ 'registry.type': 'memory', 'registry.member.liveness': 'reaper' }).member.liveness).toBe('reaper');
     expect(resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMBER_LIVENESS: 'reaper' })).member.liveness).toBe('reaper');

@@ -3,7 +3,7 @@ import { ConfigurationError } from '../errors.js';
 import { MEMBER_AFTER_LOST, MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from '../plugin.js';
-import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, defaultMemberRenewDeadline, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
+import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, defaultMemberRenewDeadline, leaseTimingProblem, memberTimingProblem, podDeadlineProblem, type LeaseTiming } from '../timing.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
 import { layersOf, readLayers, type ConfigLayer, type LayeredConfig } from './config-layers.js';
 import { configError, resolveOptions, specOf, type ResolvedOption } from './option-resolver.js';
@@ -98,6 +98,12 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, doc: 'Heartbeat interval, ms.' },
   'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, doc: 'Member lease, ms.' },
   'member.renewDeadlineMs': { type: 'integer', min: 1, doc: 'How long after the send of its last successful heartbeat a member counts itself alive; past it, it is lost. Below the member lease. ms. Default 3/4 of member.leaseDurationMs.' },
+  'member.podRenewDeadlineMs': {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    doc: 'A member in a pod reads its own record every heartbeatIntervalMs and is lost this long after the last read that found it; below 40000 (node-monitor-grace-period 50 s less the node lease renew 10 s). ms; 0 (default): off.',
+  },
   'member.afterLost': {
     type: 'enum',
     values: MEMBER_AFTER_LOST,
@@ -182,6 +188,8 @@ function resolveLayered(source: ConfigSource, plugin: RegistryPlugin, otherTypes
   }
   const memberProblem = memberTimingProblem(config.member);
   if (memberProblem) throw configError(`registry.member.${memberProblem.key}`, memberProblem.rule, sourceOf(`registry.member.${memberProblem.key}`));
+  const podProblem = podDeadlineProblem(config.member);
+  if (podProblem) throw configError('registry.member.podRenewDeadlineMs', podProblem, sourceOf('registry.member.podRenewDeadlineMs'));
   return { config: Object.freeze(config), sources: all };
 }
 
