@@ -245,7 +245,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     };
   }
 
-  /** Queues a write after the one in flight; rejects with CLOSED when a withdraw or a loss of `inc` overtook it, as its write never happens. */
+  /** Queues a write after the one in flight; rejects with CLOSED when a withdraw overtook it, LEASE_LOST when `inc` was lost first: its write never happens. */
   private enqueue(inc: Incarnation, write: () => Promise<void>): Promise<void> {
     const next = this.writing
       .catch(() => {})

@@ -189,17 +189,21 @@ export function connectionCases(h: Harness): void {
       const removed = await log.next((e) => e.type === 'removed', lapse.maxMs);
       expect(removed).toMatchObject({ reason: 'expired', member: { id: 'w1', payload: { n: 1 } } });
       expect(log.times[1]! - lapse.at).toBeGreaterThanOrEqual(lapse.minMs);
-      // The member stopped first, by its own renew deadline: its peers wait a whole lease.
-      expect(lost).toMatchObject([{ reason: 'renew-deadline' }]);
-      expect(lost[0]!.at).toBeLessThan(log.times[1]!);
-      expect(handle.alive).toBe(false);
+      // The member stopped first, by its own renew deadline: its peers wait a whole lease. A member in a pod has no
+      // deadline by default (registry.member.podRenewDeadlineMs): its cut here is its pod's, and it comes back as itself.
+      const judgedByLease = !h.pods;
+      if (judgedByLease) {
+        expect(lost).toMatchObject([{ reason: 'renew-deadline' }]);
+        expect(lost[0]!.at).toBeLessThan(log.times[1]!);
+        expect(handle.alive).toBe(false);
+      }
       await h.heal(a);
       await log.next((e) => e.type === 'added', noticeMs + m.heartbeatIntervalMs, 2);
       expect(log.summary()).toEqual(['added w1', 'removed w1', 'added w1']);
       expect((await b.members('worker')).map((x) => x.payload)).toEqual([{ n: 1 }]);
       // A new record, never the old one written again.
       await waitFor(() => handle.alive, bound, 'the re-announced member alive');
-      expect(handle.incarnation).not.toBe(first);
+      if (judgedByLease) expect(handle.incarnation).not.toBe(first);
     });
   });
 }
