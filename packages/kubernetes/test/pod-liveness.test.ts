@@ -190,7 +190,7 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     expect(JSON.parse(lease.metadata!.annotations![LIVENESS_ANNOTATION]!)).toEqual({ mode: 'heartbeat' });
   });
 
-  it('the readiness probe stays 200 through a 30 s API server outage (suspended, then lost), so the member is never removed; 503 once the registry closes', async () => {
+  it('the readiness probe stays 200 through a 30 s API server outage (suspended, then lost), so the member is never removed, nor lost by its own deadline (podRenewDeadlineMs 39 s); 503 once the registry closes', async () => {
     const uid = await pod('worker-probe', 'worker');
     const reader = await open('reader-probe');
     const seen = log(reader, 'worker');
