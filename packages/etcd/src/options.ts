@@ -55,9 +55,14 @@ export interface EtcdOptions {
    * Binds member keys to an etcd lease of this many seconds, kept alive by the
    * store, so etcd itself deletes the members of a process that stopped (even
    * when no one observes their role). 0 turns it off. Liveness is still core's,
-   * by its own deadlines: set it to at least `registry.member.leaseDurationMs`
-   * in seconds, or etcd removes members that core still considers alive.
-   * Seconds. Default 0.
+   * by its own deadlines: set it to at least 1.5 × `registry.member.renewDeadlineMs`
+   * in seconds (23 with the defaults) and at least `registry.member.leaseDurationMs`.
+   * The store keeps the lease alive every third of its TTL, so a process cut off
+   * just before a keep-alive loses its keys two thirds of a TTL after its last
+   * one; below that bound etcd can delete a member's key before the member is
+   * `lost` by its own clock, and peers see it `removed` first (the member then
+   * learns it at its next heartbeat: `lost`, `deleted`). Not checked against
+   * the core keys (a plugin's section is validated alone). Seconds. Default 0.
    */
   readonly memberLeaseSeconds: number;
   /**
@@ -117,7 +122,7 @@ export const etcdOptions: OptionSchema = {
   'tls.keyFile': { type: 'string', doc: 'PEM file of the client certificate\'s key; needs tls.certFile.' },
   dialTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Bound on connecting (first call, credentials and permission check), milliseconds.' },
   keepaliveIntervalMs: { type: 'integer', default: 10_000, min: 5000, doc: 'gRPC keepalive ping interval on open streams, milliseconds (etcd refuses pings under 5000 by default).' },
-  memberLeaseSeconds: { type: 'integer', default: 0, min: 0, max: 86_400, doc: 'Bind member keys to an etcd lease of this many seconds (0: off); at least the member lease duration.' },
+  memberLeaseSeconds: { type: 'integer', default: 0, min: 0, max: 86_400, doc: 'Bind member keys to an etcd lease of this many seconds (0: off); at least 1.5 x registry.member.renewDeadlineMs and the member lease, in seconds.' },
   maxPayloadBytes: { type: 'integer', default: 1024 * 1024, min: 1, max: 1536 * 1024, doc: 'Largest record payload, bytes of UTF-8 JSON.' },
 };
 
