@@ -25,6 +25,14 @@ export interface LeaseRecord {
    * (read as the reader's own heartbeat or reaper mode).
    */
   liveness?: RecordLiveness;
+  /**
+   * The creation (see `StoredRecord.created`) this record continues from
+   * another store: written by `@rollcall/migrate` on the `to` side's copy of a
+   * record it created on `from` first (`from:<created>`), so every reader names
+   * one life of the record the same, whichever side it sees first. Absent
+   * elsewhere. Stores keep it as they keep the payload.
+   */
+  createdAs?: string;
 }
 
 /**

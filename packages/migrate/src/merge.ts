@@ -38,17 +38,21 @@ export function migrateVersion(from: string | undefined | null, to: string | und
  * view — the side it names still has that creation, or has lost the key while
  * the other side holds the same life — so a migrating writer's create (from,
  * then to) and delete (from, then to) never change it, and a member keeps one
- * incarnation in a migrating watch. A relist made while only `to` still holds
- * a life that began on `from` names it by `to`'s creation.
+ * incarnation in a migrating watch. `to`'s copy of a life this store created
+ * on `from` carries `from`'s creation (`LeaseRecord.createdAs`): a watch that
+ * sees it first, or a relist while only `to` holds it, names it `from:`.
  */
 export function migrateCreated(from: SideValue | undefined, to: SideValue | undefined, shown?: StoredRecord): string | undefined {
   if (shown && keepsCreated(shown, from, to)) return shown.created;
   const tag = (side: Side, value: SideValue) => `${side}:${value.created}`;
   const f = from?.created !== undefined ? from : undefined;
   const t = to?.created !== undefined ? to : undefined;
-  if (f && t && !isCorrupt(f) && !isCorrupt(t) && f.record.acquireTime !== t.record.acquireTime) return renewedAt(f.record) > renewedAt(t.record) ? tag('from', f) : tag('to', t);
+  // `to`'s copy of a life this store created on `from` first says so: the same name whichever side is seen first.
+  const toName = (value: SideValue) => (!isCorrupt(value) && value.record.createdAs) || tag('to', value);
+  if (f && t && !isCorrupt(f) && !isCorrupt(t) && t.record.createdAs === tag('from', f)) return tag('from', f);
+  if (f && t && !isCorrupt(f) && !isCorrupt(t) && f.record.acquireTime !== t.record.acquireTime) return renewedAt(f.record) > renewedAt(t.record) ? tag('from', f) : toName(t);
   if (f) return tag('from', f);
-  if (t) return tag('to', t);
+  if (t) return toName(t);
   return undefined;
 }
 
@@ -90,7 +94,10 @@ function renewedAt(record: LeaseRecord): number {
  * process waits until neither side has changed for a lease (client-go's
  * MultiLock `UnknownLeader`).
  */
-export function mergeRecords(from: LeaseRecord, to: LeaseRecord): LeaseRecord {
+export function mergeRecords(fromSide: LeaseRecord, toSide: LeaseRecord): LeaseRecord {
+  // The creation tag is this store's bookkeeping between its sides, not the record's.
+  const { createdAs: _fromTag, ...from } = fromSide;
+  const { createdAs: _toTag, ...to } = toSide;
   const leaseTransitions = Math.max(from.leaseTransitions, to.leaseTransitions);
   const leaseDurationSeconds = Math.max(from.leaseDurationSeconds, to.leaseDurationSeconds);
   const newer = renewedAt(from) > renewedAt(to) ? from : to;
@@ -98,6 +105,13 @@ export function mergeRecords(from: LeaseRecord, to: LeaseRecord): LeaseRecord {
   if (from.holderIdentity === '') return { ...to, leaseTransitions, leaseDurationSeconds };
   if (to.holderIdentity === '') return { ...from, leaseTransitions, leaseDurationSeconds };
   return { holderIdentity: UNKNOWN_HOLDER, leaseDurationSeconds, acquireTime: newer.acquireTime, renewTime: newer.renewTime, leaseTransitions };
+}
+
+/** `record` without this store's creation tag (see {@link mergeRecords}). */
+function withoutTag(record: LeaseRecord): LeaseRecord {
+  if (record.createdAs === undefined) return record;
+  const { createdAs: _tag, ...rest } = record;
+  return rest;
 }
 
 /** The migrating view of one key; undefined when neither side has it. A corrupt side makes the key corrupt. */
@@ -109,7 +123,7 @@ export function mergeValues(key: RecordKey, from: SideValue | undefined, to: Sid
   if (corrupt) return { corrupt: created === undefined ? { key, version, error: corrupt.error } : { key, version, error: corrupt.error, created } };
   const f = from as StoredRecord | undefined;
   const t = to as StoredRecord | undefined;
-  const record = f && t ? mergeRecords(f.record, t.record) : (f ?? t)!.record;
+  const record = f && t ? mergeRecords(f.record, t.record) : withoutTag((f ?? t)!.record);
   return { stored: { key, version, record, created: created! } };
 }
 
