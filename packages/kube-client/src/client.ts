@@ -61,6 +61,14 @@ export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
   return kc;
 }
 
+function sameMaterial(a: readonly (string | Buffer | undefined)[], b: readonly (string | Buffer | undefined)[]): boolean {
+  return a.length === b.length && a.every((x, i) => {
+    const y = b[i];
+    if (x === undefined || y === undefined) return x === y;
+    return Buffer.from(x).equals(Buffer.from(y));
+  });
+}
+
 /** js-yaml's reason and 1-based position of a YAMLException, without its snippet of the text; undefined for any other error. */
 function yamlProblem(err: unknown): string | undefined {
   const e = err as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown } };
@@ -139,6 +147,10 @@ export class ApiClient {
   private readonly url: URL;
   private readonly transport: typeof https | typeof http;
   private agent: http.Agent | undefined;
+  /** The TLS material the agent was made with: the kubeconfig's files are read on every request, so a rotation shows here. */
+  private agentMaterial: readonly (string | Buffer | undefined)[] = [];
+  /** Agents of earlier TLS material: left to finish what runs on them, destroyed at close. */
+  private readonly retired: http.Agent[] = [];
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -292,6 +304,7 @@ export class ApiClient {
 
   close(): void {
     this.agent?.destroy();
+    this.retired.splice(0).forEach((agent) => agent.destroy());
   }
 
   private async options(method: string, path: string, contentType: string | undefined, accept = 'application/json'): Promise<https.RequestOptions> {
@@ -304,6 +317,17 @@ export class ApiClient {
       headers: { Accept: accept, 'User-Agent': this.userAgent, ...(contentType ? { 'Content-Type': contentType } : {}) },
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
+    // A rotated CA or client certificate (the files changed): new connections use it; open ones finish on the old agent.
+    const material = [options.ca, options.cert, options.key].map((m) => (Array.isArray(m) ? m.join('\n') : (m as string | Buffer | undefined)));
+    if (this.agent && !sameMaterial(material, this.agentMaterial)) {
+      const old = this.agent;
+      this.agent = undefined;
+      this.retired.push(old);
+      if (this.retired.length > 8) this.retired.shift()!.destroy();
+      // Idle keep-alive sockets would be reused by nobody: close them now.
+      for (const sockets of Object.values((old as unknown as { freeSockets: Record<string, { destroy(): void }[]> }).freeSockets ?? {})) sockets.forEach((socket) => socket.destroy());
+    }
+    this.agentMaterial = material;
     // One keep-alive agent with the same TLS material, instead of the new agent client-node makes per call.
     this.agent ??= new (this.transport === https ? https.Agent : http.Agent)({
       keepAlive: true,
