@@ -27,6 +27,7 @@ export const METRICS = {
   electionFencingToken: spec('rollcall_election_fencing_token', 'gauge', ['election'], 'The latest term\'s fencing token this process has seen: its own when elected, the leader\'s of an observed election.'),
   leadershipChanges: spec('rollcall_leadership_changes_total', 'counter', ['election', 'event', 'reason'], 'This process\'s leadership transitions: elected, lost (reason released, renew-deadline, taken, deleted, connection-lost, closed or failed).'),
   electionLeaderChanges: spec('rollcall_election_leader_changes_total', 'counter', ['election'], 'Leader changes of an observed election: a new leader, a new term, or none.'),
+  electionsUnobserved: spec('rollcall_elections_unobserved', 'gauge', [], 'Elections of an `elections: \'all\'` view given no series because maxObservedElections were in use: the label set stays bounded whatever the cluster holds.'),
   lockHeld: spec('rollcall_lock_held', 'gauge', ['lock'], 'Holds of the lock this process has now (0 or 1; more when several names share one label).'),
   lockFencingToken: spec('rollcall_lock_fencing_token', 'gauge', ['lock'], 'The fencing token of this process\'s latest hold of the lock.'),
   lockChanges: spec('rollcall_lock_changes_total', 'counter', ['lock', 'event', 'reason'], 'This process\'s lock transitions: acquired, lost (reason released, renew-deadline, taken, deleted, connection-lost or closed).'),
