@@ -10,6 +10,7 @@ export type { Task, TaskResources, TaskStatus, TaskTimeouts, AttemptOutcome } fr
 export { RETRYABLE_REASONS, type RetryPolicy, type RetryableReason, type ExitCodeRule } from './retry-policy.js';
 export { TERMINAL_PHASES, DEFAULT_TIMEOUTS } from './task.js';
 export type { TemplateRule, TemplateSource } from './templates.js';
+export type { TaskOverrides } from './task-overrides.js';
 export type { PodTemplateSpec } from './pod.js';
 export { podName } from './pod-build.js';
 export { RUNNER_LABEL, TASK_ID_LABEL, TASK_TYPE_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_CONTAINER_ANNOTATION, FENCING_TOKEN_ANNOTATION, CANCELLED_ANNOTATION, RECORDED_ANNOTATION, FINALIZER } from './pod.js';

@@ -28,7 +28,7 @@ import { changedStatus, copyStatus, newTaskState, type TaskState } from './task-
 import { TaskTimers } from './task-timers.js';
 import { type AttemptOutcome, assertTask, isTerminal, type Task, type TaskStatus, type TaskTimeouts } from './task.js';
 import type { PendingCause, TaskPhase } from '@rollcall/pod-runner-activity';
-import { type ResolvedTemplate, selectTemplate } from './templates.js';
+import { type ResolvedTemplate, selectTemplate, templateForSubmit } from './templates.js';
 
 /** Filter of {@link PodRunner.list}. */
 export interface TaskFilter {
@@ -306,8 +306,7 @@ export class PodRunner {
     this.assertOpen();
     assertTask(task);
     const attempt = task.attempt ?? 1;
-    const template = selectTemplate(this.templates, task);
-    if (!template) throw new InvalidArgumentError(`no template rule matches task ${task.taskId} of type ${task.taskType}, and there is no default rule`, { backend: BACKEND });
+    const template = templateForSubmit(this.templates, task);
     const submittedAt = this.clock.wallNow().toISOString();
     const timeouts = { ...this.timeouts, ...task.timeouts };
     const built = buildPod({ runner: this.name, namespace: this.namespace, task: { ...task, timeouts }, template: template.template, templateName: template.rule.name, container: template.rule.container, submittedAt });

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { loadYaml } from '@kubernetes/client-node';
-import { ConfigurationError, hasCode } from '@rollcall/core';
+import { ConfigurationError, hasCode, InvalidArgumentError } from '@rollcall/core';
 import type { ApiClient } from '@rollcall/kube-client';
 import { BACKEND } from './errors.js';
 import type { PodTemplateSpec } from './pod.js';
 import { assertRetryPolicy, type RetryPolicy } from './retry-policy.js';
 import type { Task } from './task.js';
+import { assertOverridesAllowed, assertTaskOverrides, type TaskOverrides } from './task-overrides.js';
 
 /** Where a rule's pod template comes from: the template itself, a YAML file (a Pod, a PodTemplate or a template spec), or a PodTemplate object in the runner's namespace, read once at start. */
 export type TemplateSource = PodTemplateSpec | { file: string } | { podTemplate: string };
@@ -26,6 +27,8 @@ export interface TemplateRule {
   container?: string;
   /** Retries of a task this rule builds. Default none: one attempt. See {@link RetryPolicy}. */
   retry?: RetryPolicy;
+  /** What a task may set beyond the template (env, labels, annotations). Default: anything. See {@link TaskOverrides}. */
+  overrides?: TaskOverrides;
 }
 
 export interface ResolvedTemplate {
@@ -88,9 +91,21 @@ export async function resolveTemplates(rules: readonly TemplateRule[], client: A
       throw problem(index, rule, `container ${JSON.stringify(rule.container)} is not one of the template's containers (${template.spec.containers.map((c) => c.name).join(', ')})`);
     }
     if (rule.retry !== undefined) assertRetryPolicy(rule.retry, `templates[${index}].retry`);
+    assertTaskOverrides(rule.overrides, `templates[${index}]`);
     resolved.push({ rule, index, template: structuredClone(template) });
   }
   return resolved;
+}
+
+/**
+ * The rule a submitted task runs by: the first that matches, INVALID_ARGUMENT
+ * when none does or when the task sets what its `overrides` do not allow.
+ */
+export function templateForSubmit(templates: readonly ResolvedTemplate[], task: Task): ResolvedTemplate {
+  const template = selectTemplate(templates, task);
+  if (!template) throw new InvalidArgumentError(`no template rule matches task ${task.taskId} of type ${task.taskType}, and there is no default rule`, { backend: BACKEND });
+  assertOverridesAllowed(template.rule.overrides, template.rule.name, task);
+  return template;
 }
 
 /** The first rule whose task types and tags the task matches, or undefined. */
