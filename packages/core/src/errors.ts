@@ -156,7 +156,7 @@ export class LockTimeoutError extends RegistryError {
 
 /** A lock, leadership or member incarnation ended; the reason of a lock's or a member's AbortSignal. */
 export class LeaseLostError extends RegistryError {
-  /** Why: `released`, `renew-deadline`, `taken`, `deleted`, `connection-lost`, `closed`, or for a member `withdrawn`. */
+  /** Why: `released`, `renew-deadline`, `taken`, `deleted`, `connection-lost`, `closed`, or for a member `withdrawn`, `superseded` or `reannouncing` (its new incarnation not written yet). */
   readonly reason: string;
   constructor(reason: string, message: string, options: RegistryErrorOptions = {}) {
     super(ErrorCode.LEASE_LOST, message, options);

@@ -150,8 +150,9 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
   /**
    * Replaces the payload and writes it at once, without waiting for the next
    * heartbeat. Rejects with CLOSED when a withdraw overtook it before its
-   * payload was written, and LEASE_LOST when the member was lost first (a
-   * re-announce carries the payload).
+   * payload was written, and LEASE_LOST when the member was lost first or is
+   * being announced again (reason `reannouncing`): the re-announce carries the
+   * payload.
    */
   async update(payload: JsonValue): Promise<void> {
     if (this.withdrawn) throw new ClosedError(`member ${this.options.role}/${this.options.id} was withdrawn`);
@@ -159,7 +160,13 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     this.current = payload;
     const inc = this.inc;
     try {
-      await this.enqueue(inc, async () => void (await this.writeMember(inc)));
+      await this.enqueue(inc, async () => {
+        // Between a loss and the new incarnation's record there is nothing to write: the re-announce carries `current`.
+        if (!inc.member.own && inc.previous !== undefined) {
+          throw new LeaseLostError('reannouncing', `member ${this.options.role}/${this.options.id} is being announced again as a new incarnation (its last one was lost); that announce carries this payload`);
+        }
+        await this.writeMember(inc);
+      });
     } catch (err) {
       // A heartbeat queued before this update may have gone out after it, carrying its payload: then it was written.
       if (hasCode(err, ErrorCode.CLOSED) && this.written === payload) return;

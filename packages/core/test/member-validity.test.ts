@@ -80,6 +80,27 @@ describe('a member judged by its own clock, like a leadership', () => {
     expect(log.lost[0]!.at).toBeLessThan(peer.at[1]!);
   });
 
+  it('an update while the lost member is being announced again is refused LEASE_LOST (reannouncing), and the new incarnation carries its payload', async () => {
+    h = new Harness();
+    const store = new GatedStore({ backend: h.backend, cluster: 'test' });
+    const a = await h.registry('a', timing, h.clock, store);
+    const handle = await a.registry.announce({ role: 'worker', id: 'w1', payload: { n: 1 } });
+    const log = handleLog(handle, h.clock);
+    store.partition(); // cut off past its deadline: lost, and the re-announce cannot land yet
+    await h.clock.advance(INTERVAL + DEADLINE);
+    expect(log.lost).toHaveLength(1);
+    expect(log.reannounced).toEqual([]);
+    const refused = await handle.update({ n: 2 }).then(
+      () => undefined,
+      (err: Error & { code?: string; reason?: string }) => err,
+    );
+    expect(refused).toMatchObject({ code: ErrorCode.LEASE_LOST, reason: 'reannouncing' });
+    store.heal();
+    await h.clock.advanceUntil(() => log.reannounced.length === 1, LEASE);
+    expect(row(h)?.record.payload).toEqual({ n: 2 });
+    expect(handle.alive).toBe(true);
+  });
+
   it('a process resumed from a pause reads alive false before its timer fires, and its overdue heartbeat writes nothing', async () => {
     h = new Harness();
     const a = await withExit(h, 'a', { ...timing, member: { ...timing.member, afterLost: 'exit' } }, () => {});
