@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, systemClock, type Clock } from '@rollcall/core';
 import { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
+import { freshToken, rememberTokenFiles } from './token-files.js';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -58,6 +59,9 @@ export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
     kc.setCurrentContext(options.context);
   }
   if (!kc.getCurrentCluster()) throw new ConfigurationError('registry.kubernetes.kubeconfig: the kubeconfig has no current cluster', { key: 'registry.kubernetes.kubeconfig', backend: BACKEND });
+  const defaultFile = join(homedir(), '.kube', 'config');
+  const files = options.kubeconfig ? [options.kubeconfig] : process.env.KUBECONFIG ? process.env.KUBECONFIG.split(':').filter(Boolean) : existsSync(defaultFile) ? [defaultFile] : [];
+  rememberTokenFiles(kc, files);
   return kc;
 }
 
@@ -317,6 +321,9 @@ export class ApiClient {
       headers: { Accept: accept, 'User-Agent': this.userAgent, ...(contentType ? { 'Content-Type': contentType } : {}) },
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
+    // A kubeconfig `token-file` is read now, not once at load: a rotated token is used from the next request.
+    const token = freshToken(this.kubeConfig);
+    if (token) (options.headers as Record<string, string>).Authorization = `Bearer ${token}`;
     // A rotated CA or client certificate (the files changed): new connections use it; open ones finish on the old agent.
     const material = [options.ca, options.cert, options.key].map((m) => (Array.isArray(m) ? m.join('\n') : (m as string | Buffer | undefined)));
     if (this.agent && !sameMaterial(material, this.agentMaterial)) {

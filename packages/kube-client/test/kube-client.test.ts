@@ -156,6 +156,24 @@ describe('against a local API server', () => {
     }
   });
 
+  it('request: a kubeconfig token-file rotated under a running client is sent from the next request', async () => {
+    const seen: (string | undefined)[] = [];
+    ({ server } = await fakeApiServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    }));
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, 'first-token\n');
+    const file = join(dir, 'kubeconfig-token-file');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: url, 'insecure-skip-tls-verify': true } }], users: [{ name: 'u', user: { 'token-file': tokenFile } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
+    client = new ApiClient(loadKubeConfig({ kubeconfig: file }), 5_000, 'rollcall/test (me)');
+    await client.request({ method: 'GET', path: '/version', context: ctx });
+    writeFileSync(tokenFile, 'rotated-token\n');
+    await client.request({ method: 'GET', path: '/version', context: ctx });
+    expect(seen).toEqual(['Bearer first-token', 'Bearer rotated-token']);
+  });
+
   it('request: the body of a 2xx, the credentials and user agent sent; a 403 is PERMISSION_DENIED without the token', async () => {
     const seen: { auth?: string; agent?: string }[] = [];
     ({ server } = await fakeApiServer((req, res) => {
