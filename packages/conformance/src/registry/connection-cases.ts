@@ -85,7 +85,9 @@ export function connectionCases(h: Harness): void {
      */
     const acrossDisconnect = async (compact: (() => Promise<void> | void) | undefined) => {
       const watcher = await h.registry('watcher');
-      const b = await h.registry('b');
+      // The members' own registry on a slower member lease: what is judged here is the watcher's view across its cut,
+      // and a loaded server's pause (compaction) must not cost them an incarnation (their renew deadline is ¾ of this).
+      const b = await h.registry('b', { member: { heartbeatIntervalMs: 1000, leaseDurationMs: 6000 } });
       const log = logMembers(watcher, 'worker');
       const gone = await b.announce({ role: 'worker', id: 'gone', payload: { last: 'gone' } });
       await b.announce({ role: 'worker', id: 'stays', payload: 'same' });
