@@ -24,6 +24,7 @@ export type { LockHandle } from './distributed-lock.js';
 export type { MemberHandle } from './member-handle.js';
 export type { Member, MemberEvent, MemberListener } from './member.js';
 export type { LeaseLossReason } from './lease-holder.js';
+export type { DeadIncarnation, Failover, FailoverEvents, FailoverHandler, FailoverLeadership, FailoverOptions, FailoverReason, FailoverRun } from './failover.js';
 export type { JsonValue } from './lease-record.js';
 export * from './errors.js';
 export { systemClock, type Clock, type Timer } from './clock.js';
