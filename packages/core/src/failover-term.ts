@@ -4,7 +4,7 @@ import { DelayQueue } from './delay-queue.js';
 import { ErrorCode, hasCode } from './errors.js';
 import { decide, type FailoverAction } from './failover-decision.js';
 import { failoverKey, failoverPrefix, failoverRecord, failoverStateOf, parseFailoverKey, type FailoverReason, type FailoverState } from './failover-record.js';
-import type { DeadIncarnation, FailoverEvents, FailoverHandler } from './failover.js';
+import type { DeadIncarnation, FailoverEvents, FailoverHandler } from './failover-handler.js';
 import type { JsonValue, LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MemberEvent, MemberListener } from './member.js';

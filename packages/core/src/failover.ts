@@ -2,48 +2,14 @@ import type { BackoffOptions } from './backoff.js';
 import type { Clock } from './clock.js';
 import { Emitter } from './emitter.js';
 import { InvalidArgumentError } from './errors.js';
-import type { FailoverReason } from './failover-record.js';
+import type { FailoverEvents, FailoverHandler } from './failover-handler.js';
 import { FailoverTerm, type FailoverStore, type FailoverView } from './failover-term.js';
-import type { JsonValue } from './lease-record.js';
 import type { Logger } from './logger.js';
 import { assertName } from './names.js';
 import type { WatchCache } from './watch-cache.js';
 
 export type { FailoverReason } from './failover-record.js';
-
-/** A member incarnation that is gone, as a failover handler receives it. */
-export interface DeadIncarnation {
-  role: string;
-  id: string;
-  /** The incarnation: its member record's creation (`StoredRecord.created`), unique across the cluster's history. */
-  incarnation: string;
-  /**
-   * Its last payload the claiming leader saw: the one its removal carried; when a
-   * leader died before claiming it, the payload it had when a leader first saw it.
-   */
-  lastPayload: JsonValue | undefined;
-  reason: FailoverReason;
-}
-
-/** What a handler runs under. */
-export interface FailoverRun {
-  /** The leader's fencing token: stamp every effect with it, so a resource refuses a deposed leader. */
-  fencingToken: number;
-  /** Aborts when this term ends (leadership lost, resigned, `close()`): stop, and do not resolve as if done. */
-  signal: AbortSignal;
-  /** An earlier term claimed this incarnation and did not acknowledge it: its effects may be partly done. */
-  resumed: boolean;
-  /** 1 for the first run in this term, then one more per retry after a rejection. */
-  attempt: number;
-}
-
-/**
- * Fails one dead incarnation over. Resolving acknowledges it: it is never run
- * again. Rejecting retries it with backoff, in this term or the next. It may run
- * again after resolving if the leader died before its acknowledgement landed
- * (then with `resumed`), so it must be idempotent per incarnation.
- */
-export type FailoverHandler = (dead: DeadIncarnation, run: FailoverRun) => Promise<void>;
+export type { DeadIncarnation, FailoverEvents, FailoverHandler, FailoverRun } from './failover-handler.js';
 
 /** What `registry.failover()` takes. */
 export interface FailoverOptions {
@@ -59,17 +25,6 @@ export interface FailoverOptions {
   maxRetained?: number;
   /** Delays between runs of a rejected handler. Default: 1000 ms doubling to 60000 ms, jitter 0.2. */
   retryBackoff?: Omit<BackoffOptions, 'clock'>;
-}
-
-export interface FailoverEvents {
-  /** A handler started (`resumed`: an earlier term claimed it). */
-  started: DeadIncarnation & { fencingToken: number; resumed: boolean; attempt: number };
-  /** A handler resolved and its acknowledgement landed: never run again. */
-  acknowledged: DeadIncarnation & { fencingToken: number };
-  /** A graceful withdraw recorded `skipped` (without `includeWithdrawn`). */
-  skipped: DeadIncarnation & { fencingToken: number };
-  /** A handler rejected; it runs again after `retryInMs`. */
-  failed: DeadIncarnation & { fencingToken: number; error: unknown; attempt: number; retryInMs: number };
 }
 
 /** @internal */
