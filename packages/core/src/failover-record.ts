@@ -58,8 +58,8 @@ export function failoverStateOf(stored: StoredRecord): FailoverState | 'corrupt'
 /** The record that holds `state`, written by `leader` in term `token` (its fencing token, as `leaseTransitions`). @internal */
 export function failoverRecord(state: FailoverState, leader: string, token: number, now: Date): LeaseRecord {
   const time = formatMicroTime(now);
-  // Judged by no lease: the seen member's lease is kept for readers; the rest say zero.
-  const leaseDurationSeconds = state.state === 'seen' ? Math.min(3600, Math.ceil(state.leaseMs / 1000)) : 0;
+  // Judged by no lease: the seen member's lease is kept for readers, the rest say one second (Kubernetes refuses zero).
+  const leaseDurationSeconds = state.state === 'seen' ? Math.max(1, Math.min(3600, Math.ceil(state.leaseMs / 1000))) : 1;
   return { holderIdentity: leader, leaseDurationSeconds, acquireTime: time, renewTime: time, leaseTransitions: token, payload: stripUndefined(state) };
 }
 
