@@ -10,7 +10,8 @@ import type { CandidateEvent, CandidateSpec } from './protocol.js';
 export interface SoakTiming {
   election: LeaseTiming;
   lock: LeaseTiming;
-  member: MemberTiming;
+  /** `renewDeadlineMs` unset is core's default, ¾ of the lease. */
+  member: Omit<MemberTiming, 'renewDeadlineMs'> & { renewDeadlineMs?: number };
   /** Bound on each backend call, milliseconds. */
   requestTimeoutMs: number;
 }

@@ -25,7 +25,7 @@ if (migrationsUnderTest().length === 0) {
   });
 
   const sections = (zkAddress: string, etcdAddress: string) => ({
-    from: { type: 'zookeeper', zookeeper: { connectString: zkAddress, sessionTimeoutMs: ZK_SESSION_TIMEOUT_MS } },
+    from: { type: 'zookeeper', zookeeper: { connectString: zkAddress, sessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, openAcl: true } },
     to: { type: 'etcd', etcd: { endpoints: [`http://${etcdAddress}`] } },
   });
   const direct = () => sections(`${zk.host}:${zk.port}`, `${etcd.host}:${etcd.port}`);
@@ -48,7 +48,7 @@ if (migrationsUnderTest().length === 0) {
     name: 'migrate(zookeeper→etcd)',
     openStore: (cluster) =>
       throughProxies(async (zkAddress, etcdAddress) => {
-        const from = await createZookeeperStore({ cluster, connectString: zkAddress, sessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, requestTimeoutMs: 1000 });
+        const from = await createZookeeperStore({ cluster, connectString: zkAddress, sessionTimeoutMs: ZK_SESSION_TIMEOUT_MS, requestTimeoutMs: 1000, openAcl: true });
         return new MigrateStore(from, await createEtcdStore({ cluster, endpoints: [`http://${etcdAddress}`], requestTimeoutMs: 2000 }));
       }),
     capabilities: {

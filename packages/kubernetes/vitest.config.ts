@@ -4,7 +4,7 @@ import { sharedTestConfig } from '../../vitest.shared.js';
 const shared = sharedTestConfig.test!;
 
 /** Files that need no server: the smoke run on every supported Node (`test:unit`). */
-const UNIT = ['test/kubeconfig.test.ts', 'test/object-names.test.ts', 'test/pod-owner.test.ts', 'test/readiness-probe.test.ts', 'test/selectors.test.ts'];
+const UNIT = ['test/admission-manifest.test.ts', 'test/kubeconfig.test.ts', 'test/object-names.test.ts', 'test/pod-owner.test.ts', 'test/readiness-probe.test.ts', 'test/selectors.test.ts'];
 
 // One vitest run per instance (package.json's test script runs the projects in turn): a
 // global setup points the test workers at its instance through the environment, which

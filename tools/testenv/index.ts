@@ -20,8 +20,8 @@ export { zookeeperEnsembleLeader, waitForZookeeperEnsembleLeader, killZookeeperE
 export type { StopOptions } from './faults/faults.js';
 export { compactServer } from './faults/compaction.js';
 export type { CompactableServer, Compaction } from './faults/compaction.js';
-export { mintServiceAccountToken, serviceAccountKubeconfig } from './kube/service-account-token.js';
-export type { MintTokenOptions } from './kube/service-account-token.js';
+export { mintServiceAccountToken, requestAs, serviceAccountKubeconfig } from './kube/service-account-token.js';
+export type { MintTokenOptions, RawAnswer } from './kube/service-account-token.js';
 export { createGlobalSetup, REAL_NODE_INSTANCE } from './setup/global-setup-factory.js';
 export { SERVER_NAMES } from './catalog.js';
 export type { Backend, Server, Credentials } from './servers/server.js';

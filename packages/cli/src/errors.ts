@@ -1,4 +1,5 @@
 import { type ErrorCode, RegistryError } from '@rollcall/core';
+import { printable } from './terminal.js';
 
 /** The exit codes of `rollcall`; the README lists them. A code never changes meaning. */
 export const ExitCode = {
@@ -119,7 +120,8 @@ function foldError(err: unknown): CliError {
 
 /** The one line an error is reported as: `rollcall: error CODE [backend]: message (hint: ...)`. */
 export function formatError(error: CliError): string {
-  const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').trim();
+  // A message may quote a record (a holder, a key): shown, never obeyed by the terminal.
+  const oneLine = (s: string) => printable(s.replace(/\s*\n\s*/g, ' ').trim());
   const backend = error.backend ? ` [${error.backend}]` : '';
   const hint = error.hint ? ` (hint: ${oneLine(error.hint)})` : '';
   return `rollcall: error ${error.code}${backend}: ${oneLine(error.message)}${hint}`;

@@ -52,7 +52,9 @@ function withConfig(cmd: Command): Command {
 
 /** `--metrics-port` on the commands that run until stopped. */
 function withMetrics(cmd: Command): Command {
-  return cmd.option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics while running (0: any free port)');
+  return cmd
+    .option('--metrics-port <port>', 'serve Prometheus metrics at http://<host>:<port>/metrics while running (0: any free port)')
+    .option('--metrics-host <address>', 'the address the metrics endpoint binds (default 127.0.0.1: this host only; 0.0.0.0 to be scraped from elsewhere)');
 }
 
 function withOutput(cmd: Command): Command {
@@ -116,11 +118,12 @@ export function program(setExit: (code: number) => void): Command {
   const manifests = root
     .command('manifests')
     .description('print the ServiceAccount, Role and RoleBinding a component needs on Kubernetes, for kubectl apply -f -')
-    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods), viewer (read commands, dashboards)').choices(manifestRoles()).makeOptionMandatory())
-    .requiredOption('--namespace <namespace>', 'the namespace of the records (registry.kubernetes.namespace)')
-    .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']).default('lease'))
-    .addOption(new Option('--liveness <mode>', 'registry.member.liveness: pod adds get/list/watch on endpointslices').choices(['heartbeat', 'reaper', 'pod']).default('heartbeat'));
-  manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n`);
+    .addOption(new Option('--role <role>', 'what the component does: coordinator (campaigns and locks), member (announces and discovers), pod-runner (runs tasks as pods), viewer (read commands, dashboards); required unless --admission').choices(manifestRoles()))
+    .option('--namespace <namespace>', 'the namespace of the records (registry.kubernetes.namespace); with --admission, the namespace to opt in')
+    .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']))
+    .addOption(new Option('--liveness <mode>', 'registry.member.liveness: pod adds get/list/watch on endpointslices').choices(['heartbeat', 'reaper', 'pod']).default('heartbeat'))
+    .option('--admission', 'instead of a role: the ValidatingAdmissionPolicies that confine every account to its own Leases (cluster admin, Kubernetes >= 1.30)');
+  manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n  $ rollcall manifests --admission --namespace prod | kubectl apply -f -     # as a cluster admin\n`);
   manifests.action((opts) => manifestsCommand(opts));
   const migrate = root.command('migrate').description('a zero-downtime move between backends (registry.type=migrate): see docs/migrating.md');
   const status = withOutput(withConfig(migrate.command('status').description('members on from only, to only or both; each election and lock on each side; the phase, and whether the next step is safe (exit 0) or not (exit 9)')));

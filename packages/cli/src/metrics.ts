@@ -3,10 +3,19 @@ import { type ObservablePodRunner, registerPodRunnerMetrics, registerRollcallMet
 import { collectDefaultMetrics, Registry as PromRegistry } from 'prom-client';
 import { usageError } from './errors.js';
 
-/** The `--metrics-port` flag of the long-running commands. */
+/** The `--metrics-port` and `--metrics-host` flags of the long-running commands. */
 export interface MetricsFlags {
   metricsPort?: string;
+  /** Address the metrics endpoint binds. Default `127.0.0.1`; `0.0.0.0` to be scraped from elsewhere (a pod's IP). */
+  metricsHost?: string;
 }
+
+/** `--metrics-host`, default this host only. */
+export function metricsHost(flags: MetricsFlags): string {
+  return flags.metricsHost ?? '127.0.0.1';
+}
+
+const urlHost = (host: string) => (host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host);
 
 /** `--metrics-port` as a port number (0: any free port); undefined when not given. Checked before anything connects. */
 export function metricsPort(flags: MetricsFlags): number | undefined {
@@ -18,17 +27,17 @@ export function metricsPort(flags: MetricsFlags): number | undefined {
 
 /**
  * Serves `registry`'s metrics (and the process's: CPU, memory, event loop) at
- * `http://<any interface>:<port>/metrics` and says where on stderr; resolves
+ * `http://<host>:<port>/metrics` (`host` default 127.0.0.1) and says where on stderr; resolves
  * with the function that stops it. Rejects with a USAGE error when the port
  * cannot be bound.
  */
-export async function serveRegistryMetrics(registry: Registry, port: number, options: RollcallMetricsOptions): Promise<() => Promise<void>> {
+export async function serveRegistryMetrics(registry: Registry, port: number, options: RollcallMetricsOptions, host = '127.0.0.1'): Promise<() => Promise<void>> {
   const prom = new PromRegistry();
   collectDefaultMetrics({ register: prom });
   const metrics = registerRollcallMetrics(registry, prom, options);
   try {
-    const server = await serveMetrics(prom, { port });
-    process.stderr.write(`rollcall: metrics at http://localhost:${server.port}/metrics\n`);
+    const server = await serveMetrics(prom, { port, host });
+    process.stderr.write(`rollcall: metrics at http://${urlHost(host)}:${server.port}/metrics${host === '0.0.0.0' || host === '::' ? ' (every interface)' : ''}\n`);
     return async () => {
       metrics.close();
       await server.close();
@@ -42,7 +51,7 @@ export async function serveRegistryMetrics(registry: Registry, port: number, opt
 
 /**
  * Serves a pod runner's metrics and its registry's (its election observed,
- * and the process's) at `http://<any interface>:<port>/metrics`; resolves with
+ * and the process's) at `http://127.0.0.1:<port>/metrics`; resolves with
  * the port it listens on and the function that stops it. The CLI is where
  * `@rollcall/metrics` and `@rollcall/pod-runner` meet: neither depends on the other.
  */

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import { usageError } from './errors.js';
+import { printable, printableJson } from './terminal.js';
 
 export type OutputFormat = 'table' | 'json';
 
@@ -21,7 +22,7 @@ const BORDERLESS = {
 /** A kubectl-style table: upper-case headers, no borders, no colours. */
 export function table(head: string[], rows: (string | number)[][]): string {
   const t = new Table({ head: head.map((h) => h.toUpperCase()), chars: BORDERLESS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
-  for (const row of rows) t.push(row.map(String));
+  for (const row of rows) t.push(row.map((cell) => printable(String(cell))));
   return t
     .toString()
     .split('\n')
@@ -30,7 +31,7 @@ export function table(head: string[], rows: (string | number)[][]): string {
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  process.stdout.write(printableJson(value, 2) + '\n');
 }
 
 /** `1.2s`, `3m04s`, `2h05m`: a short age. */
@@ -55,6 +56,18 @@ export function since(date: Date | string | null | undefined): number | undefine
 /** Compact JSON, cut to `max` characters. */
 export function compactJson(value: unknown, max = 80): string {
   if (value === undefined) return '-';
-  const text = JSON.stringify(value);
+  const text = printableJson(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+const UID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * A member's incarnation for a table or a text line: a Kubernetes uid cut to
+ * its first 8 characters (as `kubectl` users read uids), anything else
+ * (a creation revision, migrate's `from:`/`to:` prefix) as it is. JSON
+ * output carries it whole.
+ */
+export function shortIncarnation(incarnation: string): string {
+  return incarnation.replace(UID, (uid) => uid.slice(0, 8));
 }

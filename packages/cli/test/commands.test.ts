@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LockHandle, Registry } from '@rollcall/core';
+import type { LockHandle, MemberHandle, Registry } from '@rollcall/core';
 import { registryStore } from '@rollcall/core/admin';
 import { lockKey } from '@rollcall/core/spi';
 import { waitFor, whenAborted } from '@rollcall/conformance';
@@ -11,12 +11,14 @@ let fx: Awaited<ReturnType<typeof sqliteFixture>>;
 let holder: Registry;
 let lock: LockHandle;
 let token: number;
+let worker1: MemberHandle;
+let worker2: MemberHandle;
 
 beforeAll(async () => {
   fx = await sqliteFixture('ops');
   holder = await fx.open('master-a');
-  await holder.announce({ role: 'worker', id: 'worker-1', payload: { cpu: 0.25, status: 'NORMAL' } });
-  await holder.announce({ role: 'worker', id: 'worker-2', payload: { cpu: 0.9, status: 'BUSY' } });
+  worker1 = await holder.announce({ role: 'worker', id: 'worker-1', payload: { cpu: 0.25, status: 'NORMAL' } });
+  worker2 = await holder.announce({ role: 'worker', id: 'worker-2', payload: { cpu: 0.9, status: 'BUSY' } });
   await holder.announce({ role: 'master', id: 'master-a' });
   token = await holder.campaign('scheduler').whenElected(AbortSignal.timeout(10_000));
   lock = await holder.lock('nightly', { timeoutMs: 10_000 });
@@ -96,7 +98,7 @@ describe('members', () => {
     const r = await run(['members', ...fx.args]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^ROLE\s+ID\s+HEARTBEAT\s+UP\s+PAYLOAD$/);
+    expect(lines[0]).toMatch(/^ROLE\s+ID\s+INCARNATION\s+HEARTBEAT\s+UP\s+PAYLOAD$/);
     expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 2).join('/'))).toEqual(['master/master-a', 'worker/worker-1', 'worker/worker-2']);
     expect(r.stdout).toContain('{"cpu":0.9,"status":"BUSY"}');
   });
@@ -110,6 +112,17 @@ describe('members', () => {
       ['worker', 'worker-2', { cpu: 0.9, status: 'BUSY' }],
     ]);
     expect(members[0]!.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("shows each member's incarnation: the one its handle names, in the table and in JSON", async () => {
+    const table = await run(['members', 'worker', ...fx.args]);
+    expect(table.code, table.stderr).toBe(0);
+    const rows = table.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/).slice(1, 3));
+    expect(rows).toEqual([['worker-1', worker1.incarnation], ['worker-2', worker2.incarnation]]);
+    const json = await run(['members', 'worker', ...fx.args, '--json']);
+    expect((JSON.parse(json.stdout) as { id: string; incarnation: string }[]).map((m) => [m.id, m.incarnation])).toEqual([['worker-1', worker1.incarnation], ['worker-2', worker2.incarnation]]);
+    expect(worker1.incarnation).toMatch(/^\d+$/);
+    expect(worker1.incarnation).not.toBe(worker2.incarnation);
   });
 
   it('the same through REGISTRY_* variables', async () => {
@@ -249,9 +262,9 @@ describe('watch', () => {
       expect(events()).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'member', type: 'added', role: 'worker', id: 'worker-1' }), expect.objectContaining({ kind: 'election', type: 'leader', election: 'scheduler', leader: 'master-a', fencingToken: token })]));
       const other = await fx.open('watch-peer');
       const m = await other.announce({ role: 'worker', id: 'worker-9', payload: { status: 'NORMAL' } });
-      await w.until('added', () => events().some((e) => e.type === 'added' && e.id === 'worker-9'));
+      await w.until('added', () => events().some((e) => e.type === 'added' && e.id === 'worker-9' && e.incarnation === m.incarnation));
       await m.update({ status: 'BUSY' });
-      await w.until('updated', () => events().some((e) => e.type === 'updated' && e.id === 'worker-9' && (e.payload as { status: string }).status === 'BUSY'));
+      await w.until('updated', () => events().some((e) => e.type === 'updated' && e.id === 'worker-9' && e.incarnation === m.incarnation && (e.payload as { status: string }).status === 'BUSY'));
       const l = await other.lock('watched', { timeoutMs: 10_000 });
       await w.until('lock acquired', () => events().some((e) => e.kind === 'lock' && e.type === 'acquired' && e.lock === 'watched' && e.fencingToken === l.fencingToken));
       await l.release();
@@ -260,7 +273,7 @@ describe('watch', () => {
       const t = await c.whenElected(AbortSignal.timeout(10_000));
       await w.until('new election', () => events().some((e) => e.kind === 'election' && e.election === 'reports' && e.leader === 'watch-peer' && e.fencingToken === t));
       await m.withdraw();
-      await w.until('removed', () => events().some((e) => e.type === 'removed' && e.id === 'worker-9' && e.reason === 'deleted'));
+      await w.until('removed', () => events().some((e) => e.type === 'removed' && e.id === 'worker-9' && e.incarnation === m.incarnation && e.reason === 'deleted'));
       await c.resign();
       await w.until('no leader', () => events().some((e) => e.kind === 'election' && e.election === 'reports' && e.type === 'no-leader'));
     } finally {
@@ -285,7 +298,7 @@ describe('watch, as text', () => {
     const w = Running.start(['watch', ...fx.args]);
     try {
       await w.until('the watch to start', (_out, err) => err.includes('watching cluster ops'));
-      expect(w.stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}member {4}added {4}worker\/worker-1 {2}\{"cpu":0\.25,"status":"NORMAL"\}$/m);
+      expect(w.stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} {2}member {4}added {4}worker/worker-1 {2}incarnation ${worker1.incarnation} {2}\\{"cpu":0\\.25,"status":"NORMAL"\\}$`, 'm'));
       expect(w.stdout).toMatch(new RegExp(`^\\S+ {2}election {2}leader {3}scheduler {2}master-a {2}fencing token ${token}$`, 'm'));
     } finally {
       w.child.kill('SIGINT');
@@ -434,5 +447,43 @@ describe('secrets inside malformed input never leave', () => {
     expect(doctor.stdout).toMatch(/registry\.postgres\.url: is not a URL: expected postgres:\/\/user:password@host:port\/database/);
     expect(members.code).toBe(3);
     noSecret([doctor, members]);
+  });
+});
+
+describe('text from records is shown, never obeyed by the terminal', () => {
+  // A window-title escape, a screen clear, a C1 CSI and a right-to-left override, as a foreign writer could put them.
+  const hostile = '\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eevil';
+  const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+  it('members, locks, release and watch print escapes for control characters and bidi overrides, in tables, text and JSON', async () => {
+    const own = await sqliteFixture('hostile');
+    try {
+      const registry = await own.open('master-a');
+      await registry.announce({ role: 'worker', id: 'w1', payload: { note: hostile } });
+      const store = registryStore(registry);
+      const now = new Date().toISOString().replace('Z', '000Z');
+      await store.create(lockKey('evil'), { holderIdentity: hostile, leaseDurationSeconds: 3600, acquireTime: now, renewTime: now, leaseTransitions: 1 });
+      const outputs = [
+        await run(['members', ...own.args]),
+        await run(['members', ...own.args, '--json']),
+        await run(['locks', ...own.args]),
+        await run(['locks', ...own.args, '--json']),
+      ];
+      const watching = Running.start(['watch', ...own.args]);
+      await watching.until('the member line', (out) => out.includes('w1'));
+      watching.child.kill('SIGINT');
+      await watching.exited;
+      const release = await run(['release', 'evil', ...own.args, '--yes']);
+      expect(release.code, release.stderr).toBe(0);
+      for (const r of [...outputs, { stdout: watching.stdout, stderr: watching.stderr, code: 0 }, release]) {
+        expect(r.stdout + r.stderr).not.toMatch(raw);
+      }
+      expect(outputs[2]!.stdout).toContain('\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u202eevil');
+      expect(JSON.parse(outputs[3]!.stdout)[0].holder).toBe(hostile); // JSON escapes, and still says what was there
+      expect(JSON.parse(outputs[1]!.stdout)[0].payload).toEqual({ note: hostile });
+      expect(release.stderr).toContain('held by \\x1b]0;pwned\\x07');
+    } finally {
+      await own.close();
+    }
   });
 });

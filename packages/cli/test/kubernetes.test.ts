@@ -56,7 +56,10 @@ describe('on the real Kubernetes API server', () => {
   it('members lists the member Leases, through the flat -o form', async () => {
     const r = await run(['members', '-t', 'kubernetes', '-c', 'cli', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`, '--json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ role: 'worker', id: 'worker-k', payload: { status: 'NORMAL' } })]);
+    // Its incarnation is the Lease's uid, whole in JSON.
+    expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ role: 'worker', id: 'worker-k', incarnation: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/), payload: { status: 'NORMAL' } })]);
+    const table = await run(['members', '-t', 'kubernetes', '-c', 'cli', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
+    expect(table.stdout.trim().split('\n')[1]!.split(/\s+/)[2]).toBe((JSON.parse(r.stdout) as { incarnation: string }[])[0]!.incarnation.slice(0, 8));
   });
 
   it('doctor: the member Role lacks what a coordinator needs, and says which manifest grants it (exit 8)', async () => {

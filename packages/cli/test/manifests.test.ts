@@ -6,7 +6,7 @@ import { run } from './cli.js';
 const DEPLOY = new URL('../../../deploy/kubernetes/', import.meta.url);
 const SHIPPED = new URL('../dist/manifests/', import.meta.url);
 const shippedFiles = () => readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f)).sort();
-const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness');
+const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness' && !r.endsWith('admission'));
 
 interface Doc {
   metadata?: { namespace?: string };
@@ -60,6 +60,25 @@ describe('rollcall manifests', () => {
     expect(added[0]!.rules).toEqual([{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] }]);
     expect(added[1]!.subjects!.map((s) => s.name)).toEqual([`rollcall-${role}`]);
     for (const d of printed.filter((d) => d.kind === 'RoleBinding')) expect(d.subjects!.map((s) => [s.name, s.namespace])).toEqual([[`rollcall-${role}`, 'prod']]);
+  });
+
+  it('--admission prints the shipped admission policies and bindings (the Leases\', then the pod runner\'s), cluster-scoped; with --namespace also that namespace labelled to opt in', async () => {
+    const shipped = ['rollcall-admission.yaml', 'rollcall-pod-runner-admission.yaml'].map((f) => readFileSync(new URL(f, DEPLOY), 'utf8'));
+    const bare = await run(['manifests', '--admission']);
+    expect(bare.code, bare.stderr).toBe(0);
+    const docs = loadAllYaml(bare.stdout) as { kind: string; metadata: { name: string; namespace?: string } }[];
+    expect(docs).toEqual(shipped.flatMap((f) => loadAllYaml(f)));
+    expect(docs.map((d) => d.kind)).toEqual(Array(4).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat());
+    expect(docs.every((d) => d.metadata.namespace === undefined)).toBe(true);
+    const opted = await run(['manifests', '--admission', '--namespace', 'prod']);
+    expect(opted.code, opted.stderr).toBe(0);
+    const all = loadAllYaml(opted.stdout);
+    expect(all.slice(0, -1)).toEqual(docs);
+    expect(all.at(-1)).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod', labels: { 'rollcall.dev/admission': 'enabled' } } });
+    const withRole = await run(['manifests', '--admission', '--role', 'member', '--namespace', 'prod']);
+    expect(withRole.code).toBe(2);
+    expect(withRole.stderr).toContain('--admission prints the cluster-scoped policies');
+    expect(withRole.stdout).toBe('');
   });
 
   it('an unknown role or a bad namespace is a usage error naming what is allowed (exit 2)', async () => {

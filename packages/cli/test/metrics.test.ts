@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import type { Registry } from '@rollcall/core';
 import { sampleValue, scrapeMetrics, scrapeUntil } from '@rollcall/tools/test-kit';
@@ -25,7 +26,7 @@ describe('rollcall watch --metrics-port', () => {
     const w = Running.start(['watch', ...fx.args, '--metrics-port', '0']);
     let url = '';
     try {
-      const port = await w.until('the metrics address', (_out, err) => /metrics at http:\/\/localhost:(\d+)\/metrics/.exec(err)?.[1]);
+      const port = await w.until('the metrics address', (_out, err) => /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(err)?.[1]);
       url = `http://127.0.0.1:${port}/metrics`;
       await w.until('the watch to start', (_out, err) => err.includes('watching cluster metrics'));
       const first = await scrapeMetrics(url);
@@ -56,7 +57,7 @@ describe('rollcall watch --metrics-port', () => {
   it('rollcall demo --metrics-port: the view\'s metrics while the demo runs — its workers joining, the failover of scheduler', async () => {
     const demo = Running.start(['demo', '--metrics-port', '0']);
     try {
-      const port = await demo.until('the metrics address', (_out, err) => /metrics at http:\/\/localhost:(\d+)\/metrics/.exec(err)?.[1], 60_000);
+      const port = await demo.until('the metrics address', (_out, err) => /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(err)?.[1], 60_000);
       const url = `http://127.0.0.1:${port}/metrics`;
       // Counters only grow: reached while the demo runs, they stay until it ends.
       const seen = await scrapeUntil(url, 'four workers added and a leader again after the first one went', (s) => sampleValue(s, 'rollcall_member_events_total', { role: 'worker', event: 'added' }) === 4 && (sampleValue(s, 'rollcall_election_leader_changes_total', { election: 'scheduler' }) ?? 0) >= 2 && sampleValue(s, 'rollcall_election_leader_present', { election: 'scheduler' }) === 1, 60_000);
@@ -65,6 +66,21 @@ describe('rollcall watch --metrics-port', () => {
       expect((await demo.exited).code).toBe(0);
     } finally {
       demo.child.kill('SIGINT');
+    }
+  });
+
+  it('binds 127.0.0.1 unless --metrics-host says otherwise (0.0.0.0: every interface, said so)', async () => {
+    const listening = (port: string) => execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).trim().split(/\s+/)[3];
+    for (const [flags, address] of [[[], '127.0.0.1'], [['--metrics-host', '0.0.0.0'], '0.0.0.0']] as const) {
+      const w = Running.start(['watch', ...fx.args, '--metrics-port', '0', ...flags]);
+      try {
+        const port = await w.until('the metrics address', (_out, err) => /metrics at http:\/\/(?:127\.0\.0\.1|localhost):(\d+)\/metrics/.exec(err)?.[1]);
+        expect(listening(port)).toBe(`${address}:${port}`);
+        expect(w.stderr.includes('(every interface)')).toBe(address === '0.0.0.0');
+      } finally {
+        w.child.kill('SIGINT');
+        await w.exited;
+      }
     }
   });
 

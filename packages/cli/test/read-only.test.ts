@@ -94,8 +94,8 @@ describe('read commands: STALE markers, --check, and nothing written', () => {
 
       const members = await run(['members', ...stale.args]);
       expect(members.code, members.stderr).toBe(0);
-      expect(members.stdout).toMatch(/^worker +ghost +1m0\ds STALE /m);
-      expect(members.stdout).toMatch(/^worker +live +\d+\.\ds +/m);
+      expect(members.stdout).toMatch(/^worker +ghost +\d+ +1m0\ds STALE /m);
+      expect(members.stdout).toMatch(/^worker +live +\d+ +\d+\.\ds +/m);
       expect(members.stdout).not.toMatch(/^worker +live .*STALE/m);
       expect(members.stdout).toContain("STALE: last renewal older than its lease by this machine's clock (advisory");
       const json = JSON.parse((await run(['members', ...stale.args, '--json'])).stdout) as { id: string; stale: boolean; leaseDurationMs: number }[];
@@ -134,7 +134,7 @@ describe('read commands: a pod member is judged by its pod, never STALE', () => 
       await store.create(memberKey('worker', 'in-pod'), { ...leftBehind('in-pod', { n: 1 }), liveness: { mode: 'pod', podUid: 'uid-1' } });
       const members = await run(['members', ...fx.args]);
       expect(members.code, members.stderr).toBe(0);
-      expect(members.stdout).toMatch(/^worker +in-pod +1m0\ds UNVERIFIED /m);
+      expect(members.stdout).toMatch(/^worker +in-pod +\d+ +1m0\ds UNVERIFIED /m);
       expect(members.stdout).not.toContain('STALE');
       expect(members.stdout).toContain('UNVERIFIED: a pod member whose pod readiness this identity may not read');
       const json = JSON.parse((await run(['members', ...fx.args, '--json'])).stdout) as { id: string; stale: boolean; judgedBy?: string }[];

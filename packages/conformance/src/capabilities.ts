@@ -1,5 +1,5 @@
 import type { ConfigSource, CoreConfigInput, Registry } from '@rollcall/core';
-import type { RecordStore } from '@rollcall/core/spi';
+import type { RecordKey, RecordStore } from '@rollcall/core/spi';
 
 /**
  * What a backend can do beyond the SPI, declared by the backend. A case that
@@ -19,6 +19,15 @@ export interface StoreCapabilities {
   partition?(store: RecordStore): Promise<void> | void;
   /** Restores a connection cut by `partition`. Required with `partition`. */
   heal?(store: RecordStore): Promise<void> | void;
+  /**
+   * Overwrites the stored value of `key` in `cluster` (a record the case
+   * created) with `text`, past the store, as a foreign or broken writer would:
+   * the bytes as they are where the backend keeps a record as JSON; mapped onto
+   * its fields where it keeps objects (Kubernetes). Resolves false when the
+   * server refused the value (a schema), so there is nothing hostile to read.
+   * Absent: the hostile-record cases are skipped.
+   */
+  overwriteRaw?(cluster: string, key: RecordKey, text: string): Promise<boolean>;
 }
 
 /** The configuration the suite hands to a backend's factory: the object form without `type` or a backend section. */

@@ -6,6 +6,7 @@ import { connectionCases } from './registry/connection-cases.js';
 import { crashCases } from './registry/crash-cases.js';
 import { electionCases } from './registry/election-cases.js';
 import { failoverCases } from './registry/failover-cases.js';
+import { incarnationCases } from './registry/incarnation-cases.js';
 import { createHarness } from './registry/harness.js';
 import { lifecycleCases } from './registry/lifecycle-cases.js';
 import { listingCases } from './registry/listing-cases.js';
@@ -43,7 +44,7 @@ export interface RegistryConformanceOptions {
 
 /**
  * Registers the Registry API cases against registries from the backend's
- * factory: membership, elections, locks, the cluster-wide views (roles(),
+ * factory: membership and its incarnations, elections, locks, the cluster-wide views (roles(),
  * elections(), locks() and their watches), close(), bad input, disconnects, a
  * crashed client, a read-only registry and a server restart. Call it at the top level of a vitest file.
  */
@@ -57,6 +58,7 @@ export function registryConformance(options: RegistryConformanceOptions): void {
     }
     const harness = createHarness(options.name, options.createRegistry, capabilities, timings, options.liveness);
     membershipCases(harness);
+    incarnationCases(harness);
     electionCases(harness);
     lockCases(harness);
     listingCases(harness);

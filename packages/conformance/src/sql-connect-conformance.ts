@@ -179,6 +179,19 @@ export function sqlConnectConformance<O extends object>(options: SqlConnectConfo
       expect(err.key).toBe(`registry.${name}.tls.enabled`);
     });
 
+    it(`TLS without verifying the server (tls.rejectUnauthorized=false) is a warning at connect naming registry.${name}.tls.rejectUnauthorized`, async () => {
+      const lines: string[] = [];
+      const unverified = await options.openStore({ ...options.options(), tls: { enabled: true, rejectUnauthorized: false }, cluster: 'c1', requestTimeoutMs: 2000, logger: recordingLogger(lines) } as never).then(
+        (store) => (stores.push(store), undefined),
+        (err: CodedError) => err,
+      );
+      expect(unverified?.key, 'the test server has no TLS: the connect itself fails').toBe(`registry.${name}.tls.enabled`);
+      expect(lines.filter((l) => l.includes(`registry.${name}.tls.rejectUnauthorized=false`))).toHaveLength(1);
+      const verifiedLines: string[] = [];
+      await options.openStore({ ...options.options(), tls: { enabled: true, rejectUnauthorized: true }, cluster: 'c1', requestTimeoutMs: 2000, logger: recordingLogger(verifiedLines) } as never).catch(() => undefined);
+      expect(verifiedLines.filter((l) => l.includes('rejectUnauthorized'))).toEqual([]);
+    });
+
     it('an unreadable TLS file is INVALID_CONFIG naming its key, before anything is contacted', async () => {
       const err = await connectError({ ...options.options(), tls: { enabled: true, rejectUnauthorized: true, caFile: '/nonexistent/ca.pem' } });
       expect(err.code).toBe('INVALID_CONFIG');

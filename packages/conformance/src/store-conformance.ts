@@ -4,6 +4,7 @@ import type { RecordStore, WatchEvent } from '@rollcall/core/spi';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipReason, type StoreCapabilities } from './capabilities.js';
 import { collectWatch, describeEvent } from './collect-watch.js';
+import { hostileRecordCases } from './hostile-record-cases.js';
 import { uniqueCluster } from './names.js';
 import { leaseRecord } from './records.js';
 import { rejection, waitFor } from './wait-for.js';
@@ -473,5 +474,8 @@ export function storeConformance(options: StoreConformanceOptions): void {
     } else {
       it.skip(skipReason(name, 'partition()/heal()', 'an unreachable backend fails calls with UNAVAILABLE'), () => {});
     }
+
+    if (capabilities.overwriteRaw) hostileRecordCases(name, open, capabilities.overwriteRaw);
+    else it.skip(skipReason(name, 'overwriteRaw()', 'hostile records written past the store are corrupt or valid, and readers keep serving'), () => {});
   });
 }

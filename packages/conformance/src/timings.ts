@@ -10,8 +10,8 @@ export interface ConformanceTimings {
   election: LeaseTiming;
   /** Lock timings for most cases. Default `{ leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 }`. */
   lock: LeaseTiming;
-  /** Member heartbeat timings. Default `{ heartbeatIntervalMs: 400, leaseDurationMs: 2000 }`. */
-  member: MemberTiming;
+  /** Member heartbeat timings. Default `{ heartbeatIntervalMs: 400, leaseDurationMs: 2000 }`; `renewDeadlineMs` unset is core's default (¾ of the lease). */
+  member: Omit<MemberTiming, 'renewDeadlineMs'> & { renewDeadlineMs?: number };
   /**
    * Deliberately slow election and lock timings for the handover cases: a poll
    * could not explain a handover faster than `retryPeriodMs`, so seeing one

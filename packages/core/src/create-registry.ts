@@ -23,6 +23,8 @@ export interface RegistryRuntime {
    * plugin connects one.
    */
   store?: RecordStore;
+  /** How a lost member ends the process with `registry.member.afterLost=exit`; tests inject their own. Default `process.exit`. */
+  exit?: (code: number) => void;
 }
 
 /**
@@ -36,7 +38,7 @@ export interface RegistryRuntime {
  * @example
  * // Phase 2 of a migration (with @rollcall/migrate installed): held on both, ZooKeeper first (see docs/migrating.md).
  * const registry = await createRegistry({ type: 'migrate', cluster: 'orders', migrate: {
- *   from: { type: 'zookeeper', zookeeper: { connectString: 'zk1:2181' } },
+ *   from: { type: 'zookeeper', zookeeper: { connectString: 'zk1:2181', openAcl: true } },
  *   to: { type: 'kubernetes', kubernetes: { namespace: 'prod' } } } });
  * @example
  * // On a store connected yourself:
@@ -50,9 +52,9 @@ export async function createRegistry(source: ConfigSource, runtime: RegistryRunt
     const type = configType(source);
     if (type !== given.backend) throw new ConfigurationError(`registry.type: ${type}, but the store given is a ${given.backend} store`, { key: 'registry.type' });
     const config = resolveConfig(source, { type, options: {}, connect: async () => given }, Object.keys(PLUGIN_PACKAGES));
-    return Registry.open(given, config, { clock, logger });
+    return Registry.open(given, config, { clock, logger, exit: runtime.exit });
   }
   const { plugin, config } = await loadRegistryConfig(source, [memoryPlugin, ...(runtime.plugins ?? [])]);
   const store = await plugin.connect({ cluster: config.cluster, options: config.options, logger, clock, requestTimeoutMs: config.requestTimeoutMs, identity: config.identity, readOnly: config.readOnly });
-  return Registry.open(store, config, { clock, logger });
+  return Registry.open(store, config, { clock, logger, exit: runtime.exit });
 }

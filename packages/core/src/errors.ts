@@ -154,9 +154,9 @@ export class LockTimeoutError extends RegistryError {
   }
 }
 
-/** A lock or leadership ended; the reason of a lock's AbortSignal. */
+/** A lock, leadership or member incarnation ended; the reason of a lock's or a member's AbortSignal. */
 export class LeaseLostError extends RegistryError {
-  /** Why: `released`, `renew-deadline`, `taken`, `deleted`, `connection-lost` or `closed`. */
+  /** Why: `released`, `renew-deadline`, `taken`, `deleted`, `connection-lost`, `closed`, or for a member `withdrawn`. */
   readonly reason: string;
   constructor(reason: string, message: string, options: RegistryErrorOptions = {}) {
     super(ErrorCode.LEASE_LOST, message, options);

@@ -5,14 +5,18 @@ import type { CacheEntry } from './watch-cache.js';
 
 /**
  * Keeps a member alive by heartbeats: every `heartbeatIntervalMs` (on the
- * injected clock) it renews, after the write in flight. In the `heartbeat`
- * mode a renewal rewrites the member record with the current payload, which
- * announces the member again if its record vanished; a mode that renews
- * another record overrides {@link announce}, {@link renew} and {@link withdrawn}.
+ * injected clock) it renews, after the write in flight, and reports each
+ * renewal's send time. In the `heartbeat` mode a renewal rewrites the member
+ * record with the current payload; a record found gone or taken loses the
+ * member, never written again. A mode that renews another record overrides
+ * {@link announce}, {@link renew} and {@link withdrawn}.
  * @internal
  */
 export class HeartbeatKeeper implements MemberKeeper {
   readonly liveness: RecordLiveness = { mode: 'heartbeat' };
+  get renewDeadlineMs(): number {
+    return this.member.timing.renewDeadlineMs;
+  }
   private timer: Timer | undefined;
   private stopped = false;
 
@@ -40,8 +44,9 @@ export class HeartbeatKeeper implements MemberKeeper {
   }
 
   /** One heartbeat. */
-  protected renew(): Promise<void> {
-    return this.member.writeMember();
+  protected async renew(): Promise<void> {
+    if (this.stopped) return;
+    this.member.renewed(await this.member.writeMember());
   }
 
   private schedule(): void {

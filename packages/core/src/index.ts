@@ -15,14 +15,15 @@ export type { BackendSection, RegistryBackendSections, RegistryType } from './co
 export type { PluginOptionsInput } from './config/plugin-options.js';
 export { envName } from './config/option-schema.js';
 export { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, DEFAULT_REQUEST_TIMEOUT_MS, type LeaseTiming, type MemberTiming } from './timing.js';
-export { MEMBER_LIVENESS_MODES, type MemberConfig, type MemberLiveness } from './member-liveness.js';
+export { MEMBER_AFTER_LOST, MEMBER_LIVENESS_MODES, type MemberAfterLost, type MemberConfig, type MemberLiveness } from './member-liveness.js';
 export type { ConnectionEvents, ConnectionState } from './connection-monitor.js';
 export type { Leadership, LeadershipEvents } from './leadership.js';
 export type { LeaderObserver, LeaderInfo, LeaderObserverEvents } from './leader-observer.js';
 export type { HolderInfo, LeaseEvent, LeaseInfo, LeaseListener } from './lease-info.js';
 export type { LockHandle } from './distributed-lock.js';
-export type { MemberHandle } from './member-handle.js';
-export type { Member, MemberEvent, MemberListener } from './member.js';
+export type { MemberHandle, MemberHandleEvents, MemberLostEvent, MemberReannouncedEvent } from './member-handle.js';
+export type { MemberLossReason } from './member-validity.js';
+export type { Member, MemberEvent, MemberListener, MemberRemovalReason } from './member.js';
 export type { LeaseLossReason } from './lease-holder.js';
 export type { DeadIncarnation, Failover, FailoverEvents, FailoverHandler, FailoverLeadership, FailoverOptions, FailoverReason, FailoverRun } from './failover.js';
 export type { JsonValue } from './lease-record.js';

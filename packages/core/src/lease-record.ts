@@ -25,6 +25,14 @@ export interface LeaseRecord {
    * (read as the reader's own heartbeat or reaper mode).
    */
   liveness?: RecordLiveness;
+  /**
+   * The creation (see `StoredRecord.created`) this record continues from
+   * another store: written by `@rollcall/migrate` on the `to` side's copy of a
+   * record it created on `from` first (`from:<created>`), so every reader names
+   * one life of the record the same, whichever side it sees first. Absent
+   * elsewhere. Stores keep it as they keep the payload.
+   */
+  createdAs?: string;
 }
 
 /**
@@ -85,7 +93,8 @@ export function recordShapeProblem(value: unknown): string | undefined {
   if (typeof r.holderIdentity !== 'string') return 'holderIdentity is not a string';
   if (!Number.isInteger(r.leaseDurationSeconds) || (r.leaseDurationSeconds as number) < 0) return 'leaseDurationSeconds is not a non-negative integer';
   if ((r.leaseDurationSeconds as number) > MAX_LEASE_DURATION_SECONDS) return `leaseDurationSeconds ${r.leaseDurationSeconds as number} is above the ceiling of ${MAX_LEASE_DURATION_SECONDS} (one hour)`;
-  if (!Number.isInteger(r.leaseTransitions) || (r.leaseTransitions as number) < 0) return 'leaseTransitions is not a non-negative integer';
+  // Past 2^53 a token no longer grows by one (2^53 + 1 reads as 2^53): fencing by it would fail open.
+  if (!Number.isSafeInteger(r.leaseTransitions) || (r.leaseTransitions as number) < 0) return 'leaseTransitions is not a non-negative integer up to 2^53 - 1';
   for (const field of ['acquireTime', 'renewTime'] as const) {
     if (r[field] !== null && r[field] !== undefined && typeof r[field] !== 'string') return `${field} is not a timestamp`;
   }

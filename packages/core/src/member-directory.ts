@@ -4,7 +4,7 @@ import { parseTime } from './lease-record.js';
 import { isMarked, LivenessJudge, type ConfirmPolicy } from './liveness-judge.js';
 import type { Logger } from './logger.js';
 import { podUidOf, type LivenessStrategy, type Verdict } from './member-liveness.js';
-import type { Member, MemberEvent, MemberListener } from './member.js';
+import type { Member, MemberEvent, MemberListener, MemberRemovalReason } from './member.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { PodRecords } from './pod-liveness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
@@ -54,6 +54,14 @@ export interface MemberDirectoryOptions {
  * before deleting expires a lease later and is marked again; or, in a registry
  * that writes nothing, read unchanged. A mark, and a member no longer vouched
  * for, is reported as `removed` with reason `expired`.
+ *
+ * A member is one incarnation ({@link Member.incarnation}: its record's
+ * creation). A record under its key with another creation than the one last
+ * reported — its deletion coalesced in a watch or a relist — ends it first:
+ * `removed` (`replaced`, or `expired` when it had run out by the rule here),
+ * then `added` for the new one; `updated` only ever joins two states of one
+ * record's life. A mark is an update, so `removed … expired` names the
+ * incarnation that died.
  * @internal
  */
 export class MemberDirectory {
@@ -147,6 +155,12 @@ export class MemberDirectory {
     }
     const record = entry.stored.record;
     const leaseMs = record.leaseDurationSeconds * 1000;
+    // An updated never spans two incarnations: a record created again under the key (its deletion coalesced away) ends the one it replaced.
+    const tracked = this.judged.get(entry.key)?.entry.stored?.created;
+    if (tracked !== undefined && tracked !== entry.stored.created) {
+      this.drop(entry.key, this.judge.confirming(entry.key) || this.ranOut(entry.key) ? 'expired' : 'replaced');
+      this.forget(entry.key);
+    }
     const verdict = this.verdict(entry);
     if (isMarked(record) || verdict === 'absent') {
       this.drop(entry.key, 'expired');
@@ -162,6 +176,7 @@ export class MemberDirectory {
       acquireTime: parseTime(record.acquireTime),
       renewTime: this.options.liveness.lastHeartbeat?.(parsed.role!, parsed.id!) ?? parseTime(record.renewTime),
       leaseDurationMs: leaseMs,
+      incarnation: entry.stored.created,
       ...(podUidOf(entry) === undefined ? {} : { judgedBy: verdict === 'unverified' ? ('unverified' as const) : ('pod' as const) }),
     };
     const previous = this.judged.get(entry.key)?.member;
@@ -205,7 +220,7 @@ export class MemberDirectory {
     return judgeExpiry(judged.leaseMs, [judged.entry.observedAt], [this.cache.sight(judged.entry.key)], this.options.clock.now());
   }
 
-  private drop(key: RecordKey, reason: 'deleted' | 'expired' | 'corrupt'): void {
+  private drop(key: RecordKey, reason: MemberRemovalReason): void {
     const judged = this.judged.get(key);
     if (!judged?.member) return;
     this.judge.forget(key);

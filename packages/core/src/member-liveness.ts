@@ -34,10 +34,44 @@ export type MemberLiveness = 'heartbeat' | 'reaper' | 'pod';
 /** Every value `registry.member.liveness` takes. */
 export const MEMBER_LIVENESS_MODES: readonly MemberLiveness[] = ['heartbeat', 'reaper', 'pod'];
 
-/** The `registry.member` section: heartbeat timings and the liveness mode. */
+/**
+ * What a member does once it is `lost` (its renew deadline passed, or a
+ * heartbeat found its record deleted or written by someone else); its old
+ * incarnation never writes again either way.
+ *
+ * - `reannounce` (default): announces a new incarnation — its old record, if
+ *   still there, removed by compare-and-set first, then a new record created,
+ *   so peers see `removed` then `added` — and emits `reannounced`; `alive`,
+ *   `signal` and `incarnation` then describe the new one. A library does not
+ *   end its host by default: work that reads `alive`/`signal`, or is fenced by
+ *   the incarnation, has stopped, and the new incarnation is a new member that
+ *   peers (a failover) may treat as such.
+ * - `exit`: after the `lost` listeners ran, the process exits (code 75), for
+ *   work that cannot be interrupted, e.g. child processes; its supervisor
+ *   starts it again as a new incarnation.
+ */
+export type MemberAfterLost = 'reannounce' | 'exit';
+
+/** Every value `registry.member.afterLost` takes. */
+export const MEMBER_AFTER_LOST: readonly MemberAfterLost[] = ['reannounce', 'exit'];
+
+/** The `registry.member` section: heartbeat timings, the liveness mode and what a lost member does. */
 export interface MemberConfig extends MemberTiming {
+  /**
+   * A member in a pod (`liveness: pod`) reads its own record every
+   * `heartbeatIntervalMs` and is lost this long after the send of the last
+   * read that found it — before its node's pods are marked not Ready when the
+   * node is cut off from the API server, if below the node controller's
+   * `node-monitor-grace-period` less the kubelet's node lease renew interval
+   * (50 s − 10 s by default). Validated: below 40000 and above
+   * 1.2 × `heartbeatIntervalMs`. A read per member per interval, no write.
+   * Milliseconds; 0 (default): off, a pod member has no deadline of its own.
+   */
+  podRenewDeadlineMs: number;
   /** How liveness reaches peers: `heartbeat`, `reaper` or `pod` (see {@link MemberLiveness}). Default `heartbeat`. */
   liveness: MemberLiveness;
+  /** What a member does once lost: `reannounce` or `exit` (see {@link MemberAfterLost}). Default `reannounce`. */
+  afterLost: MemberAfterLost;
 }
 
 /**
@@ -73,8 +107,13 @@ export interface LivenessContext {
 
 /** A record of an announced member besides its member record (the reaper mode's heartbeat record): written without payload. @internal */
 export interface OwnRecord {
-  /** Creates it, or compare-and-sets the version last written; with `recreate` false, rejects NOT_FOUND when it vanished instead of writing it again. */
-  put(recreate: boolean): Promise<void>;
+  /**
+   * Creates it while the member is announced (one an earlier incarnation left
+   * is removed first), else compare-and-sets the version last written; found
+   * gone or written by someone else, the member is lost and it rejects
+   * LEASE_LOST: never written again. Resolves with the write's send time (monotonic).
+   */
+  put(): Promise<number>;
   /** Deletes it (compare-and-set on the version last written). */
   delete(): Promise<void>;
 }
@@ -87,27 +126,39 @@ export interface KeptMember {
   readonly timing: MemberTiming;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Writes the member record with the current payload (create or compare-and-set; an earlier incarnation's is taken over). */
-  writeMember(): Promise<void>;
+  /**
+   * Writes the member record with the current payload: created while the
+   * member is announced (an earlier incarnation's removed first), else a
+   * compare-and-set that loses the member when the record is gone or written
+   * by someone else (rejecting LEASE_LOST). Resolves with the write's send time (monotonic).
+   */
+  writeMember(): Promise<number>;
   /** Deletes the member record this handle wrote (a failed announce undone). */
   deleteMember(): Promise<void>;
-  /** Runs `write` after the write in flight; rejects with CLOSED when the member was withdrawn first. */
+  /** A renewal peers judge the member by, sent at `sentAt` (monotonic), succeeded: its renew deadline counts from there. */
+  renewed(sentAt: number): void;
+  /** Reads the member record: resolves with the read's send time when it is still this incarnation's; found gone, marked or a successor's, the member is lost and it rejects LEASE_LOST. */
+  checkMember(): Promise<number>;
+  /** Runs `write` after the write in flight; rejects with CLOSED when the member was withdrawn first, LEASE_LOST when it was lost. */
   enqueue(write: () => Promise<void>): Promise<void>;
   /** Another record of this member's own, under `key`. */
   own(key: RecordKey): OwnRecord;
 }
 
 /**
- * Keeps one announced member alive, the way its mode does; the member's
- * handle drives it and branches on nothing. A keeper is also where a member
- * can judge itself by its own clock (a renewal's send time against its lease:
- * `lost` before any peer may report it removed) — the seam a clock-valid
- * membership plugs into.
+ * Keeps one incarnation of an announced member alive, the way its mode does;
+ * the member's handle drives it and branches on nothing. A keeper that
+ * renews reports each renewal's send time ({@link KeptMember.renewed}), and
+ * the handle judges the incarnation by it on its own clock (`lost` before any
+ * peer may report it removed); a write that finds a record gone or taken
+ * loses it. A lost incarnation's keeper is stopped and never writes again.
  * @internal
  */
 export interface MemberKeeper {
   /** What the member record says of its liveness, so a reader of any mode judges it by that. */
   readonly liveness: RecordLiveness;
+  /** The deadline it is judged by, after the send of its last renewal (milliseconds): `member.renewDeadlineMs` for a keeper that renews a record peers judge by lease, `member.podRenewDeadlineMs` for a pod member that checks its record; undefined: none (a pod member that checks nothing). */
+  readonly renewDeadlineMs: number | undefined;
   /** Writes what announces the member (the member record first) and starts keeping it alive; rejects, leaving nothing announced, when it cannot. */
   start(): Promise<void>;
   /** Shows the member alive now (after a reconnect), after the write in flight. */

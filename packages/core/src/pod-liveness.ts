@@ -1,3 +1,4 @@
+import type { Timer } from './clock.js';
 import { deleteRecord } from './delete-record.js';
 import { ConfigurationError, ErrorCode, hasCode } from './errors.js';
 import { parseTime, type RecordLiveness } from './lease-record.js';
@@ -40,7 +41,8 @@ export class PodLiveness extends LeaseJudgedLiveness {
   keep(member: KeptMember): MemberKeeper {
     const podUid = this.source.podUid;
     if (podUid === undefined) return new HeartbeatKeeper(member);
-    return new PodKeeper(member, { mode: 'pod', podUid }, async () => {
+    const deadline = this.context.member.podRenewDeadlineMs;
+    return new PodKeeper(member, { mode: 'pod', podUid }, deadline > 0 ? deadline : undefined, async () => {
       await this.source.assertServed(member.role);
       await this.sweep(member.role, podUid);
     });
@@ -67,11 +69,23 @@ export class PodLiveness extends LeaseJudgedLiveness {
   }
 }
 
-/** Keeps a member in a pod: checked, then written once; its pod's readiness vouches for it from then on. */
+/**
+ * Keeps a member in a pod: checked, then written once; its pod's readiness
+ * vouches for it from then on. With `member.podRenewDeadlineMs`, it reads its
+ * own record every `heartbeatIntervalMs` (a read, no write) and the member is
+ * lost that long after the send of the last read that found it: cut off from
+ * the API server, it stops before the node controller marks its pod not Ready.
+ * Without, no deadline applies; a write or read that finds its record gone or
+ * taken loses it either way.
+ */
 class PodKeeper implements MemberKeeper {
+  private timer: Timer | undefined;
+  private stopped = false;
+
   constructor(
     private readonly member: KeptMember,
     readonly liveness: RecordLiveness,
+    readonly renewDeadlineMs: number | undefined,
     /** Checked before the first write: the pod serves the role's readiness; an earlier container's records are gone. */
     private readonly prepare: () => Promise<void>,
   ) {}
@@ -79,14 +93,30 @@ class PodKeeper implements MemberKeeper {
   async start(): Promise<void> {
     await this.prepare();
     await this.member.writeMember();
+    if (this.renewDeadlineMs !== undefined) this.schedule();
   }
 
-  /** After a reconnect: the record written again, in case it was deleted meanwhile. */
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.member.clock.setTimeout(() => {
+      if (this.stopped) return;
+      this.member
+        .checkMember()
+        .then((sentAt) => this.member.renewed(sentAt))
+        .catch((err: unknown) => this.member.logger.debug({ err, key: this.member.key }, '[rollcall] member check failed'));
+      this.schedule();
+    }, this.member.timing.heartbeatIntervalMs);
+  }
+
+  /** After a reconnect: the record written again, which loses the member if it was deleted or taken meanwhile. */
   beat(): Promise<void> {
-    return this.member.enqueue(() => this.member.writeMember());
+    return this.member.enqueue(async () => void (await this.member.writeMember()));
   }
 
-  stop(): void {}
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
 
   async withdrawn(): Promise<void> {}
 }

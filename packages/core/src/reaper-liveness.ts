@@ -1,5 +1,4 @@
 import { deleteRecord } from './delete-record.js';
-import { ErrorCode, hasCode } from './errors.js';
 import { confirmByRead, confirmByWrite, type Confirmation } from './expiry.js';
 import type { LeaseHolder } from './lease-holder.js';
 import { parseTime, type RecordLiveness } from './lease-record.js';
@@ -120,8 +119,9 @@ export class ReaperRecords implements RecordJudging {
 
 /**
  * Announces the member record, then the heartbeat record; each heartbeat
- * renews the heartbeat record, and finding it gone (the reaper expired this
- * member while it was cut off) announces both again.
+ * renews the heartbeat record — the record the reaper judges, so the renew
+ * deadline counts from its send. Finding it gone (the reaper expired this
+ * member while it was cut off or paused) loses the member, never re-created.
  */
 class ReaperKeeper extends HeartbeatKeeper {
   override readonly liveness: RecordLiveness = { mode: 'reaper' };
@@ -135,7 +135,7 @@ class ReaperKeeper extends HeartbeatKeeper {
   protected override async announce(): Promise<void> {
     await this.member.writeMember();
     try {
-      await this.beatRecord.put(true);
+      this.member.renewed(await this.beatRecord.put());
     } catch (err) {
       // Announce nothing: a member record without a heartbeat would be reaped a lease later anyway.
       await this.member.deleteMember().catch(() => {});
@@ -144,14 +144,7 @@ class ReaperKeeper extends HeartbeatKeeper {
   }
 
   protected override async renew(): Promise<void> {
-    try {
-      await this.beatRecord.put(false);
-    } catch (err) {
-      if (!hasCode(err, ErrorCode.NOT_FOUND)) throw err;
-      this.member.logger.info({ key: this.member.key }, '[rollcall] heartbeat record gone (expired by the reaper?); announcing again');
-      await this.member.writeMember();
-      await this.beatRecord.put(true);
-    }
+    this.member.renewed(await this.beatRecord.put());
   }
 
   /** A heartbeat record left by a crash here is the reaper's to delete. */

@@ -16,6 +16,7 @@ export function recordToJson(record: LeaseRecord): string {
   };
   if (record.payload !== undefined) value.payload = record.payload;
   if (record.liveness !== undefined) value.liveness = { ...record.liveness };
+  if (record.createdAs !== undefined) value.createdAs = record.createdAs;
   return JSON.stringify(value);
 }
 
@@ -45,5 +46,7 @@ export function recordFromJson(key: string, value: string | Uint8Array, backend:
   if (r.payload !== undefined) record.payload = r.payload as JsonValue;
   const liveness = parseRecordLiveness(r.liveness);
   if (liveness) record.liveness = liveness;
+  // Another store's creation, as migrate tags it; anything else is no creation and is read as absent.
+  if (typeof r.createdAs === 'string' && /^(from|to):[\x21-\x7e]{1,200}$/.test(r.createdAs)) record.createdAs = r.createdAs;
   return record;
 }

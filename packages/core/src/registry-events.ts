@@ -1,6 +1,7 @@
 import type { ConnectionEvents } from './connection-monitor.js';
 import type { LeaseLossReason } from './lease-holder.js';
 import type { LeadershipEvents } from './leadership.js';
+import type { MemberLostEvent, MemberReannouncedEvent } from './member-handle.js';
 import type { MemberEvent } from './member.js';
 import type { CorruptEntry } from './store.js';
 
@@ -13,6 +14,10 @@ export interface RegistryEvents extends ConnectionEvents {
   memberAdded: Extract<MemberEvent, { type: 'added' }>;
   memberUpdated: Extract<MemberEvent, { type: 'updated' }>;
   memberRemoved: Extract<MemberEvent, { type: 'removed' }>;
+  /** A member this process announced lost its incarnation (its handle's `lost`). */
+  memberLost: MemberLostEvent;
+  /** A member this process announced was announced again as a new incarnation (its handle's `reannounced`). */
+  memberReannounced: MemberReannouncedEvent;
   /** A record that cannot be decoded (edited by hand?); it is ignored until it is fixed or replaced. */
   corruptRecord: { key: string; error: CorruptEntry['error'] };
 }

@@ -4,7 +4,7 @@ import type { JsonValue } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MemberDirectory } from './member-directory.js';
 import { MemberHandle } from './member-handle.js';
-import type { LivenessStrategy } from './member-liveness.js';
+import type { LivenessStrategy, MemberConfig } from './member-liveness.js';
 import type { Member, MemberListener } from './member.js';
 import type { MonitoredStore } from './monitored-store.js';
 import { assertIdentity, assertName } from './names.js';
@@ -12,7 +12,6 @@ import { assertPayload } from './payload.js';
 import type { PodRecords } from './pod-liveness.js';
 import { memberKey } from './record-key.js';
 import type { RegistryEmit } from './registry-events.js';
-import type { MemberTiming } from './timing.js';
 
 /** What `announce()` takes. */
 export interface AnnounceOptions {
@@ -27,7 +26,10 @@ export interface AnnounceOptions {
 /** What the members side of a registry works with. @internal */
 export interface RegistryMembersOptions {
   identity: string;
-  timing: MemberTiming;
+  /** `registry.member`: timings and what a lost member does. */
+  member: MemberConfig;
+  /** Ends the process (`registry.member.afterLost=exit`). */
+  exit: (code: number) => void;
   store: MonitoredStore;
   directory: MemberDirectory;
   /** How member liveness reaches peers (`registry.member.liveness`), chosen once as the registry opens. */
@@ -66,13 +68,17 @@ export class RegistryMembers {
       key: memberKey(options.role, id),
       liveness: this.options.liveness,
       payload: options.payload,
-      timing: this.options.timing,
+      timing: this.options.member,
+      afterLost: this.options.member.afterLost,
+      exit: this.options.exit,
       store: this.options.store,
       clock: this.options.clock,
       logger: this.options.logger,
       validatePayload: (payload) => assertPayload(payload, max),
       onWithdraw: () => this.announced.delete(handle),
     });
+    handle.on('lost', (event) => this.options.emit('memberLost', event));
+    handle.on('reannounced', (event) => this.options.emit('memberReannounced', event));
     await handle.announce();
     this.announced.add(handle);
     return handle;

@@ -75,11 +75,12 @@ export class Registry extends Emitter<RegistryEvents> {
     pods: PodRecords,
     private readonly clock: Clock,
     logger: Logger,
+    exit: (code: number) => void,
   ) {
     super(logger);
     const { store, cache } = connection;
     const emit: RegistryEmit = (type, event) => this.emit(type, event);
-    this.members_ = new RegistryMembers({ identity: config.identity, timing: config.member, store, directory, liveness, pods, clock, logger, maxPayload: () => this.maxPayload(), emit });
+    this.members_ = new RegistryMembers({ identity: config.identity, member: config.member, exit, store, directory, liveness, pods, clock, logger, maxPayload: () => this.maxPayload(), emit });
     this.leases = new RegistryLeases({ config, store, cache, clock, logger, backend: () => this.backend, emit });
   }
 
@@ -93,7 +94,7 @@ export class Registry extends Emitter<RegistryEvents> {
     store: RecordStore,
     resolved: RegistryConfig,
     /** `liveness`: a strategy to use instead of `registry.member.liveness`'s, for tests of the seam a new mode plugs into. */
-    runtime: { clock?: Clock; logger?: Logger; liveness?: LivenessFactory } = {},
+    runtime: { clock?: Clock; logger?: Logger; liveness?: LivenessFactory; exit?: (code: number) => void } = {},
   ): Promise<Registry> {
     const clock = runtime.clock ?? systemClock;
     const logger = runtime.logger ?? silentLogger;
@@ -126,7 +127,7 @@ export class Registry extends Emitter<RegistryEvents> {
     }
     const pods = new PodRecords(context);
     directory = new MemberDirectory({ cache, store: monitored, clock, logger, retryMs: resolved.member.heartbeatIntervalMs, liveness, pods, confirm });
-    registry = new Registry(resolved, connection, directory, liveness, pods, clock, logger);
+    registry = new Registry(resolved, connection, directory, liveness, pods, clock, logger, runtime.exit ?? ((code) => process.exit(code)));
     stores.set(registry, store);
     bindBackendActivity(registry, monitored.activity);
     registry.wire(store);
@@ -185,7 +186,9 @@ export class Registry extends Emitter<RegistryEvents> {
   /**
    * Announces a member and heartbeats it until `withdraw()` or `close()`.
    * Resolves once the first record is written. An earlier incarnation's record
-   * under the same role and id is taken over.
+   * under the same role and id (a restart within its lease) is removed first:
+   * peers see it `removed`, then this one `added`. The handle judges itself by
+   * its own clock (`alive`, `signal`, `lost`; `registry.member.afterLost`).
    */
   async announce(options: AnnounceOptions): Promise<MemberHandle> {
     this.assertOpen();

@@ -38,7 +38,7 @@ describe('configuration', () => {
     expect(config.cluster).toBe('default');
     expect(config.election).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
     expect(config.lock).toEqual({ leaseDurationMs: 15000, renewDeadlineMs: 10000, retryPeriodMs: 2000 });
-    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, liveness: 'heartbeat' });
+    expect(config.member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, renewDeadlineMs: 15000, podRenewDeadlineMs: 0, liveness: 'heartbeat', afterLost: 'reannounce' });
     expect(config.requestTimeoutMs).toBe(5000);
     expect(config.identity).toMatch(/-\d+$/);
   });
@@ -92,6 +92,25 @@ describe('configuration', () => {
       expect(error.message).toContain('3600000');
     }
     expect(() => resolve({ type: 'memory', election: { leaseDurationMs: 3_600_000, renewDeadlineMs: 3_000_000, retryPeriodMs: 60_000 } })).not.toThrow();
+  });
+
+  it('a member renew deadline: ¾ of the lease by default; below the lease and above 1.2 heartbeats, else refused naming registry.member.renewDeadlineMs', () => {
+    expect(resolve({ type: 'memory', member: { heartbeatIntervalMs: 1000, leaseDurationMs: 4000 } }).member.renewDeadlineMs).toBe(3000);
+    // Any timing valid before the deadline existed stays valid: ¾ of a lease of at least two heartbeats is 1.5 heartbeats.
+    expect(resolve({ type: 'memory', member: { heartbeatIntervalMs: 5000, leaseDurationMs: 10000 } }).member.renewDeadlineMs).toBe(7500);
+    expect(resolve({ 'registry.type': 'memory', 'registry.member.renewDeadlineMs': '12000' }).member.renewDeadlineMs).toBe(12000);
+    expect(resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMBER_AFTER_LOST: 'exit' })).member.afterLost).toBe('exit');
+    for (const [member, rule] of [
+      [{ renewDeadlineMs: 20000 }, 'leaseDurationMs (20000) must be greater than renewDeadlineMs (20000)'],
+      [{ renewDeadlineMs: 25000 }, 'must be greater than renewDeadlineMs'],
+      [{ renewDeadlineMs: 6000 }, 'renewDeadlineMs (6000) must be greater than 1.2 x heartbeatIntervalMs (6000)'],
+      [{ renewDeadlineMs: 0 }, 'renewDeadlineMs'],
+    ] as const) {
+      const err = configError(() => resolve({ type: 'memory', member }));
+      expect(err).toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.member.renewDeadlineMs' });
+      expect(err.message).toContain(rule);
+    }
+    expect(configError(() => resolve({ type: 'memory', member: { afterLost: 'restart' as never } }))).toMatchObject({ key: 'registry.member.afterLost' });
   });
 
   it('never echoes a secret value', () => {
@@ -203,7 +222,7 @@ describe('options given in code, to a store factory', () => {
 
 describe('registry.member.liveness', () => {
   it('defaults to heartbeat; reaper in each form; any other value is INVALID_CONFIG naming the key', () => {
-    expect(resolve({ type: 'memory' }).member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, liveness: 'heartbeat' });
+    expect(resolve({ type: 'memory' }).member).toEqual({ heartbeatIntervalMs: 5000, leaseDurationMs: 20000, renewDeadlineMs: 15000, podRenewDeadlineMs: 0, liveness: 'heartbeat', afterLost: 'reannounce' });
     expect(resolve({ type: 'memory', member: { liveness: 'reaper' } }).member.liveness).toBe('reaper');
     expect(resolve({ 'registry.type': 'memory', 'registry.member.liveness': 'reaper' }).member.liveness).toBe('reaper');
     expect(resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMBER_LIVENESS: 'reaper' })).member.liveness).toBe('reaper');

@@ -19,7 +19,7 @@ function readinessMode(ready: Set<string>, contexts: LivenessContext[]): Livenes
     return {
       mode: 'heartbeat',
       // Kept alive by something else: written once, never renewed.
-      keep: (member) => ({ liveness: { mode: 'heartbeat' }, start: () => member.writeMember(), beat: async () => {}, stop: () => {}, withdrawn: async () => {} }),
+      keep: (member) => ({ liveness: { mode: 'heartbeat' }, renewDeadlineMs: undefined, start: async () => void (await member.writeMember()), beat: async () => {}, stop: () => {}, withdrawn: async () => {} }),
       verdict: (entry) => (ready.has(entry.key) ? 'present' : 'absent'),
       reading: () => {},
       close: () => {},

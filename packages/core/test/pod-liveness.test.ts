@@ -163,6 +163,49 @@ describe('registry.member.liveness=pod', () => {
     expect(pods.opened.get('worker')).toBe(1); // one watch per role read, not per member
   });
 
+  it('with member.podRenewDeadlineMs, a pod member reads (never writes) its record each interval and, cut off from the backend, is lost at the send of its last good read plus the deadline, before any pod state could remove it; found deleted, lost at once', async () => {
+    const DEADLINE = 15_000;
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a', { member: { liveness: 'pod', podRenewDeadlineMs: DEADLINE } });
+    const handle = await a.registry.announce({ role: 'worker', id: 'w1' });
+    const lost: { reason: string; at: number }[] = [];
+    handle.on('lost', (e) => lost.push({ reason: e.reason, at: h.clock.now() }));
+    const written = row('worker', 'w1')!.version;
+    const first = handle.incarnation;
+    await h.clock.advance(3 * LEASE);
+    expect(handle.alive).toBe(true);
+    expect(row('worker', 'w1')!.version).toBe(written); // reads only
+    const lastRead = h.clock.now(); // a read was sent at 60000
+    a.store.partition();
+    await h.clock.advance(DEADLINE - 1);
+    expect(handle.alive).toBe(true);
+    await h.clock.advance(1);
+    expect(lost).toEqual([{ reason: 'renew-deadline', at: lastRead + DEADLINE }]);
+    expect(handle.alive).toBe(false);
+    a.store.heal();
+    await h.clock.advanceUntil(() => handle.alive, 2 * INTERVAL);
+    expect(String(row('worker', 'w1')!.createRevision)).toBe(handle.incarnation); // a new incarnation, a new record
+    expect(handle.incarnation).not.toBe(first);
+    // An operator deletes it: the next read finds it gone.
+    const raw = new MemoryStore({ backend: h.backend, cluster: 'test' });
+    await raw.delete(memberKey('worker', 'w1'), (await raw.get(memberKey('worker', 'w1')))!.version);
+    await h.clock.advanceUntil(() => lost.length === 2, INTERVAL);
+    expect(lost[1]!.reason).toBe('deleted');
+  });
+
+  it('without member.podRenewDeadlineMs (default 0), a pod member has no deadline of its own: cut off for three leases, still alive; the deadline refused at or above 40000 or at or below 1.2 heartbeats, naming the key', async () => {
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a');
+    const handle = await a.registry.announce({ role: 'worker', id: 'w1' });
+    a.store.partition();
+    await h.clock.advance(3 * LEASE);
+    expect(handle.alive).toBe(true);
+    a.store.heal();
+    for (const podRenewDeadlineMs of [40_000, 6_000]) {
+      await expect(open('b', 'uid-a', { member: { liveness: 'pod', podRenewDeadlineMs } })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.member.podRenewDeadlineMs' });
+    }
+  });
+
   it('a restarted container\'s announce deletes what the earlier container of its pod announced, so the pod\'s next Ready brings back no phantom', async () => {
     pods.set('worker', 'uid-a', true);
     const first = await open('first', 'uid-a');

@@ -175,7 +175,7 @@ describe('member liveness: reaper', () => {
     expect(seen.summary()).toEqual(['added w1']);
   });
 
-  it('a live member whose member record vanished while it heartbeats (a reaper crashed between its two deletes) is added again', async () => {
+  it('a live member whose member record vanished while it heartbeats (deleted by hand) is lost once the reaper deletes its lone heartbeat record, and is added again as a new incarnation', async () => {
     h = new Harness();
     const a = await h.registry('a', reaper);
     const r = await h.registry('r', reaper);
@@ -188,7 +188,7 @@ describe('member liveness: reaper', () => {
     await h.clock.advance(0);
     const goneAt = h.clock.now();
     expect(seen.summary()).toEqual(['added w1', 'removed w1 deleted']);
-    // Its heartbeats go on, alone; a lease later the reaper deletes that record, and the next heartbeat announces again.
+    // Its heartbeats go on, alone; a lease later the reaper deletes that record: the next heartbeat finds it gone (lost), and a new incarnation is announced.
     await h.clock.advanceUntil(() => seen.events.length === 3, LEASE + INTERVAL + 100);
     expect(seen.summary()).toEqual(['added w1', 'removed w1 deleted', 'added w1']);
     expect(seen.at[2]! - goneAt).toBeGreaterThanOrEqual(LEASE);

@@ -30,6 +30,15 @@ describe('record JSON', () => {
     }
   });
 
+  it('a fencing token past 2^53 - 1 is corrupt: it could no longer grow by one', () => {
+    expect(recordFromJson('k', recordToJson({ ...record, leaseTransitions: Number.MAX_SAFE_INTEGER }), 'x')).toMatchObject({ leaseTransitions: Number.MAX_SAFE_INTEGER });
+    for (const huge of [2 ** 53, 1e300]) {
+      const result = recordFromJson('lock/x', JSON.stringify({ ...record, leaseTransitions: huge }), 'etcd');
+      expect(result).toMatchObject({ code: ErrorCode.CORRUPT_RECORD, key: 'lock/x' });
+      expect((result as Error).message).toContain('leaseTransitions is not a non-negative integer up to 2^53 - 1');
+    }
+  });
+
   it('a lease above the one-hour ceiling is corrupt, whoever wrote it; the ceiling itself is a record', () => {
     expect(MAX_LEASE_DURATION_SECONDS).toBe(3600);
     expect(recordFromJson('k', recordToJson({ ...record, leaseDurationSeconds: 3600 }), 'x')).toMatchObject({ leaseDurationSeconds: 3600 });

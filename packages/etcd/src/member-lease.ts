@@ -7,7 +7,7 @@ import { BACKEND } from './errors.js';
  * create and kept alive every third of its TTL. It only lets etcd clean up
  * after a stopped process: nothing in Rollcall waits for its loss, as core
  * enforces its own deadlines. A lease etcd dropped is forgotten; the next
- * member create (core re-announces a member whose key vanished) grants a new one.
+ * member create (a member whose key vanished is lost, and its next incarnation is a create) grants a new one.
  */
 export class MemberLease {
   private id: string | undefined;

@@ -31,6 +31,13 @@ export interface EtcdOptions {
   readonly username?: string;
   /** Password of `username`. Never logged, never in an error message. */
   readonly password?: string;
+  /**
+   * Send `username` and `password` to `http://` endpoints, in clear on the
+   * network. Default false: credentials need `https://` endpoints, and a
+   * configuration with them over http:// is INVALID_CONFIG. For a loopback or
+   * otherwise trusted network.
+   */
+  readonly allowPlaintextCredentials: boolean;
   readonly tls?: EtcdTlsOptions;
   /**
    * Bound on connecting: the first call, which proves an endpoint answers and
@@ -48,9 +55,14 @@ export interface EtcdOptions {
    * Binds member keys to an etcd lease of this many seconds, kept alive by the
    * store, so etcd itself deletes the members of a process that stopped (even
    * when no one observes their role). 0 turns it off. Liveness is still core's,
-   * by its own deadlines: set it to at least `registry.member.leaseDurationMs`
-   * in seconds, or etcd removes members that core still considers alive.
-   * Seconds. Default 0.
+   * by its own deadlines: set it to at least 1.5 × `registry.member.renewDeadlineMs`
+   * in seconds (23 with the defaults) and at least `registry.member.leaseDurationMs`.
+   * The store keeps the lease alive every third of its TTL, so a process cut off
+   * just before a keep-alive loses its keys two thirds of a TTL after its last
+   * one; below that bound etcd can delete a member's key before the member is
+   * `lost` by its own clock, and peers see it `removed` first (the member then
+   * learns it at its next heartbeat: `lost`, `deleted`). Not checked against
+   * the core keys (a plugin's section is validated alone). Seconds. Default 0.
    */
   readonly memberLeaseSeconds: number;
   /**
@@ -100,12 +112,17 @@ export const etcdOptions: OptionSchema = {
   prefix: { type: 'string', default: '/rollcall', doc: 'Key prefix: a cluster\'s records are the keys under <prefix>/<cluster>/.', check: prefixProblem },
   username: { type: 'string', doc: 'etcd user for password authentication; needs password.', check: (v) => (v.length === 0 ? 'must not be empty' : undefined) },
   password: { type: 'string', secret: true, doc: 'Password of username; never logged.' },
+  allowPlaintextCredentials: {
+    type: 'boolean',
+    default: false,
+    doc: 'Send username and password to http:// endpoints, in clear on the network (a loopback or otherwise trusted network); without it credentials need https:// endpoints.',
+  },
   'tls.caFile': { type: 'string', doc: 'PEM file of the CA that signed the etcd servers\' certificates; default: the system CAs.' },
   'tls.certFile': { type: 'string', doc: 'PEM file of the client certificate; needs tls.keyFile.' },
   'tls.keyFile': { type: 'string', doc: 'PEM file of the client certificate\'s key; needs tls.certFile.' },
   dialTimeoutMs: { type: 'integer', default: 5000, min: 1, doc: 'Bound on connecting (first call, credentials and permission check), milliseconds.' },
   keepaliveIntervalMs: { type: 'integer', default: 10_000, min: 5000, doc: 'gRPC keepalive ping interval on open streams, milliseconds (etcd refuses pings under 5000 by default).' },
-  memberLeaseSeconds: { type: 'integer', default: 0, min: 0, max: 86_400, doc: 'Bind member keys to an etcd lease of this many seconds (0: off); at least the member lease duration.' },
+  memberLeaseSeconds: { type: 'integer', default: 0, min: 0, max: 86_400, doc: 'Bind member keys to an etcd lease of this many seconds (0: off); at least 1.5 x registry.member.renewDeadlineMs and the member lease, in seconds.' },
   maxPayloadBytes: { type: 'integer', default: 1024 * 1024, min: 1, max: 1536 * 1024, doc: 'Largest record payload, bytes of UTF-8 JSON.' },
 };
 
@@ -122,6 +139,9 @@ export function validateEtcdOptions(options: EtcdOptions): { key: string; rule: 
   if (tlsKey && secure === 0) return { key: `tls.${tlsKey}`, rule: 'is set but every endpoint is http://; TLS needs https:// endpoints' };
   if (options.username !== undefined && options.password === undefined) return { key: 'password', rule: 'is required with registry.etcd.username' };
   if (options.password !== undefined && options.username === undefined) return { key: 'username', rule: 'is required with registry.etcd.password' };
+  if (options.password !== undefined && secure === 0 && !options.allowPlaintextCredentials) {
+    return { key: 'allowPlaintextCredentials', rule: 'is false, and username and password would cross the network in clear to http:// endpoints: use https:// endpoints (tls.caFile), or set registry.etcd.allowPlaintextCredentials=true on a trusted network' };
+  }
   if (options.tls?.certFile !== undefined && options.tls.keyFile === undefined) return { key: 'tls.keyFile', rule: 'is required with registry.etcd.tls.certFile' };
   if (options.tls?.keyFile !== undefined && options.tls.certFile === undefined) return { key: 'tls.certFile', rule: 'is required with registry.etcd.tls.keyFile' };
   return undefined;

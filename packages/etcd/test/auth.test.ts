@@ -43,7 +43,7 @@ afterEach(async () => {
 afterAll(() => root.close());
 
 async function limitedStore(extra: Record<string, unknown> = {}): Promise<EtcdStore> {
-  const store = await createEtcdStore({ cluster: uniqueCluster('auth'), endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: env.limited.password, ...extra });
+  const store = await createEtcdStore({ cluster: uniqueCluster('auth'), endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: env.limited.password, allowPlaintextCredentials: true, ...extra });
   opened.push(store);
   return store;
 }
@@ -51,7 +51,7 @@ async function limitedStore(extra: Record<string, unknown> = {}): Promise<EtcdSt
 describe('password authentication', () => {
   it('the limited user reads and writes inside its prefix, through the registry too', async () => {
     const cluster = uniqueCluster('auth');
-    const registry: Registry = await createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: env.limited.password } });
+    const registry: Registry = await createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: env.limited.password, allowPlaintextCredentials: true } });
     opened.push(registry);
     await registry.announce({ role: 'worker', id: 'w1', payload: { ok: true } });
     const leadership = registry.campaign('scheduler');
@@ -63,7 +63,7 @@ describe('password authentication', () => {
   it('the limited user outside its prefix is refused at connect with PERMISSION_DENIED naming the user and the prefix', async () => {
     const { logger, text } = capturingLogger();
     const cluster = uniqueCluster('outside');
-    const err = await rejection(createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, username: env.limited.user, password: env.limited.password } }, { logger }));
+    const err = await rejection(createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, username: env.limited.user, password: env.limited.password, allowPlaintextCredentials: true } }, { logger }));
     expect(err.code).toBe('PERMISSION_DENIED');
     expect(err.message).toContain(`as user "${env.limited.user}"`);
     expect(err.message).toContain(`/rollcall/${cluster}/`);
@@ -74,7 +74,7 @@ describe('password authentication', () => {
   it('a wrong password is UNAUTHENTICATED at connect, and neither password appears in the error or the log', async () => {
     const { logger, text } = capturingLogger();
     const wrong = `wrong-${randomBytes(8).toString('hex')}`;
-    const err = await rejection(createRegistry({ type: 'etcd', etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: wrong } }, { logger }));
+    const err = await rejection(createRegistry({ type: 'etcd', etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: env.limited.user, password: wrong, allowPlaintextCredentials: true } }, { logger }));
     expect(err.code).toBe('UNAUTHENTICATED');
     expect(err.message).toContain(`as user "${env.limited.user}"`);
     for (const secret of [wrong, env.limited.password]) {
@@ -84,7 +84,7 @@ describe('password authentication', () => {
   });
 
   it('an unknown user is UNAUTHENTICATED', async () => {
-    const err = await rejection(createEtcdStore({ endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: 'nobody-here', password: 'whatever-pw' }));
+    const err = await rejection(createEtcdStore({ endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: 'nobody-here', password: 'whatever-pw', allowPlaintextCredentials: true }));
     expect(err.code).toBe('UNAUTHENTICATED');
   });
 
@@ -98,7 +98,7 @@ describe('password authentication', () => {
   it('a user that may read but not write connects, and its writes and campaigns fail PERMISSION_DENIED, writing nothing', async () => {
     const cluster = uniqueCluster('reader');
     const { logger, text } = capturingLogger();
-    const reader = await createEtcdStore({ cluster, endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: READER.user, password: READER.password, logger });
+    const reader = await createEtcdStore({ cluster, endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: READER.user, password: READER.password, allowPlaintextCredentials: true, logger });
     opened.push(reader);
     const record = { holderIdentity: 'r', leaseDurationSeconds: 5, acquireTime: null, renewTime: null, leaseTransitions: 0 };
     expect((await reader.list('')).records).toEqual([]);
@@ -107,7 +107,7 @@ describe('password authentication', () => {
     expect(denied.message).toContain(`create lock/x: permission denied as user "${READER.user}"`);
     expect((await rejection(reader.assertCanHold('election/e'))).code).toBe('PERMISSION_DENIED');
 
-    const registry = await createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: READER.user, password: READER.password } }, { logger });
+    const registry = await createRegistry({ type: 'etcd', cluster, etcd: { endpoints: env.endpoints, prefix: LIMITED_PREFIX, username: READER.user, password: READER.password, allowPlaintextCredentials: true } }, { logger });
     opened.push(registry);
     expect((await rejection(registry.announce({ role: 'worker', id: 'w1' }))).code).toBe('PERMISSION_DENIED');
     expect((await rejection(registry.campaign('scheduler').whenElected())).code).toBe('PERMISSION_DENIED');

@@ -44,7 +44,7 @@ describe('configuration', () => {
     };
     const fromEnv = await registry(configFromEnv(env) as never);
     for (const r of [fromObject, fromFlat, fromEnv]) {
-      expect(r.config.options).toEqual({ endpoints, prefix: '/forms-test', dialTimeoutMs: 3000, keepaliveIntervalMs: 10_000, maxPayloadBytes: 1024 * 1024, memberLeaseSeconds: 0 });
+      expect(r.config.options).toEqual({ endpoints, prefix: '/forms-test', dialTimeoutMs: 3000, keepaliveIntervalMs: 10_000, maxPayloadBytes: 1024 * 1024, memberLeaseSeconds: 0, allowPlaintextCredentials: false });
     }
     await fromObject.announce({ role: 'worker', id: 'w1' });
     expect(await keysUnder(`/forms-test/${cluster}/`)).toEqual([`/forms-test/${cluster}/member/worker/w1`]);
@@ -74,6 +74,7 @@ describe('configuration', () => {
     ['a username without a password', { username: 'alice' }, 'registry.etcd.password'],
     ['a password without a username', { password: 'hunter2-secret' }, 'registry.etcd.username'],
     ['an empty username', { username: '', password: 'x' }, 'registry.etcd.username'],
+    ['credentials to http:// endpoints, not allowed in clear', { username: 'alice', password: 'hunter2-secret' }, 'registry.etcd.allowPlaintextCredentials'],
     ['a client certificate without its key', { endpoints: ['https://127.0.0.1:2379'], tls: { certFile: '/c.pem' } }, 'registry.etcd.tls.keyFile'],
     ['a client key without its certificate', { endpoints: ['https://127.0.0.1:2379'], tls: { keyFile: '/k.pem' } }, 'registry.etcd.tls.certFile'],
     ['TLS files with http:// endpoints', { tls: { caFile: '/ca.pem' } }, 'registry.etcd.tls.caFile'],
@@ -161,6 +162,6 @@ describe('unreachable endpoints', () => {
 
   it('the plugin declares its type and validates cross-key rules', () => {
     expect(registryPlugin.type).toBe('etcd');
-    expect(registryPlugin.validate?.({ endpoints: [], prefix: '/r', dialTimeoutMs: 1, keepaliveIntervalMs: 5000, maxPayloadBytes: 1, memberLeaseSeconds: 0 })).toEqual({ key: 'endpoints', rule: 'needs at least one endpoint' });
+    expect(registryPlugin.validate?.({ endpoints: [], prefix: '/r', dialTimeoutMs: 1, keepaliveIntervalMs: 5000, maxPayloadBytes: 1, memberLeaseSeconds: 0, allowPlaintextCredentials: false })).toEqual({ key: 'endpoints', rule: 'needs at least one endpoint' });
   });
 });

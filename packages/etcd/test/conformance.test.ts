@@ -4,7 +4,7 @@ import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { ClientProxies, compactServer, restartServer } from '@rollcall/tools/testenv';
 import { createEtcdStore } from '../src/index.js';
-import { etcdEndpoints } from './support/etcd.js';
+import { etcdEndpoints, rawClient } from './support/etcd.js';
 
 // Each store and registry of the suite reaches etcd through its own proxy, so one can be cut off alone.
 const proxies = new ClientProxies(etcdEndpoints()[0]!, 'reset');
@@ -20,6 +20,15 @@ storeConformance({
     compact: async () => void (await compactServer('etcd')),
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
+    overwriteRaw: async (cluster, key, text) => {
+      const raw = rawClient();
+      try {
+        await raw.put(`/rollcall/${cluster}/${key}`).value(text);
+      } finally {
+        raw.close();
+      }
+      return true;
+    },
   },
 });
 

@@ -61,6 +61,14 @@ export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
   return kc;
 }
 
+function sameMaterial(a: readonly (string | Buffer | undefined)[], b: readonly (string | Buffer | undefined)[]): boolean {
+  return a.length === b.length && a.every((x, i) => {
+    const y = b[i];
+    if (x === undefined || y === undefined) return x === y;
+    return Buffer.from(x).equals(Buffer.from(y));
+  });
+}
+
 /** js-yaml's reason and 1-based position of a YAMLException, without its snippet of the text; undefined for any other error. */
 function yamlProblem(err: unknown): string | undefined {
   const e = err as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown } };
@@ -94,6 +102,20 @@ export function userAgent(identity: string | undefined): string {
   return `rollcall/${VERSION} (${identity ?? `${hostname()}-${process.pid}`})`;
 }
 
+/**
+ * The largest answer body read, bytes (128 MiB): a page of 500 Leases at the
+ * largest payload is about 128 MiB. Past it the request fails UNAVAILABLE
+ * instead of growing the process's memory without end.
+ */
+export const MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The longest line of a stream kept, UTF-16 code units (16 Mi): a watch event
+ * longer than that ends the watch with an error; a log line longer than that
+ * (a task printing without newlines) is passed on in pieces of this size.
+ */
+export const MAX_LINE_LENGTH = 16 * 1024 * 1024;
+
 function timeoutError(ms: number): Error {
   return Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' });
 }
@@ -125,6 +147,10 @@ export class ApiClient {
   private readonly url: URL;
   private readonly transport: typeof https | typeof http;
   private agent: http.Agent | undefined;
+  /** The TLS material the agent was made with: the kubeconfig's files are read on every request, so a rotation shows here. */
+  private agentMaterial: readonly (string | Buffer | undefined)[] = [];
+  /** Agents of earlier TLS material: left to finish what runs on them, destroyed at close. */
+  private readonly retired: http.Agent[] = [];
 
   constructor(
     private readonly kubeConfig: KubeConfig,
@@ -158,7 +184,12 @@ export class ApiClient {
       const deadline = this.clock.setTimeout(() => request.destroy(timeoutError(this.requestTimeoutMs)), this.requestTimeoutMs);
       const request = this.transport.request(options, (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        response.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_RESPONSE_BYTES) return void request.destroy(Object.assign(new Error(`the answer is over ${MAX_RESPONSE_BYTES} bytes`), { code: 'ERESPONSETOOLARGE' }));
+          chunks.push(c);
+        });
         response.on('error', (err) => (deadline.cancel(), reject(transportError(err, req.context))));
         response.on('end', () => {
           deadline.cancel();
@@ -218,12 +249,25 @@ export class ApiClient {
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           buffered += chunk;
+          if (format === 'text') {
+            // A line that never ends is passed on in pieces rather than held.
+            while (buffered.length > MAX_LINE_LENGTH && buffered.indexOf('\n') < 0) {
+              if (!aborted) handlers.line(buffered.slice(0, MAX_LINE_LENGTH));
+              buffered = buffered.slice(MAX_LINE_LENGTH);
+            }
+          } else if (buffered.length > MAX_LINE_LENGTH && buffered.indexOf('\n') < 0) {
+            if (!aborted) handlers.end(new Error(`a watch event over ${MAX_LINE_LENGTH} characters`));
+            aborted = true;
+            request.destroy();
+            return;
+          }
           let newline: number;
           while ((newline = buffered.indexOf('\n')) >= 0) {
             const raw = buffered.slice(0, newline);
             buffered = buffered.slice(newline + 1);
             if (format === 'text') {
-              if (!aborted) handlers.line(raw.replace(/\r$/, ''));
+              const text = raw.replace(/\r$/, '');
+              for (let at = 0; at === 0 || at < text.length; at += MAX_LINE_LENGTH) if (!aborted) handlers.line(text.slice(at, at + MAX_LINE_LENGTH));
               continue;
             }
             const line = raw.trim();
@@ -260,6 +304,7 @@ export class ApiClient {
 
   close(): void {
     this.agent?.destroy();
+    this.retired.splice(0).forEach((agent) => agent.destroy());
   }
 
   private async options(method: string, path: string, contentType: string | undefined, accept = 'application/json'): Promise<https.RequestOptions> {
@@ -272,6 +317,17 @@ export class ApiClient {
       headers: { Accept: accept, 'User-Agent': this.userAgent, ...(contentType ? { 'Content-Type': contentType } : {}) },
     };
     await this.kubeConfig.applyToHTTPSOptions(options);
+    // A rotated CA or client certificate (the files changed): new connections use it; open ones finish on the old agent.
+    const material = [options.ca, options.cert, options.key].map((m) => (Array.isArray(m) ? m.join('\n') : (m as string | Buffer | undefined)));
+    if (this.agent && !sameMaterial(material, this.agentMaterial)) {
+      const old = this.agent;
+      this.agent = undefined;
+      this.retired.push(old);
+      if (this.retired.length > 8) this.retired.shift()!.destroy();
+      // Idle keep-alive sockets would be reused by nobody: close them now.
+      for (const sockets of Object.values((old as unknown as { freeSockets: Record<string, { destroy(): void }[]> }).freeSockets ?? {})) sockets.forEach((socket) => socket.destroy());
+    }
+    this.agentMaterial = material;
     // One keep-alive agent with the same TLS material, instead of the new agent client-node makes per call.
     this.agent ??= new (this.transport === https ? https.Agent : http.Agent)({
       keepAlive: true,

@@ -10,6 +10,8 @@ export const KEY_ANNOTATION = 'rollcall.dev/key';
 export const PAYLOAD_ANNOTATION = 'rollcall.dev/payload';
 /** A member record's liveness (`{"mode":"pod","podUid":...}`), as JSON. */
 export const LIVENESS_ANNOTATION = 'rollcall.dev/liveness';
+/** The creation a record continues from another store (`LeaseRecord.createdAs`: `@rollcall/migrate`'s `from:<created>`). */
+export const CREATED_AS_ANNOTATION = 'rollcall.dev/created-as';
 /** A pod-mode member record's pod uid, as a label: an announce finds an earlier container's records with one selector, not a list of the role. */
 export const POD_UID_LABEL = 'rollcall.dev/pod-uid';
 /** The annotation older client-go and fabric8 keep their leader record in. */
@@ -111,6 +113,8 @@ function decodeObject(object: KubeObject, fields: () => RecordFields | string): 
   // A value this version cannot read is read as absent: the reader's own mode, as for records written before it existed.
   const liveness = parseLiveness(object.metadata.annotations?.[LIVENESS_ANNOTATION]);
   if (liveness) record.liveness = liveness;
+  const createdAs = object.metadata.annotations?.[CREATED_AS_ANNOTATION];
+  if (createdAs !== undefined && /^(from|to):[\x21-\x7e]{1,200}$/.test(createdAs)) record.createdAs = createdAs;
   const problem = recordShapeProblem(record);
   return problem ? { key, version, created, error: corrupt(key, problem) } : { key, version, record, created };
 }
@@ -145,6 +149,8 @@ function withPayload(annotations: Record<string, string>, record: LeaseRecord): 
   const out = { ...annotations };
   if (record.payload !== undefined) out[PAYLOAD_ANNOTATION] = JSON.stringify(record.payload);
   if (record.liveness !== undefined) out[LIVENESS_ANNOTATION] = JSON.stringify(record.liveness);
+  if (record.createdAs !== undefined) out[CREATED_AS_ANNOTATION] = record.createdAs;
+  else delete out[CREATED_AS_ANNOTATION];
   return out;
 }
 

@@ -32,3 +32,4 @@ export { serveReadinessProbe, type ReadinessProbe, type ReadinessProbeOptions } 
 export { kubernetesOptions, type KubernetesOptions } from './options.js';
 export { objectName } from './object-names.js';
 export { CLUSTER_LABEL, KIND_LABEL, ROLE_LABEL, KEY_ANNOTATION, PAYLOAD_ANNOTATION, LEADER_ANNOTATION } from './codec.js';
+export { ADMISSION_LABEL, leaseAdmissionManifest, leaseAdmissionPolicies, type LeaseAdmissionOptions } from './admission-policies.js';

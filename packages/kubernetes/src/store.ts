@@ -43,6 +43,9 @@ export interface KubernetesStoreConfig {
 export async function connectKubernetesStore(context: PluginContext<KubernetesOptions>, kubeConfig?: KubeConfig): Promise<KubernetesStore> {
   const { cluster, options, logger } = context;
   const kc = kubeConfig ?? loadKubeConfig(options);
+  if (kc.getCurrentCluster()?.skipTLSVerify) {
+    logger.warn({ backend: BACKEND }, "[rollcall] [kubernetes] the kubeconfig's cluster sets insecure-skip-tls-verify: the API server's certificate is not verified, so anyone on the path can pose as it and read the credentials; give certificate-authority(-data) instead");
+  }
   const namespace = resolveNamespace(options.namespace, kc);
   const client = new ApiClient(kc, context.requestTimeoutMs, userAgent(context.identity), context.clock);
   const store = new KubernetesStore({

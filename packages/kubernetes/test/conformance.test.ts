@@ -3,7 +3,8 @@ import type { RecordStore } from '@rollcall/core/spi';
 import { registryConformance, storeConformance, type ConformancePod } from '@rollcall/conformance';
 import { compactServer, proxiedKubeconfig, restartApiServerAndControllers, type TcpProxy } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll } from 'vitest';
-import { createKubernetesStore, registryPlugin } from '../src/index.js';
+import { LIVENESS_ANNOTATION } from '../src/codec.js';
+import { createKubernetesStore, objectName, PAYLOAD_ANNOTATION, registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
 import { kubeEnv } from './kube-env.js';
 import { kwokMemberPods } from './kwok-member-pods.js';
@@ -17,6 +18,36 @@ const storeProxies = new WeakMap<RecordStore, TcpProxy>();
 /** Compacts the API server's etcd and lets its watch caches relist past it. */
 const compact = async () => void (await compactServer('kubernetes'));
 
+/**
+ * A record's Lease edited past the store: a JSON object's record fields onto the spec (the API server's schema may
+ * refuse them: false), its payload and liveness onto their annotations; any other text as the payload annotation.
+ */
+async function overwriteRaw(cluster: string, key: string, text: string): Promise<boolean> {
+  const admin = new Admin();
+  const name = objectName(cluster, key);
+  const lease = await admin.coordination.readNamespacedLease({ name, namespace: env.namespace });
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const annotations = { ...lease.metadata!.annotations };
+  const spec = { ...lease.spec } as Record<string, unknown>;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const fields = value as Record<string, unknown>;
+    for (const field of ['holderIdentity', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'leaseTransitions']) spec[field] = fields[field];
+    if ('payload' in fields) annotations[PAYLOAD_ANNOTATION] = JSON.stringify(fields.payload);
+    if ('liveness' in fields) annotations[LIVENESS_ANNOTATION] = JSON.stringify(fields.liveness);
+  } else {
+    annotations[PAYLOAD_ANNOTATION] = text;
+  }
+  return admin.coordination.replaceNamespacedLease({ name, namespace: env.namespace, body: { ...lease, metadata: { ...lease.metadata, annotations }, spec } as never }).then(
+    () => true,
+    () => false,
+  );
+}
+
 storeConformance({
   name: 'kubernetes',
   openStore: async (cluster) => {
@@ -26,7 +57,7 @@ storeConformance({
     storeProxies.set(store, proxy);
     return store;
   },
-  capabilities: { compact, partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal() },
+  capabilities: { compact, partition: (s) => storeProxies.get(s)!.cut('reset'), heal: (s) => storeProxies.get(s)!.heal(), overwriteRaw },
 });
 
 const pods = kwokMemberPods(new Admin());

@@ -15,9 +15,9 @@ let namespace: string;
 const opened: Registry[] = [];
 
 /** A registry in pod mode that takes the pod `podUid` for its own (the test process stands in for the pod's container). */
-async function open(identity: string, podUid?: string, kubernetes: Record<string, unknown> = {}): Promise<Registry> {
+async function open(identity: string, podUid?: string, kubernetes: Record<string, unknown> = {}, member: Record<string, unknown> = {}): Promise<Registry> {
   const registry = await createRegistry(
-    { type: 'kubernetes', cluster: CLUSTER, identity, requestTimeoutMs: 1500, member: { liveness: 'pod', heartbeatIntervalMs: 1000, leaseDurationMs: 4000 }, kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace, ...(podUid ? { podUid } : {}), ...kubernetes } },
+    { type: 'kubernetes', cluster: CLUSTER, identity, requestTimeoutMs: 1500, member: { liveness: 'pod', heartbeatIntervalMs: 1000, leaseDurationMs: 4000, ...member }, kubernetes: { kubeconfig: kubeEnv().kubeconfig, namespace, ...(podUid ? { podUid } : {}), ...kubernetes } },
     { plugins: [registryPlugin as never] },
   );
   opened.push(registry);
@@ -190,15 +190,18 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     expect(JSON.parse(lease.metadata!.annotations![LIVENESS_ANNOTATION]!)).toEqual({ mode: 'heartbeat' });
   });
 
-  it('the readiness probe stays 200 through a 30 s API server outage (suspended, then lost), so the member is never removed; 503 once the registry closes', async () => {
+  it('the readiness probe stays 200 through a 30 s API server outage (suspended, then lost), so the member is never removed, nor lost by its own deadline (podRenewDeadlineMs 39 s); 503 once the registry closes', async () => {
     const uid = await pod('worker-probe', 'worker');
     const reader = await open('reader-probe');
     const seen = log(reader, 'worker');
-    const member = await open('worker-probe', uid);
+    // With its own deadline on, at its bound below the node controller's grace period: the outage still loses nobody.
+    const member = await open('worker-probe', uid, {}, { podRenewDeadlineMs: 39_000 });
     const probe = await serveReadinessProbe(member, { port: 0, host: '127.0.0.1' });
     const status = async () => (await fetch(`http://127.0.0.1:${probe.port}/readyz`)).status;
     try {
-      await member.announce({ role: 'worker', id: 'w-probe' });
+      const handle = await member.announce({ role: 'worker', id: 'w-probe' });
+      const lost: string[] = [];
+      handle.on('lost', (e) => lost.push(e.reason));
       // It reads the role too, as most members do: its watch is what tells it the API server is away.
       await member.members('worker');
       await waitFor(() => seen.events.some((e) => e.member.id === 'w-probe'), 30_000, 'the reader to see the member');
@@ -226,6 +229,8 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
       await waitFor(() => member.state === 'connected', 60_000, 'the member registry to reconnect');
       await waitFor(async () => (await reader.members('worker')).some((m) => m.id === 'w-probe'), 60_000, 'the reader to list the member');
       expect(seen.events.slice(before).filter((e) => e.member.id === 'w-probe')).toEqual([]); // neither removed nor added again
+      expect(lost).toEqual([]);
+      expect(handle.alive).toBe(true);
       const closing = member.close();
       expect(await status()).toBe(503);
       await closing;

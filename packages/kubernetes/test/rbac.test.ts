@@ -1,12 +1,11 @@
-import { createRegistry, ErrorCode, type Logger, type MemberEvent, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/admin';
-import { formatMicroTime, heartbeatKey, memberKey } from '@rollcall/core/spi';
+import { createRegistry, ErrorCode, type Logger, type Registry } from '@rollcall/core';
 import { serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registryPlugin } from '../src/index.js';
 import { Admin } from './admin.js';
+import { reaperRoundTrip } from './reaper-paths.js';
 
 const plugins = [registryPlugin as never];
 const admin = new Admin();
@@ -66,30 +65,7 @@ describe('shipped RBAC, with real service-account tokens', () => {
   });
 
   it('with registry.member.liveness=reaper, the member Role is enough to announce, heartbeat and withdraw, and the coordinator Role to reap', async () => {
-    const coordinator = await open(coordinatorConfig, 'coordinator-r', true);
-    const worker = await open(memberConfig, 'worker-r', true);
-    const store = registryStore(coordinator);
-    const handle = await worker.announce({ role: 'worker', payload: { status: 'NORMAL' } });
-    const first = await store.get(heartbeatKey('worker', 'worker-r'));
-    expect(first?.record.holderIdentity).toBe('worker-r');
-    await waitFor(async () => (await store.get(heartbeatKey('worker', 'worker-r')))?.version !== first!.version || undefined, 10_000, 'a heartbeat');
-    await handle.update({ status: 'BUSY' });
-    await handle.withdraw();
-    expect(await store.get(memberKey('worker', 'worker-r'))).toBeUndefined();
-    expect(await store.get(heartbeatKey('worker', 'worker-r'))).toBeUndefined();
-    // A member that crashed right after announcing: its records, written with the member Role, and no heartbeat after.
-    const events: MemberEvent[] = [];
-    coordinator.watchMembers('worker', (e) => events.push(e));
-    const raw = registryStore(worker);
-    const now = formatMicroTime(new Date());
-    const beat = { holderIdentity: 'worker-gone', leaseDurationSeconds: 2, acquireTime: now, renewTime: now, leaseTransitions: 1 };
-    await raw.create(memberKey('worker', 'worker-gone'), { ...beat, payload: { last: true } });
-    await raw.create(heartbeatKey('worker', 'worker-gone'), beat);
-    await waitFor(() => events.find((e) => e.type === 'removed'), 15_000, 'the reaper to remove the crashed member');
-    expect(events.map((e) => `${e.type} ${e.member.id}`)).toEqual(['added worker-gone', 'removed worker-gone']);
-    expect(events[1]).toMatchObject({ reason: 'expired', member: { payload: { last: true } } });
-    expect(await store.get(memberKey('worker', 'worker-gone'))).toBeUndefined();
-    expect(await store.get(heartbeatKey('worker', 'worker-gone'))).toBeUndefined();
+    await reaperRoundTrip(await open(coordinatorConfig, 'coordinator-r', true), await open(memberConfig, 'worker-r', true), 'worker-r');
   });
 
   it('the member Role trying to campaign or lock gets PERMISSION_DENIED naming what it lacks, and changes nothing', async () => {

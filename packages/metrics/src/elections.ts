@@ -9,7 +9,7 @@ import type { Instruments } from './instruments.js';
  * (each through `observe`, or all through `watchElections`);
  * `rollcall_election_fencing_token` from both.
  */
-export function trackElections(registry: Registry, m: Instruments, observed: readonly string[] | 'all'): () => void {
+export function trackElections(registry: Registry, m: Instruments, observed: readonly string[] | 'all', maxObserved = 1000): () => void {
   /** The identities of this process leading each election now (a process may campaign under several). */
   const leading = new Map<string, Set<string>>();
   const tokens = new Map<string, number>();
@@ -44,9 +44,29 @@ export function trackElections(registry: Registry, m: Instruments, observed: rea
   };
   const closers: (() => void)[] = [];
   if (observed === 'all') {
+    const withSeries = new Set<string>();
+    const unobserved = new Set<string>();
+    m.electionsUnobserved.set(0);
     const subscription = registry.watchElections((event) => {
       const election = event.lease.name;
-      if (event.type === 'removed') return show(election, undefined);
+      if (event.type === 'removed') {
+        unobserved.delete(election);
+        m.electionsUnobserved.set(unobserved.size);
+        if (!withSeries.delete(election)) return;
+        // A gone election's series go too: the label set is the live elections, at most maxObserved of them.
+        for (const gauge of [m.electionLeaderPresent, m.electionFencingToken]) gauge.remove({ election });
+        m.electionLeaderChanges.remove({ election });
+        tokens.delete(election);
+        return;
+      }
+      if (!withSeries.has(election)) {
+        if (withSeries.size >= maxObserved) {
+          unobserved.add(election);
+          m.electionsUnobserved.set(unobserved.size);
+          return;
+        }
+        withSeries.add(election);
+      }
       show(election, event.lease.holder);
       seeToken(election, event.lease.fencingToken);
       if (event.type === 'added') m.electionLeaderChanges.inc({ election }, 0);

@@ -17,6 +17,13 @@ export interface RollcallMetricsOptions {
    */
   elections?: readonly string[] | 'all';
   /**
+   * With `elections: 'all'`: the most elections given series at once, so
+   * whoever may create records cannot grow the label set without bound;
+   * further ones are counted in `rollcall_elections_unobserved`, and an
+   * election's series go when it does. Default 1000.
+   */
+  maxObservedElections?: number;
+  /**
    * The `lock` label of a lock name. Lock names that are unbounded (one per
    * job, one per row) must map to a bounded set here, e.g.
    * `(name) => name.replace(/-\d+$/, '')`. Default: the name itself.

@@ -41,7 +41,7 @@ export function registerRollcallMetrics(registry: Registry, promRegistry: PromRe
     stops.push(trackBackend(registry, instruments, close));
     stops.push(trackConnection(registry, instruments));
     stops.push(trackMembers(registry, instruments, options.roles));
-    stops.push(trackElections(registry, instruments, options.elections ?? []));
+    stops.push(trackElections(registry, instruments, options.elections ?? [], options.maxObservedElections ?? 1000));
     stops.push(trackLocks(registry, instruments, options.lockLabel ?? ((name) => name)));
   } catch (err) {
     close();

@@ -6,7 +6,11 @@ import type { Registry as PromRegistry } from 'prom-client';
 export interface ServeMetricsOptions {
   /** TCP port; 0 picks a free one (see `MetricsServer.port`). */
   port: number;
-  /** Address to bind. Default: every interface, as Prometheus exporters do (a pod is scraped on its own IP). */
+  /**
+   * Address to bind. Default `127.0.0.1`: this host only, so nothing is
+   * exposed by accident. In a pod scraped on its own IP, give `0.0.0.0` (or
+   * `::`) by name.
+   */
   host?: string;
 }
 
@@ -42,7 +46,7 @@ export function serveMetrics(promRegistry: PromRegistry, options: ServeMetricsOp
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen(options.port, options.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve({
         port: (server.address() as AddressInfo).port,

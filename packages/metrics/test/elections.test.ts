@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { electionKey } from '@rollcall/core/spi';
 import { MetricsHarness } from './harness.js';
 
 let h: MetricsHarness;
@@ -87,4 +88,24 @@ describe('leadership metrics', () => {
     expect(await h.value('rollcall_election_leader_present', { election: 'scheduler' })).toBe(0);
     expect(await h.value('rollcall_election_leader_changes_total', { election: 'scheduler' })).toBe(1);
   });
+
+  it("elections 'all' keeps at most maxObservedElections series: the rest are counted, and a gone election's series go with it", async () => {
+    h = new MetricsHarness();
+    const peer = await h.registry('peer');
+    for (const name of ['a', 'b', 'c']) await peer.registry.campaign(name).whenElected();
+    await h.watched('app', { elections: 'all', maxObservedElections: 2 });
+    await h.clock.advance(0);
+    const present = async () => (await Promise.all(['a', 'b', 'c'].map(async (e) => ((await h.value('rollcall_election_leader_present', { election: e })) === undefined ? [] : [e])))).flat();
+    const seen = await present();
+    expect(seen).toHaveLength(2);
+    expect(await h.value('rollcall_elections_unobserved')).toBe(1);
+    // One election with series goes (its record deleted, as an operator would): its series go, the label set shrinks.
+    const gone = seen[0]!;
+    const stored = (await peer.store.get(electionKey(gone)))!;
+    await peer.store.delete(electionKey(gone), stored.version);
+    await h.clock.advance(0);
+    expect(await present()).toEqual(seen.slice(1));
+    expect(await h.value('rollcall_election_fencing_token', { election: gone })).toBeUndefined();
+  });
 });
+

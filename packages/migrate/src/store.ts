@@ -31,6 +31,15 @@ export interface MigrateStoreOptions {
 const SESSION_ORDER: readonly StoreSessionState[] = ['connected', 'suspended', 'lost'];
 
 /**
+ * `record` as `to`'s copy of the life `from` holds: tagged with `from`'s
+ * creation (`LeaseRecord.createdAs`), so a reader that sees `to`'s copy first
+ * names the same incarnation as one that sees `from`'s.
+ */
+function continuing(record: LeaseRecord, from: StoredRecord): LeaseRecord {
+  return { ...record, createdAs: `from:${from.created}` };
+}
+
+/**
  * `registry.type=migrate`: one record store over two, the way client-go's
  * MultiLock moved Kubernetes' controllers from Endpoints to Leases. Every write
  * goes to `from`, then to `to`, each a compare-and-set on the version seen on
@@ -78,7 +87,7 @@ export class MigrateStore implements RecordStore {
   }
 
   create(key: RecordKey, record: LeaseRecord): Promise<StoredRecord> {
-    return this.writeBoth(key, () => this.from.create(key, record), () => this.to.create(key, record));
+    return this.writeBoth(key, () => this.from.create(key, record), (from) => this.to.create(key, continuing(record, from)));
   }
 
   update(key: RecordKey, record: LeaseRecord, version: string): Promise<StoredRecord> {
@@ -86,7 +95,7 @@ export class MigrateStore implements RecordStore {
     return this.writeBoth(
       key,
       () => this.writeSide(this.from, key, record, seen.from),
-      () => this.writeSide(this.to, key, record, seen.to),
+      (from) => this.writeSide(this.to, key, continuing(record, from), seen.to),
     );
   }
 
@@ -166,7 +175,7 @@ export class MigrateStore implements RecordStore {
    * off from `to` must not keep renewing its half on `from`, which would look
    * alive there and keep every other process from taking over.
    */
-  private writeBoth(key: RecordKey, writeFrom: () => Promise<StoredRecord>, writeTo: () => Promise<StoredRecord>): Promise<StoredRecord> {
+  private writeBoth(key: RecordKey, writeFrom: () => Promise<StoredRecord>, writeTo: (from: StoredRecord) => Promise<StoredRecord>): Promise<StoredRecord> {
     return this.write(key, async () => {
       if (this.toUnreachable) {
         try {
@@ -176,7 +185,7 @@ export class MigrateStore implements RecordStore {
         }
       }
       const from = await writeFrom();
-      const to = await this.onTo(writeTo);
+      const to = await this.onTo(() => writeTo(from));
       return { written: { key, version: migrateVersion(from.version, to.version), record: mergeRecords(from.record, to.record), created: migrateCreated(from, to)! }, expect: { from: from.version, to: to.version } };
     });
   }

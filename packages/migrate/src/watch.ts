@@ -195,7 +195,7 @@ export class MigrateWatch implements WatchSubscription {
   }
 
   private emitIfChanged(key: RecordKey): void {
-    const merged = mergeValues(key, this.state.from.get(key), this.state.to.get(key));
+    const merged = mergeValues(key, this.state.from.get(key), this.state.to.get(key), this.state.emitted.get(key));
     if (mergedVersion(merged) === mergedVersion(this.state.emitted.get(key))) return;
     const revision = this.record({ kind: 'emit', key, value: merged });
     if (!merged) this.deliver({ type: 'delete', key, revision });

@@ -308,4 +308,41 @@ describe('registry.type=migrate on the injected clock', () => {
       expect((await observer.registry.members('worker')).map((x) => x.payload)).toEqual([{ n: 3 }]);
     });
   });
+
+  it('a member keeps one incarnation in a migrating watch across its two-sided announce and withdraw; a new life on one side is removed then added', async () => {
+    m = new Migration();
+    const { registry: reader } = await m.process('r', 'migrate');
+    const events: string[] = [];
+    reader.watchMembers('worker', (e: MemberEvent) => events.push(`${e.type} ${e.member.incarnation}${e.type === 'removed' ? ` ${e.reason}` : ''}`));
+    await m.clock.advance(2_000); // both sides' watches shown to run
+    const from = m.side('from');
+    const to = m.side('to');
+    const key = 'member/worker/w1';
+    let renewed = 0;
+    /** The record of one life (one announce): its acquireTime names it; each write renews later. */
+    const life = (n: number) => ({ holderIdentity: 'w1', leaseDurationSeconds: 20, acquireTime: formatMicroTime(new Date(n * 1000)), renewTime: formatMicroTime(new Date(10_000 + ++renewed)), leaseTransitions: 1 });
+    // A migrating writer's announce and withdraw: from, then to.
+    const f1 = await from.create(key, life(1));
+    const t1 = await to.create(key, life(1));
+    await settle(20);
+    await from.delete(key, f1.version);
+    await settle(20);
+    await to.delete(key, t1.version);
+    await settle(20);
+    expect(events).toEqual([`added from:${f1.created}`, `removed from:${f1.created} deleted`]);
+    // The next life; then `to` runs ahead: its record of a third life beside `from`'s of the second.
+    const f2 = await from.create(key, life(2));
+    const t2 = await to.create(key, life(2));
+    await settle(20);
+    await to.delete(key, t2.version);
+    const t3 = await to.create(key, life(3));
+    await settle(20);
+    const f3 = await from.update(key, life(3), f2.version).then(async () => from.get(key));
+    await settle(20);
+    expect(f3!.created).toBe(f2.created); // an update on from: the creation its side reports is unchanged, the view keeps to's
+    expect(events.slice(2)).toEqual([`added from:${f2.created}`, `removed from:${f2.created} replaced`, `added to:${t3.created}`]);
+    expect((await reader.members('worker')).map((x) => x.incarnation)).toEqual([`to:${t3.created}`]);
+    await from.close();
+    await to.close();
+  });
 });

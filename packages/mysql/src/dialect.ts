@@ -2,6 +2,9 @@ import type { SqlDialect, SqlExecutor, SqlRow, SqlValue, TableNames } from '@rol
 import { createPool, type MysqlPoolConfig, type Pool, type Queryable, type ResultHeader } from './client.js';
 import { BACKEND, isDuplicateKey, isMissingColumn, isMissingTable, isPermissionDenied, isRetryable, toRegistryError } from './errors.js';
 
+/** Calls that may wait for one of the pool's connections; one more fails UNAVAILABLE at once. */
+export const MAX_QUEUED_REQUESTS = 1000;
+
 /**
  * MySQL 8 and MariaDB through a mysql2 pool. Every call borrows a connection
  * for one statement or one transaction and gives it back clean: nothing that
@@ -23,7 +26,8 @@ export class MysqlDialect implements SqlDialect {
     this.pool = createPool({
       ...config,
       waitForConnections: true,
-      queueLimit: 0,
+      // Bounded: past it a call fails UNAVAILABLE at once instead of queueing without end (each waits its request timeout at most).
+      queueLimit: MAX_QUEUED_REQUESTS,
       enableKeepAlive: true,
       idleTimeout: 60_000,
       charset: 'utf8mb4',

@@ -73,6 +73,10 @@ export function toRegistryError(error: unknown, operation: string, where: string
   if (isMissingTable(error) || isMissingColumn(error)) {
     return new SchemaMismatchError(`${operation}: the Rollcall tables in ${database} were changed or dropped while in use: ${messageOf(error)}`, options);
   }
+  // mysql2's pool refuses a call past its queueLimit with this message and no code.
+  if (messageOf(error) === 'Queue limit reached.') {
+    return new UnavailableError(`${operation}: every connection of the pool to ${where} is busy and its queue of waiting calls is full; the server may be slow, or poolSize too small for the load`, options);
+  }
   if (NETWORK.has(code) || (error as MysqlErrorLike)?.fatal) {
     return new UnavailableError(`${operation}: ${where} is unreachable or did not answer (${code || messageOf(error)})`, options);
   }

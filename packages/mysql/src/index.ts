@@ -1,6 +1,7 @@
 import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
-import { acquireDatabase, SqlRecordStore } from '@rollcall/sql';
+import { acquireDatabase, SqlRecordStore, warnUnverifiedTls } from '@rollcall/sql';
 import { poolConfig, serverName } from './client.js';
+import { BACKEND } from './errors.js';
 import { MysqlDialect } from './dialect.js';
 import { mysqlOptions, validateMysqlOptions, type MysqlOptions } from './options.js';
 
@@ -15,6 +16,7 @@ export const CREATED_BY = '@rollcall/mysql 0.1.0';
 async function connectMysqlStore(context: PluginContext<MysqlOptions>): Promise<SqlRecordStore> {
   const { options, requestTimeoutMs } = context;
   const config = poolConfig(options);
+  warnUnverifiedTls(context.logger, BACKEND, options.tls);
   const { database, release } = await acquireDatabase(context, {
     // Held in memory only (it has the password).
     identity: JSON.stringify({ options, requestTimeoutMs }),

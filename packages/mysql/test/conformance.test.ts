@@ -23,6 +23,13 @@ const compact = async () => {
 };
 afterAll(async () => compactor?.close());
 
+/** A row's value overwritten past the store; false when the server refuses the text (a JSON column, a NUL byte). */
+const overwriteRaw = async (cluster: string, key: string, text: string): Promise<boolean> =>
+  db.exec('UPDATE rollcall_records SET record_value = ? WHERE cluster_name = ? AND record_key = ?', [text, cluster, key]).then(
+    () => true,
+    () => false,
+  );
+
 storeConformance({
   name: 'mysql',
   openStore: (cluster) => proxies.open((proxy) => createMysqlStore({ cluster, ...testOptions(db.name, { host: '127.0.0.1', port: proxy.port }), requestTimeoutMs: 2000 })),
@@ -30,6 +37,7 @@ storeConformance({
     compact,
     partition: (store) => proxies.cut(store),
     heal: (store) => proxies.heal(store),
+    overwriteRaw,
   },
 });
 

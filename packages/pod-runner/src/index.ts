@@ -19,3 +19,4 @@ export type { TaskListing, LedgerState } from './task-listing.js';
 export { ledgerName } from './ledger-format.js';
 // The activity's vocabulary lives in a types-only package, so metrics reads it without installing the runner.
 export type { PendingCause, RequeueReason, RunnerActivity, RunnerActivityListener, TaskPhase } from '@rollcall/pod-runner-activity';
+export { podRunnerAdmissionManifest, podRunnerAdmissionPolicies, type PodRunnerAdmissionOptions } from './admission-policy.js';

@@ -115,6 +115,9 @@ describe('a pod with scheduling gates', () => {
   });
 
   it('ends timed-out with SchedulingGated past its own gated timeout', async () => {
+    // The gated time counts from the API server's own timestamp: the runner's wall clock agrees with the server's, as
+    // in production, not an hour ahead as the case above left it.
+    clock.skewWall(Date.now() - clock.wallNow().getTime());
     await gates.submit({ taskId: 'never-admitted', taskType: 'report', timeouts: { start: 2 * MINUTE, gated: 30 * MINUTE } });
     await waitFor(() => statusOf('never-admitted')?.pendingCause === 'gated', 15_000, 'the task to be pending, gated');
     await clock.advance(28 * MINUTE);

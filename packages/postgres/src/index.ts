@@ -1,6 +1,7 @@
 import { pluginContext, type PluginContext, type RegistryPlugin, type StoreFactoryOptions } from '@rollcall/core/spi';
-import { acquireDatabase, SqlRecordStore, tableNames } from '@rollcall/sql';
+import { acquireDatabase, SqlRecordStore, tableNames, warnUnverifiedTls } from '@rollcall/sql';
 import { pgConfig, serverName } from './client.js';
+import { BACKEND } from './errors.js';
 import { PostgresDialect } from './dialect.js';
 import { postgresOptions, validatePostgresOptions, type PostgresOptions } from './options.js';
 
@@ -15,6 +16,7 @@ export const CREATED_BY = '@rollcall/postgres 0.1.0';
 async function connectPostgresStore(context: PluginContext<PostgresOptions>): Promise<SqlRecordStore> {
   const { options, requestTimeoutMs } = context;
   const config = pgConfig(options);
+  warnUnverifiedTls(context.logger, BACKEND, options.tls);
   const { database, release } = await acquireDatabase(context, {
     // Held in memory only (it has the password).
     identity: JSON.stringify({ options, requestTimeoutMs }),

@@ -5,4 +5,4 @@ export { sqlOptions, type SqlOptions } from './options.js';
 export { SqlRecordStore, SQL_MAX_PAYLOAD_BYTES } from './store.js';
 export type { SqlDatabase } from './database.js';
 export { acquireDatabase, type DatabaseSource } from './shared-database.js';
-export { readTlsFiles, sqlTlsOptions, tlsOptionsProblem, type SqlTlsOptions, type TlsFiles } from './tls.js';
+export { readTlsFiles, sqlTlsOptions, tlsOptionsProblem, warnUnverifiedTls, type SqlTlsOptions, type TlsFiles } from './tls.js';

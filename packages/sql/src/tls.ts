@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigurationError } from '@rollcall/core';
+import { ConfigurationError, type Logger } from '@rollcall/core';
 import type { OptionSchema } from '@rollcall/core/spi';
 
 /** TLS to a database server: the `tls.*` keys of every networked SQL backend. */
@@ -63,4 +63,17 @@ export function readTlsFiles(backend: string, tls: SqlTlsOptions): TlsFiles | un
     }
   };
   return { ca: read('tls.caFile', tls.caFile), cert: read('tls.certFile', tls.certFile), key: read('tls.keyFile', tls.keyFile), rejectUnauthorized: tls.rejectUnauthorized };
+}
+
+/**
+ * Says, once per connect, that TLS is on without verifying the server's
+ * certificate (`tls.rejectUnauthorized: false`): the traffic is encrypted, but
+ * anyone on the path can pose as the server and read the password.
+ */
+export function warnUnverifiedTls(logger: Logger, backend: string, tls: SqlTlsOptions): void {
+  if (!tls.enabled || tls.rejectUnauthorized) return;
+  logger.warn(
+    { backend, key: `registry.${backend}.tls.rejectUnauthorized` },
+    `[rollcall] [${backend}] TLS without verifying the server's certificate (registry.${backend}.tls.rejectUnauthorized=false): anyone on the path can pose as the server; give registry.${backend}.tls.caFile instead`,
+  );
 }

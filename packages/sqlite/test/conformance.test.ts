@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { registryConformance, storeConformance } from '@rollcall/conformance';
 import { createSqliteStore, type SqliteStore } from '../src/index.js';
-import { tempDir } from './support/sqlite.js';
+import { rawConnection, tempDir } from './support/sqlite.js';
 
 // One file for the run; every case has its own cluster in it. The crash child opens the same file from its own process.
 const path = join(tempDir(), 'conformance.db');
@@ -16,6 +16,15 @@ storeConformance({
   capabilities: {
     compact: async () => compact(await anyStore()),
     // No partition: a local file has no connection to cut.
+    overwriteRaw: async (cluster, key, text) => {
+      const raw = rawConnection(path);
+      try {
+        await raw.exec('UPDATE rollcall_records SET record_value = ? WHERE cluster_name = ? AND record_key = ?', [text, cluster, key]);
+      } finally {
+        raw.close();
+      }
+      return true;
+    },
   },
 });
 

@@ -27,7 +27,7 @@ export interface ZookeeperOptions {
    * UNAVAILABLE, milliseconds. Default 10000.
    */
   readonly connectTimeoutMs: number;
-  /** Digest authentication; absent: no authentication and open ACLs on created znodes. */
+  /** Digest authentication; absent: no authentication, and created znodes are open to anyone (allowed only with `openAcl`). */
   readonly auth?: {
     /** The digest user name. */
     readonly username: string;
@@ -40,6 +40,13 @@ export interface ZookeeperOptions {
    * write for this identity only.
    */
   readonly worldReadable: boolean;
+  /**
+   * Without `auth`: create znodes open to anyone (`world:anyone` ALL: any
+   * client of the ensemble may change or delete them). Default false: a
+   * registry that writes needs `auth`, or this set by name. A read-only
+   * registry creates nothing and needs neither.
+   */
+  readonly openAcl: boolean;
 }
 
 const HOST_PORT = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/;
@@ -113,6 +120,7 @@ export const zookeeperOptions: OptionSchema = {
   'auth.username': { type: 'string', doc: 'Digest user name; with auth.password, created znodes get this identity as their ACL.', check: (v) => (v === '' || v.includes(':') ? 'must be non-empty and contain no colon' : undefined) },
   'auth.password': { type: 'string', secret: true, doc: 'Digest password (secret).', check: (v) => (v === '' ? 'must not be empty' : undefined) },
   worldReadable: { type: 'boolean', default: false, doc: 'With auth: every identity may read the records (world:anyone READ); only this identity may change them.' },
+  openAcl: { type: 'boolean', default: false, doc: 'Without auth: create znodes open to anyone (world:anyone ALL). Needed, by name, for a registry that writes without auth.' },
 };
 
 /** Cross-key rules: user name and password come together. */
@@ -122,6 +130,7 @@ export function validateZookeeperOptions(options: ZookeeperOptions): { key: stri
     const missing = auth.username === undefined ? 'auth.username' : 'auth.password';
     return { key: missing, rule: 'auth.username and auth.password are set together' };
   }
+  if (auth && options.openAcl) return { key: 'openAcl', rule: 'is for a registry without auth; with auth.username the znodes belong to that identity' };
   return undefined;
 }
 

@@ -22,6 +22,12 @@ export const ZOOKEEPER_MAX_PAYLOAD_BYTES = 1_000_000;
 export async function connectZookeeperStore({ cluster, options, logger, clock, requestTimeoutMs, readOnly }: PluginContext<ZookeeperOptions>): Promise<ZookeeperStore> {
   const parsed = parseConnectString(options.connectString);
   if ('problem' in parsed) throw new ConfigurationError(`registry.zookeeper.connectString: ${parsed.problem}`, { key: 'registry.zookeeper.connectString', backend: BACKEND });
+  if (!readOnly && !options.auth && !options.openAcl) {
+    throw new ConfigurationError(
+      'registry.zookeeper.openAcl: without auth, the znodes this registry creates are open to anyone (world:anyone ALL: any client of the ensemble may change or delete them); give registry.zookeeper.auth.username and auth.password, or set registry.zookeeper.openAcl=true to accept that',
+      { key: 'registry.zookeeper.openAcl', backend: BACKEND },
+    );
+  }
   const session = new ZkSession({
     connectString: options.connectString,
     sessionTimeoutMs: options.sessionTimeoutMs,

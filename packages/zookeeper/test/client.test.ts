@@ -15,7 +15,7 @@ afterEach(async () => {
 async function proxied(sessionTimeoutMs: number): Promise<{ store: ZookeeperStore; proxy: TcpProxy; states: { state: StoreSessionState; at: number }[] }> {
   const proxy = await TcpProxy.start(standalone());
   proxies.push(proxy);
-  const store = await stores.open({ cluster: uniqueCluster('session'), connectString: proxy.address, sessionTimeoutMs, requestTimeoutMs: 1000 });
+  const store = await stores.open({ cluster: uniqueCluster('session'), connectString: proxy.address, sessionTimeoutMs, requestTimeoutMs: 1000, openAcl: true });
   const states: { state: StoreSessionState; at: number }[] = [];
   store.onSessionState((state) => states.push({ state, at: performance.now() }));
   return { store, proxy, states };

@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 async function open(cluster: string, identity: string, connectString = ensemble(), overrides: Record<string, unknown> = {}, sessionTimeoutMs = 10_000): Promise<Registry> {
-  const registry = await createRegistry({ type: 'zookeeper', cluster, identity, ...SURVIVE, ...overrides, zookeeper: { connectString, sessionTimeoutMs, connectTimeoutMs: 20_000 } } as never);
+  const registry = await createRegistry({ type: 'zookeeper', cluster, identity, ...SURVIVE, ...overrides, zookeeper: { connectString, sessionTimeoutMs, connectTimeoutMs: 20_000, openAcl: true } } as never);
   registries.push(registry);
   return registry;
 }

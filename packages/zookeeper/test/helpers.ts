@@ -11,7 +11,7 @@ export function storeFactory() {
   const opened: ZookeeperStore[] = [];
   return {
     async open(options: CreateZookeeperStoreOptions & { cluster: string }): Promise<ZookeeperStore> {
-      const store = await createZookeeperStore({ connectString: standalone(), sessionTimeoutMs: 4000, connectTimeoutMs: 5000, requestTimeoutMs: 2000, ...options });
+      const store = await createZookeeperStore({ connectString: standalone(), sessionTimeoutMs: 4000, connectTimeoutMs: 5000, requestTimeoutMs: 2000, openAcl: !(options as { auth?: unknown }).auth, ...options });
       opened.push(store);
       return store;
     },

@@ -224,7 +224,7 @@ describe('connecting', () => {
     try {
       for (const connectString of [refused.address, silent.address, `${refused.address},${silent.address}`]) {
         const started = performance.now();
-        const err = await rejection(createZookeeperStore({ connectString, cluster: 'never', connectTimeoutMs: 1500 }));
+        const err = await rejection(createZookeeperStore({ connectString, cluster: 'never', connectTimeoutMs: 1500, openAcl: true }));
         const elapsed = performance.now() - started;
         expect(err.code).toBe('UNAVAILABLE');
         expect(err.message).toContain('within 1500 ms');
@@ -239,7 +239,7 @@ describe('connecting', () => {
 
   it('a chroot that does not exist fails INVALID_CONFIG naming the connect string, and creates nothing', async () => {
     const chroot = `/missing-${randomBytes(4).toString('hex')}`;
-    const err = await rejection(createZookeeperStore({ connectString: `${standalone()}${chroot}`, cluster: 'c', connectTimeoutMs: 5000 }));
+    const err = await rejection(createZookeeperStore({ connectString: `${standalone()}${chroot}`, cluster: 'c', connectTimeoutMs: 5000, openAcl: true }));
     expect(err.code).toBe('INVALID_CONFIG');
     expect(err.key).toBe('registry.zookeeper.connectString');
     expect(err.message).toContain(`the chroot ${chroot} does not exist`);
@@ -269,6 +269,8 @@ describe('connecting', () => {
       [{ connectString: 'a:2181', auth: { password: 'p' } }, 'registry.zookeeper.auth.username'],
       [{ connectString: 'a:2181', auth: { username: 'u:x', password: 'p' } }, 'registry.zookeeper.auth.username'],
       [{ connectString: 'a:2181', tls: true }, 'registry.zookeeper.tls'],
+      [{ connectString: 'a:2181' }, 'registry.zookeeper.openAcl'],
+      [{ connectString: 'a:2181', auth: { username: 'u', password: 'p' }, openAcl: true }, 'registry.zookeeper.openAcl'],
     ];
     for (const [zookeeper, key] of cases) {
       // Port 1 of an unresolvable host: a store that tried to connect would fail UNAVAILABLE, not INVALID_CONFIG.
@@ -278,9 +280,22 @@ describe('connecting', () => {
     }
   });
 
+  it('without auth, a registry that writes needs openAcl by name (its znodes would be open to anyone); a read-only one does not', async () => {
+    const err = await rejection(createRegistry({ type: 'zookeeper', cluster: 'c', zookeeper: { connectString: standalone() } }));
+    expect(err).toMatchObject({ code: 'INVALID_CONFIG', key: 'registry.zookeeper.openAcl' });
+    expect(err.message).toContain('world:anyone ALL');
+    const cluster = uniqueCluster('reader');
+    const writer = await createRegistry({ type: 'zookeeper', cluster, zookeeper: { connectString: standalone(), openAcl: true } });
+    await writer.announce({ role: 'worker', id: 'w1' });
+    const reader = await createRegistry({ type: 'zookeeper', cluster, readOnly: true, zookeeper: { connectString: standalone() } });
+    expect((await reader.members('worker')).map((m) => m.id)).toEqual(['w1']);
+    await reader.close();
+    await writer.close();
+  });
+
   it('the flat and environment forms configure the same store', async () => {
     const cluster = uniqueCluster('forms');
-    const flat = await createRegistry({ 'registry.type': 'zookeeper', 'registry.cluster': cluster, 'registry.zookeeper.connectString': standalone(), 'registry.zookeeper.root': '/rollcall-forms' });
+    const flat = await createRegistry({ 'registry.type': 'zookeeper', 'registry.cluster': cluster, 'registry.zookeeper.connectString': standalone(), 'registry.zookeeper.root': '/rollcall-forms', 'registry.zookeeper.openAcl': 'true' });
     try {
       await flat.announce({ role: 'worker', id: 'w1' });
       const raw = await rawClient(standalone());

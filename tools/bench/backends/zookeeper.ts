@@ -9,7 +9,7 @@ export const zookeeperBackend: BenchBackend = {
   servers: ['zookeeper'],
   async prepare() {
     const env = requireTestEnv('zookeeper');
-    const backendConfig = (): BackendConfig => ({ type: 'zookeeper', zookeeper: { connectString: env.connectString } });
+    const backendConfig = (): BackendConfig => ({ type: 'zookeeper', zookeeper: { connectString: env.connectString, openAcl: true } });
     return {
       backendConfig,
       crashChild: crashChildWithConfig(backendConfig),

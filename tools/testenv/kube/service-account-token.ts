@@ -1,4 +1,4 @@
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpsRequest } from '../process/http-probe.js';
 import { requireTestEnv } from '../env/env-file.js';
@@ -65,4 +65,22 @@ export async function serviceAccountKubeconfig(namespace: string, serviceAccount
   };
   writeFileSync(file, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
   return file;
+}
+
+/** What the API server answered a raw request: the status code and the body as JSON (a Status on refusals). */
+export interface RawAnswer {
+  status: number;
+  body: { message?: string; [field: string]: unknown };
+}
+
+/**
+ * One request to the test API server as the identity of `kubeconfig` (one
+ * {@link serviceAccountKubeconfig} wrote), with no client library in between:
+ * what a holder of the token could send by hand.
+ */
+export async function requestAs(kubeconfig: string, method: string, path: string, body?: unknown, contentType?: string): Promise<RawAnswer> {
+  const kube = requireTestEnv('kubernetes');
+  const token = (JSON.parse(readFileSync(kubeconfig, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
+  const res = await httpsRequest(`${kube.server}${path}`, { method, body, contentType, caFile: kube.caFile, bearerToken: token, timeoutMs: 10_000 });
+  return { status: res.status, body: res.body ? (JSON.parse(res.body) as RawAnswer['body']) : {} };
 }

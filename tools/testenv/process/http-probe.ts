@@ -8,6 +8,8 @@ export interface HttpsOptions {
   keyFile?: string;
   bearerToken?: string;
   body?: unknown;
+  /** The body's media type; default `application/json` (a merge patch: `application/merge-patch+json`). */
+  contentType?: string;
   /** Accept any server certificate (for component health ports with self-signed certs). */
   insecure?: boolean;
   timeoutMs?: number;
@@ -33,7 +35,7 @@ export function httpsRequest(url: string, options: HttpsOptions = {}): Promise<H
         timeout: options.timeoutMs ?? 5_000,
         headers: {
           accept: 'application/json',
-          ...(payload ? { 'content-type': 'application/json' } : {}),
+          ...(payload ? { 'content-type': options.contentType ?? 'application/json' } : {}),
           ...(options.bearerToken ? { authorization: `Bearer ${options.bearerToken}` } : {}),
         },
       },

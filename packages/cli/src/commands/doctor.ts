@@ -6,6 +6,7 @@ import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from
 import { CliError, ExitCode, toCliError, usageError } from '../errors.js';
 import { outputFormat, printJson } from '../output.js';
 import { applyCommand } from './manifests.js';
+import { printable } from '../terminal.js';
 
 export interface DoctorFlags extends ConfigFlags {
   role?: string;
@@ -162,7 +163,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   const ok = checks.every((c) => c.status !== 'fail');
   if (format === 'json') printJson({ ok, checks });
   else {
-    for (const c of checks) process.stdout.write(`${c.status.toUpperCase().padEnd(5)} ${c.name.padEnd(14)} ${c.detail}\n`);
+    for (const c of checks) process.stdout.write(`${c.status.toUpperCase().padEnd(5)} ${c.name.padEnd(14)} ${printable(c.detail)}\n`);
     process.stdout.write(ok ? 'doctor: no problem found\n' : `doctor: ${checks.filter((c) => c.status === 'fail').length} problem(s) found\n`);
   }
   return ok ? ExitCode.OK : ExitCode.CHECK_FAILED;

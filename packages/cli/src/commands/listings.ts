@@ -3,7 +3,7 @@ import { assertName } from '@rollcall/core/admin';
 import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { ExitCode } from '../errors.js';
-import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
+import { age, compactJson, outputFormat, printJson, shortIncarnation, since, table } from '../output.js';
 
 export interface ListingFlags extends ConfigFlags {
   output?: string;
@@ -69,6 +69,7 @@ export async function membersCommand(role: string | undefined, flags: ListingFla
         members.map((m) => ({
           role: m.role,
           id: m.id,
+          incarnation: m.incarnation,
           payload: m.payload ?? null,
           acquireTime: m.acquireTime?.toISOString() ?? null,
           renewTime: m.renewTime?.toISOString() ?? null,
@@ -84,7 +85,7 @@ export async function membersCommand(role: string | undefined, flags: ListingFla
       process.stdout.write(`no members${role ? ` of role ${role}` : ''} in cluster ${config.resolved.cluster} (${registry.backend})\n`);
       return ExitCode.OK;
     }
-    process.stdout.write(table(['role', 'id', 'heartbeat', 'up', 'payload'], members.map((m) => [m.role, m.id, memberRenewal(m), age(since(m.acquireTime)), compactJson(m.payload)])) + '\n');
+    process.stdout.write(table(['role', 'id', 'incarnation', 'heartbeat', 'up', 'payload'], members.map((m) => [m.role, m.id, shortIncarnation(m.incarnation), memberRenewal(m), age(since(m.acquireTime)), compactJson(m.payload)])) + '\n');
     if (members.some((m) => m.judgedBy === 'unverified')) process.stdout.write(UNVERIFIED_NOTE);
     return outcome(stale, flags, format);
   });

@@ -11,6 +11,14 @@ const MANIFEST_DIR = new URL('../manifests/', import.meta.url);
 const CONFIGMAP_LOCK = 'configmap-lock';
 /** Not a role: what `--liveness pod` adds to a role's manifest. */
 const POD_LIVENESS = 'pod-liveness';
+/**
+ * Not roles: the cluster-scoped admission policies `--admission` prints, the
+ * Leases' (leaseAdmissionManifest of @rollcall/kubernetes) and the pod
+ * runner's (podRunnerAdmissionManifest of @rollcall/pod-runner).
+ */
+const ADMISSION = ['admission', 'pod-runner-admission'];
+/** The namespace label that opts a namespace into the admission policies (ADMISSION_LABEL of @rollcall/kubernetes). */
+const ADMISSION_LABEL = 'rollcall.dev/admission';
 
 /** The namespace the shipped files bind their subjects in; replaced by `--namespace`. */
 const SHIPPED_NAMESPACE = 'rollcall';
@@ -21,7 +29,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export function manifestRoles(): string[] {
   return readdirSync(MANIFEST_DIR)
     .map((f) => /^rollcall-(.+)\.yaml$/.exec(f)?.[1])
-    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS)
+    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS && !ADMISSION.includes(r))
     .sort();
 }
 
@@ -52,6 +60,24 @@ export interface ManifestsFlags {
   namespace?: string;
   lock?: string;
   liveness?: string;
+  admission?: boolean;
+}
+
+/**
+ * `rollcall manifests --admission [--namespace <ns>]`: the ValidatingAdmissionPolicies
+ * and bindings that confine Rollcall's accounts to their own Leases, for a
+ * cluster admin (cluster-scoped, Kubernetes >= 1.30); with a namespace, also
+ * that namespace labelled to opt in (created when it does not exist: a
+ * dedicated namespace is the recommended place for Rollcall's records).
+ */
+function admissionManifest(flags: ManifestsFlags): string {
+  if (flags.role !== undefined) throw usageError('--admission prints the cluster-scoped policies, for a cluster admin; print a role\'s manifest with a separate --role command');
+  if (flags.lock !== undefined && flags.lock !== 'lease') throw usageError('--lock configmap: the admission policies judge Leases only; they do not cover ConfigMap locks');
+  const policies = ADMISSION.map((f) => manifestFile(f).trimEnd()).join('\n---\n');
+  if (flags.namespace === undefined) return policies + '\n';
+  if (!DNS_LABEL.test(flags.namespace)) throw usageError(`--namespace ${JSON.stringify(flags.namespace)}: expected a namespace name (a DNS-1123 label), the one registry.kubernetes.namespace names`);
+  const namespace = ['apiVersion: v1', 'kind: Namespace', 'metadata:', `  name: ${flags.namespace}`, '  labels:', `    ${ADMISSION_LABEL}: enabled`].join('\n');
+  return `${policies}\n---\n# Opts the namespace in (kubectl apply adds the label to an existing namespace).\n${namespace}\n`;
 }
 
 /**
@@ -59,6 +85,10 @@ export interface ManifestsFlags {
  * and RoleBinding a component needs, for `| kubectl apply -f -`.
  */
 export function manifestsCommand(flags: ManifestsFlags): void {
+  if (flags.admission) {
+    process.stdout.write(admissionManifest(flags));
+    return;
+  }
   const roles = manifestRoles();
   if (!flags.role || !roles.includes(flags.role)) throw usageError(`--role ${JSON.stringify(flags.role ?? '')}: expected one of ${roles.join(', ')}`);
   const namespace = flags.namespace ?? '';

@@ -6,6 +6,7 @@ import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { CliError, ExitCode } from '../errors.js';
 import { age, outputFormat, printJson, since } from '../output.js';
+import { printable } from '../terminal.js';
 
 export interface ReleaseFlags extends ConfigFlags {
   yes?: boolean;
@@ -80,12 +81,12 @@ export async function releaseCommand(name: string, flags: ReleaseFlags): Promise
       return;
     }
     if (!flags.yes) {
-      const prompt = `Force-release lock ${name} held by ${record.holderIdentity} (fencing token ${record.leaseTransitions}, renewed ${age(since(record.renewTime))} ago)? The holder loses it at once. [y/N] `;
+      const prompt = `Force-release lock ${name} held by ${printable(record.holderIdentity)} (fencing token ${record.leaseTransitions}, renewed ${age(since(record.renewTime))} ago)? The holder loses it at once. [y/N] `;
       if (!(await confirm(prompt))) throw new CliError('DECLINED', `lock ${name} was not released`, ExitCode.DECLINED, 'answer y, or pass --yes to release without asking');
     }
     await releaseAsAgreed(store, key, name, stored, registry.backend);
-    process.stderr.write(`rollcall: released lock ${name}: broke fencing token ${record.leaseTransitions} held by ${record.holderIdentity}\n`);
+    process.stderr.write(printable(`rollcall: released lock ${name}: broke fencing token ${record.leaseTransitions} held by ${record.holderIdentity}`) + '\n');
     if (format === 'json') printJson({ lock: name, released: true, brokeFencingToken: record.leaseTransitions, previousHolder: record.holderIdentity });
-    else process.stdout.write(`released lock ${name} (fencing token ${record.leaseTransitions}, held by ${record.holderIdentity}); the next holder gets a larger token\n`);
+    else process.stdout.write(printable(`released lock ${name} (fencing token ${record.leaseTransitions}, held by ${record.holderIdentity}); the next holder gets a larger token`) + '\n');
   });
 }

@@ -3,6 +3,7 @@ import type { TaskListing, TaskStatus, TaskView } from '@rollcall/pod-runner';
 import { loadPodRunner } from '../pod-runner.js';
 import { ExitCode, usageError } from '../errors.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
+import { printable } from '../terminal.js';
 
 /** Where a runner's pods are: `rollcall tasks` reads them, it needs no registry. */
 export interface TaskFlags {
@@ -74,7 +75,7 @@ export async function tasksShowCommand(taskId: string, flags: TaskFlags): Promis
       ['started', status.startedAt ?? '-'],
       ['finished', status.finishedAt ?? '-'],
     ];
-    for (const [key, value] of rows) process.stdout.write(`${`${key}:`.padEnd(11)} ${value}\n`);
+    for (const [key, value] of rows) process.stdout.write(`${`${key}:`.padEnd(11)} ${printable(value)}\n`);
   });
 }
 
@@ -112,7 +113,7 @@ export async function tasksCancelCommand(taskId: string, flags: TaskFlags & { re
       return code;
     }
     const detail = status.phase === 'cancelled' ? '' : ` (${status.phase}${status.reason ? `, ${status.reason}` : ''})`;
-    process.stdout.write(`${taskId}: ${CANCEL_SAID[outcome]}${outcome === 'unconfirmed' ? ` within ${wait} s` : detail}${status.message && outcome === 'cancelled' ? `: ${status.message}` : ''}\n`);
+    process.stdout.write(`${printable(taskId)}: ${CANCEL_SAID[outcome]}${outcome === 'unconfirmed' ? ` within ${wait} s` : detail}${status.message && outcome === 'cancelled' ? `: ${status.message}` : ''}\n`);
     if (outcome === 'unconfirmed') process.stderr.write(`rollcall: the task may still run: no runner of ${view.name} leads in namespace ${view.namespace}, or it is slow; the runner that leads next cancels it (\`rollcall tasks show ${taskId}\`)\n`);
     return code;
   });

@@ -1,15 +1,16 @@
 import { createRegistry, shutdownOnSignals, type LeaderInfo, type LeaseEvent, type Member, type Registry } from '@rollcall/core';
 import { resolveCliConfig, type ConfigFlags } from '../config.js';
 import { ExitCode } from '../errors.js';
-import { metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
-import { compactJson, outputFormat } from '../output.js';
+import { metricsHost, metricsPort, serveRegistryMetrics, type MetricsFlags } from '../metrics.js';
+import { compactJson, outputFormat, shortIncarnation } from '../output.js';
+import { printable, printableJson } from '../terminal.js';
 
 export interface WatchFlags extends ConfigFlags, MetricsFlags {
   output?: string;
   json?: boolean;
 }
 
-type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: string; id: string; payload: unknown; reason?: string; unverified?: true }
+type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: string; id: string; incarnation: string; payload: unknown; reason?: string; unverified?: true }
   | { kind: 'election'; type: 'leader' | 'no-leader'; election: string; leader: string | null; fencingToken: number | null; previous?: string | null }
   | { kind: 'lock'; type: 'acquired' | 'released' | 'expired' | 'deleted'; lock: string; holder: string | null; fencingToken: number | null }
   | { kind: 'connection'; type: string };
@@ -17,7 +18,7 @@ type Event = { kind: 'member'; type: 'added' | 'updated' | 'removed'; role: stri
 function text(e: Event): string {
   switch (e.kind) {
     case 'member':
-      return `member    ${e.type.padEnd(8)} ${e.role}/${e.id}  ${compactJson(e.payload)}${e.reason ? `  (${e.reason})` : ''}${e.unverified ? '  (UNVERIFIED: its pod readiness cannot be read here; shown while its record exists)' : ''}`;
+      return `member    ${e.type.padEnd(8)} ${e.role}/${e.id}  incarnation ${shortIncarnation(e.incarnation)}  ${compactJson(e.payload)}${e.reason ? `  (${e.reason})` : ''}${e.unverified ? '  (UNVERIFIED: its pod readiness cannot be read here; shown while its record exists)' : ''}`;
     case 'election':
       return e.type === 'leader' ? `election  leader   ${e.election}  ${e.leader}  fencing token ${e.fencingToken}` : `election  none     ${e.election}  no leader${e.previous ? ` (was ${e.previous})` : ''}`;
     case 'lock':
@@ -27,7 +28,7 @@ function text(e: Event): string {
   }
 }
 
-const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, payload: m.payload ?? null, ...(reason ? { reason } : {}), ...(type !== 'removed' && m.judgedBy === 'unverified' ? { unverified: true as const } : {}) });
+const memberEvent = (type: 'added' | 'updated' | 'removed', m: Member, reason?: string): Event => ({ kind: 'member', type, role: m.role, id: m.id, incarnation: m.incarnation, payload: m.payload ?? null, ...(reason ? { reason } : {}), ...(type !== 'removed' && m.judgedBy === 'unverified' ? { unverified: true as const } : {}) });
 const leaderEvent = (election: string, leader: LeaderInfo | undefined, previous?: LeaderInfo): Event =>
   leader ? { kind: 'election', type: 'leader', election, leader: leader.identity, fencingToken: leader.fencingToken } : { kind: 'election', type: 'no-leader', election, leader: null, fencingToken: null, previous: previous?.identity ?? null };
 
@@ -57,13 +58,13 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
   const config = await resolveCliConfig(flags, process.env, {}, 'read');
   const registry: Registry = await createRegistry(config.source);
   // A cluster-wide exporter: every role (the default) and every election.
-  const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }).catch(async (err: unknown) => {
+  const stopMetrics = port === undefined ? async () => {} : await serveRegistryMetrics(registry, port, { elections: 'all' }, metricsHost(flags)).catch(async (err: unknown) => {
     await registry.close();
     throw err;
   });
   const emit = (e: Event) => {
-    if (format === 'json') process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...e }) + '\n');
-    else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${text(e)}\n`);
+    if (format === 'json') process.stdout.write(printableJson({ time: new Date().toISOString(), ...e }) + '\n');
+    else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${printable(text(e))}\n`);
   };
   const emitIf = (e: Event | undefined) => e && emit(e);
   const shown = new Set<string>();

@@ -27,8 +27,11 @@ export function restartCases(h: Harness): void {
       const settleMs = timings.member.leaseDurationMs + timings.requestTimeoutMs + bound;
       await waitFor(() => a.state === 'connected' && b.state === 'connected', settleMs, 'both clients to reconnect');
       await member.update({ n: 2 });
-      await log.next((ev) => ev.type === 'updated' && (ev.member.payload as { n?: number })?.n === 2, settleMs);
-      await waitFor(async () => (await b.members('worker')).some((x) => x.id === 'w1'), settleMs, 'w1 to be present');
+      // An outage longer than the member's renew deadline ends its incarnation (lost by its own clock, before any peer
+      // may remove it) and the handle announces a new one: then the payload arrives with its `added`, else as `updated`.
+      const carriesTwo = (ev: { member: { id: string; payload?: unknown } }) => ev.member.id === 'w1' && (ev.member.payload as { n?: number })?.n === 2;
+      await log.next((ev) => (ev.type === 'updated' || ev.type === 'added') && carriesTwo(ev), settleMs);
+      await waitFor(async () => (await b.members('worker')).some((x) => carriesTwo({ member: x }) && x.incarnation === member.incarnation), settleMs, 'w1 present, with its payload and its handle\'s incarnation');
       const after = await leadership.whenElected();
       expect(after).toBeGreaterThanOrEqual(before);
       const lock = await b.lock('after-restart', { timeoutMs: settleMs });

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { ConfigurationError } from '../errors.js';
-import { MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
+import { MEMBER_AFTER_LOST, MEMBER_LIVENESS_MODES, type MemberConfig } from '../member-liveness.js';
 import { IDENTITY_RULE, isValidIdentity } from '../names.js';
 import { loadConfiguredPlugin, PLUGIN_PACKAGES, type RegistryPlugin } from '../plugin.js';
-import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, leaseTimingProblem, memberTimingProblem, type LeaseTiming } from '../timing.js';
+import { DEFAULT_LEASE_TIMING, DEFAULT_MEMBER_TIMING, defaultMemberRenewDeadline, leaseTimingProblem, memberTimingProblem, podDeadlineProblem, type LeaseTiming } from '../timing.js';
 import { MAX_LEASE_DURATION_SECONDS } from '../lease-record.js';
 import type { BackendSection, RegistryType } from './backend-sections.js';
 import { layersOf, readLayers, type ConfigLayer, type LayeredConfig } from './config-layers.js';
@@ -22,7 +22,7 @@ export type CoreConfigInput = {
   election?: Partial<LeaseTiming>;
   /** Lock timings. Defaults 15000 / 10000 / 2000 ms. */
   lock?: Partial<LeaseTiming>;
-  /** Member heartbeat timings (defaults 5000 / 20000 ms) and liveness mode (default `heartbeat`). */
+  /** Member heartbeat timings (defaults 5000 / 20000 ms, renew deadline ¾ of the lease), liveness mode (default `heartbeat`) and what a lost member does (default `reannounce`). */
   member?: Partial<MemberConfig>;
   /** Bound on every single backend call, milliseconds. Default 5000. */
   requestTimeoutMs?: number;
@@ -101,6 +101,19 @@ export const CORE_OPTIONS: OptionSchema = Object.freeze({
   'lock.retryPeriodMs': { type: 'integer', default: DEFAULT_LEASE_TIMING.retryPeriodMs, min: 1, max: MAX_DURATION_MS, doc: 'Lock retry period, ms.' },
   'member.heartbeatIntervalMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, min: 1, max: MAX_DURATION_MS, doc: 'Heartbeat interval, ms.' },
   'member.leaseDurationMs': { type: 'integer', default: DEFAULT_MEMBER_TIMING.leaseDurationMs, min: 1000, max: MAX_DURATION_MS, doc: 'Member lease, ms.' },
+  'member.renewDeadlineMs': { type: 'integer', min: 1, max: MAX_DURATION_MS, doc: 'How long after the send of its last successful heartbeat a member counts itself alive; past it, it is lost. Below the member lease. ms. Default 3/4 of member.leaseDurationMs.' },
+  'member.podRenewDeadlineMs': {
+    type: 'integer',
+    default: 0,
+    min: 0,
+    doc: 'A member in a pod reads its own record every heartbeatIntervalMs and is lost this long after the last read that found it; below 40000 (node-monitor-grace-period 50 s less the node lease renew 10 s). ms; 0 (default): off.',
+  },
+  'member.afterLost': {
+    type: 'enum',
+    values: MEMBER_AFTER_LOST,
+    default: 'reannounce',
+    doc: 'What a member does once lost (its renew deadline passed, or its record was deleted or taken): reannounce (a new incarnation: a new record, peers see removed then added) or exit (the process exits with code 75).',
+  },
   'member.liveness': {
     type: 'enum',
     values: MEMBER_LIVENESS_MODES,
@@ -160,13 +173,14 @@ function resolveLayered(source: ConfigSource, plugin: RegistryPlugin, otherTypes
   const all = new Map(sources);
   const identity = values.identity ?? defaultIdentity();
   if (values.identity === undefined) all.set('registry.identity', { value: identity, source: { layer: 'default' } });
+  if (values.member.renewDeadlineMs === undefined) all.set('registry.member.renewDeadlineMs', { value: defaultMemberRenewDeadline(values.member.leaseDurationMs), source: { layer: 'default' } });
   const config: RegistryConfig = {
     type: values.type,
     cluster: values.cluster,
     identity,
     election: values.election,
     lock: values.lock,
-    member: values.member,
+    member: Object.freeze({ ...values.member, renewDeadlineMs: values.member.renewDeadlineMs ?? defaultMemberRenewDeadline(values.member.leaseDurationMs) }),
     requestTimeoutMs: values.requestTimeoutMs,
     maxPayloadBytes: values.maxPayloadBytes,
     readOnly: values.readOnly,
@@ -178,6 +192,8 @@ function resolveLayered(source: ConfigSource, plugin: RegistryPlugin, otherTypes
   }
   const memberProblem = memberTimingProblem(config.member);
   if (memberProblem) throw configError(`registry.member.${memberProblem.key}`, memberProblem.rule, sourceOf(`registry.member.${memberProblem.key}`));
+  const podProblem = podDeadlineProblem(config.member);
+  if (podProblem) throw configError('registry.member.podRenewDeadlineMs', podProblem, sourceOf('registry.member.podRenewDeadlineMs'));
   return { config: Object.freeze(config), sources: all };
 }
 
