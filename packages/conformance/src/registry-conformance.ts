@@ -5,6 +5,7 @@ import { badInputCases } from './registry/bad-input-cases.js';
 import { connectionCases } from './registry/connection-cases.js';
 import { crashCases } from './registry/crash-cases.js';
 import { electionCases } from './registry/election-cases.js';
+import { failoverCases } from './registry/failover-cases.js';
 import { incarnationCases } from './registry/incarnation-cases.js';
 import { createHarness } from './registry/harness.js';
 import { lifecycleCases } from './registry/lifecycle-cases.js';
@@ -67,5 +68,6 @@ export function registryConformance(options: RegistryConformanceOptions): void {
     crashCases(harness);
     readOnlyCases(harness);
     restartCases(harness);
+    failoverCases(harness);
   });
 }

@@ -25,6 +25,7 @@ export type { MemberHandle, MemberHandleEvents, MemberLostEvent, MemberReannounc
 export type { MemberLossReason } from './member-validity.js';
 export type { Member, MemberEvent, MemberListener, MemberRemovalReason } from './member.js';
 export type { LeaseLossReason } from './lease-holder.js';
+export type { DeadIncarnation, Failover, FailoverEvents, FailoverHandler, FailoverLeadership, FailoverOptions, FailoverReason, FailoverRun } from './failover.js';
 export type { JsonValue } from './lease-record.js';
 export * from './errors.js';
 export { systemClock, type Clock, type Timer } from './clock.js';

@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { RecordKey } from './store.js';
 
-/** What a record is for; also a label on Kubernetes objects. A `heartbeat` is a member's liveness record in the `reaper` mode. */
-export type RecordKind = 'member' | 'heartbeat' | 'election' | 'lock';
+/**
+ * What a record is for; also a label on Kubernetes objects. A `heartbeat` is a
+ * member's liveness record in the `reaper` mode; a `failover` is one member
+ * incarnation's failover record (`failover/<role>/<id>/<incarnation>`).
+ */
+export type RecordKind = 'member' | 'heartbeat' | 'election' | 'lock' | 'failover';
 
 /** @internal */
 export const MEMBER_PREFIX = 'member/';
@@ -49,6 +53,11 @@ export function parseKey(key: RecordKey): { kind: RecordKind; name: string; role
   if (kind === 'member' || kind === 'heartbeat') {
     const [role, id, ...rest] = name.split('/');
     if (!role || !id || rest.length) return undefined;
+    return { kind, name, role, id };
+  }
+  if (kind === 'failover') {
+    const [role, id, incarnation, ...rest] = name.split('/');
+    if (!role || !id || !incarnation || rest.length) return undefined;
     return { kind, name, role, id };
   }
   if ((kind === 'election' || kind === 'lock') && name && !name.includes('/')) return { kind, name };

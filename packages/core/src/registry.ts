@@ -15,6 +15,7 @@ import { MemberDirectory } from './member-directory.js';
 import type { MemberHandle } from './member-handle.js';
 import type { LivenessFactory, LivenessStrategy } from './member-liveness.js';
 import type { Member, MemberListener } from './member.js';
+import { openFailover, type Failover, type FailoverHandler, type FailoverLeadership, type FailoverOptions } from './failover.js';
 import { PodRecords } from './pod-liveness.js';
 import { RegistryConnection } from './registry-connection.js';
 import type { RegistryEmit, RegistryEvents } from './registry-events.js';
@@ -72,7 +73,7 @@ export class Registry extends Emitter<RegistryEvents> {
     directory: MemberDirectory,
     liveness: LivenessStrategy,
     pods: PodRecords,
-    clock: Clock,
+    private readonly clock: Clock,
     logger: Logger,
     exit: (code: number) => void,
   ) {
@@ -302,6 +303,23 @@ export class Registry extends Emitter<RegistryEvents> {
     this.assertOpen();
     this.assertWritable('tryLock()');
     return this.leases.tryLock(name);
+  }
+
+  /**
+   * Runs `handler` once for each removed member incarnation of `role`, only
+   * while `leadership` leads, across leader crashes, handovers and restarts:
+   * a record per incarnation under `failover/<role>/`, claimed under the
+   * leader's fencing token and acknowledged when the handler resolves. See
+   * docs/failover.md for the guarantee and the handler's contract.
+   */
+  failover(role: string, leadership: FailoverLeadership, handler: FailoverHandler, options: FailoverOptions = {}): Failover {
+    this.assertOpen();
+    this.assertWritable('failover()');
+    const { store, cache } = this.connection;
+    const view = (r: string) => ({ ready: () => this.members_.members(r), watch: (l: MemberListener) => this.members_.watch(r, l) });
+    const failover = openFailover({ store, cache, clock: this.clock, logger: this.emitterLogger, view }, role, leadership, handler, options);
+    this.subscriptions.add(() => failover.close());
+    return failover;
   }
 
   /** Withdraws every member, resigns every election and releases every lock, then disconnects. Idempotent. */

@@ -1,9 +1,9 @@
 import type { RecordKey, RecordKind } from '@rollcall/core/spi';
 import { CLUSTER_LABEL, KIND_LABEL, LABEL_VALUE, ROLE_LABEL } from './codec.js';
 
-const KINDS: readonly string[] = ['member', 'heartbeat', 'election', 'lock'] satisfies RecordKind[];
-/** Kinds whose keys go on to `<role>/<id>`. */
-const ROLE_KINDS: readonly string[] = ['member', 'heartbeat'] satisfies RecordKind[];
+const KINDS: readonly string[] = ['member', 'heartbeat', 'election', 'lock', 'failover'] satisfies RecordKind[];
+/** Kinds whose keys go on to `<role>/<id>` (a failover's to `<role>/<id>/<incarnation>`). */
+const ROLE_KINDS: readonly string[] = ['member', 'heartbeat', 'failover'] satisfies RecordKind[];
 
 /** The kind a key or prefix starts with (`lock/…`), and the role when it goes on to `member/<role>/` or `heartbeat/<role>/`. */
 function kindAndRole(text: string): { kind?: string; role?: string } {
