@@ -17,7 +17,8 @@ export interface LeaseAdmissionOptions {
 }
 
 const MEMBER_KINDS = ['member', 'heartbeat'];
-const ALL_KINDS = [...MEMBER_KINDS, 'election', 'lock'];
+// A leader's failover records (`registry.failover`) are written by the coordinator, never by a member.
+const ALL_KINDS = [...MEMBER_KINDS, 'election', 'lock', 'failover'];
 
 const list = (items: readonly string[]) => `[${items.map(celString).join(', ')}]`;
 const label = (o: string, name: string) => `${o}.metadata.labels[${celString(name)}]`;

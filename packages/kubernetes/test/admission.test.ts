@@ -191,6 +191,13 @@ describe('every path the library takes still works under the policies', () => {
     await reaperRoundTrip(await open('coordinator', 'coordinator-r', true), await open('member', 'worker-r', true), 'worker-r');
   });
 
+  it('failover records: the coordinator account writes them, the member account cannot create one', async () => {
+    const record = (name: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, labels: { 'rollcall.dev/cluster': CLUSTER, 'rollcall.dev/kind': 'failover', 'rollcall.dev/role': 'worker' }, annotations: { 'rollcall.dev/key': `failover/worker/w9/${name}` } }, spec: { holderIdentity: 'coordinator-1', leaseDurationSeconds: 1 } });
+    refused(await raw('member', 'POST', leases(), record('failover-by-member')), MEMBER_NEW);
+    const made = await raw('coordinator', 'POST', leases(), record('failover-by-coordinator'));
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+  });
+
   it('as the coordinator account: campaign, hand over, lock and release', async () => {
     const a = await open('coordinator', 'coordinator-a');
     const b = await open('coordinator', 'coordinator-b');
