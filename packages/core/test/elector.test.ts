@@ -36,6 +36,26 @@ describe('elector on the injected clock', () => {
     expect(lb.fencingToken).toBe(2);
   });
 
+  it('a candidate whose store refuses at once retries an expired lease once per retry period, never in a loop', async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const b = await h.registry('b');
+    await a.registry.campaign('scheduler').whenElected();
+    a.store.partition(); // the holder goes silent: its lease runs out for b
+    let attempts = 0;
+    for (const method of ['get', 'create', 'update'] as const) {
+      const original = b.store[method].bind(b.store);
+      (b.store as unknown as Record<string, unknown>)[method] = (...args: Parameters<typeof original>) => (attempts++, original(...(args as [never, never, never])));
+    }
+    b.store.refusing = true; // every write fails UNAVAILABLE at once; the watch goes on
+    b.registry.campaign('scheduler');
+    await h.clock.advance(20_000); // past the 15 s lease b saw
+    const before = attempts;
+    await h.clock.advance(10_000); // 2 s retry period, up to 20 % longer: about five attempts
+    expect(attempts - before).toBeGreaterThanOrEqual(4);
+    expect(attempts - before).toBeLessThanOrEqual(6);
+  });
+
   it('a candidate whose wall clock runs an hour ahead does not take a live lease', async () => {
     h = new Harness();
     const a = await h.registry('a');
