@@ -1,5 +1,11 @@
 import { DEFAULT_MEMBER_TIMING, resolveConfig, type MemberLiveness, type MemberTiming } from '@rollcall/core';
 
+/** A member timing a scale run is given: heartbeat and lease (the renew deadline is core's default, ¾ of the lease). */
+export type BenchMemberTiming = Pick<MemberTiming, 'heartbeatIntervalMs' | 'leaseDurationMs'>;
+
+/** A member setting of a scale run: the liveness mode and the timing. */
+export type BenchMember = { liveness: MemberLiveness } & BenchMemberTiming;
+
 /** The liveness modes the simulation can run; `pod` gives each member a kwok pod, so it runs on Kubernetes only. */
 const SIMULATED_LIVENESS: readonly MemberLiveness[] = ['heartbeat', 'reaper', 'pod'];
 import { backendList, parseFlags, positive, UsageError, whole } from '../args.js';
@@ -41,16 +47,16 @@ export interface ScaleOptions {
    */
   liveness: MemberLiveness[];
   /** Member heartbeat interval and lease of every simulated registry: each is measured in turn, in each liveness mode. Default core's, 5000 / 20000 ms. */
-  memberTimings: MemberTiming[];
+  memberTimings: BenchMemberTiming[];
   /** Where to write the results as JSON, for the plot and the README table. Default: nowhere. */
   json?: string;
 }
 
 /** `5000/20000`: a member timing as --member-timing takes it. */
-export const timingLabel = (t: MemberTiming) => `${t.heartbeatIntervalMs}/${t.leaseDurationMs}`;
+export const timingLabel = (t: BenchMemberTiming) => `${t.heartbeatIntervalMs}/${t.leaseDurationMs}`;
 
 /** True for core's default member timing. */
-export const isDefaultTiming = (t: MemberTiming) => t.heartbeatIntervalMs === DEFAULT_MEMBER_TIMING.heartbeatIntervalMs && t.leaseDurationMs === DEFAULT_MEMBER_TIMING.leaseDurationMs;
+export const isDefaultTiming = (t: BenchMemberTiming) => t.heartbeatIntervalMs === DEFAULT_MEMBER_TIMING.heartbeatIntervalMs && t.leaseDurationMs === DEFAULT_MEMBER_TIMING.leaseDurationMs;
 
 export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   backends: ['kubernetes'],
@@ -65,7 +71,7 @@ export const SCALE_DEFAULTS: Omit<ScaleOptions, 'json'> = {
   crashes: 3,
   crashMembers: 4,
   liveness: ['heartbeat'],
-  memberTimings: [DEFAULT_MEMBER_TIMING],
+  memberTimings: [{ heartbeatIntervalMs: DEFAULT_MEMBER_TIMING.heartbeatIntervalMs, leaseDurationMs: DEFAULT_MEMBER_TIMING.leaseDurationMs }],
 };
 
 export const SCALE_USAGE = `Usage: npm run bench:scale -- [--backend ${SCALE_BACKENDS.join(',')}] [--members 100,300,1000] [options]
@@ -100,7 +106,7 @@ announce -> seen by every master, crash -> removed and graceful handover p50 / p
 Servers come up through tools/testenv (ROLLCALL_TESTENV_ROOT, ROLLCALL_TESTENV_PORT_BASE): use a private instance.`;
 
 /** One --member-timing pair, checked by the rules a registry applies. */
-function memberTiming(value: string): MemberTiming {
+function memberTiming(value: string): BenchMemberTiming {
   const [heartbeat, lease, ...rest] = value.split('/').map(Number);
   if (rest.length > 0 || !Number.isInteger(heartbeat) || !Number.isInteger(lease)) throw new UsageError(`--member-timing takes heartbeat/lease in ms, e.g. 10000/40000, not ${JSON.stringify(value)}`);
   const timing = { heartbeatIntervalMs: heartbeat!, leaseDurationMs: lease! };

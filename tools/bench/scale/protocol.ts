@@ -4,7 +4,7 @@
  * by a reply, events as they happen). Times are CLOCK_MONOTONIC
  * milliseconds (`monotonicMs`), one timeline for every process on the host.
  */
-import type { MemberConfig } from '@rollcall/core';
+import type { BenchMember } from './args.js';
 import type { BackendConfig } from '../target.js';
 
 /** Role of a member that watches the workers. */
@@ -51,7 +51,7 @@ export interface WorkerStatus {
 }
 
 export type Request =
-  | { op: 'open'; backend: BackendConfig; cluster: string; member: MemberConfig; processes: SimProcess[]; concurrency: number }
+  | { op: 'open'; backend: BackendConfig; cluster: string; member: BenchMember; processes: SimProcess[]; concurrency: number }
   /** With `gc`, collects garbage first, so the RSS read next is of live memory. */
   | { op: 'status'; gc?: boolean }
   | { op: 'announce'; process: string; member: string }

@@ -1,5 +1,6 @@
 import type { Summary } from '../../testenv/measure/stats.js';
-import type { MemberConfig, MemberLiveness, MemberTiming } from '@rollcall/core';
+import type { MemberLiveness } from '@rollcall/core';
+import type { BenchMember, BenchMemberTiming } from './args.js';
 import { isDefaultTiming, timingLabel, type ScaleBackend, type ScaleOptions } from './args.js';
 
 /** A latency measured some number of times: the summary of those that completed. */
@@ -16,7 +17,7 @@ export interface ScaleRow {
   /** The simulated registries' `registry.member.liveness`; absent in results from before the option (heartbeat). */
   liveness?: MemberLiveness;
   /** The simulated members' heartbeat interval and lease, where not core's default (5000 / 20000 ms). */
-  memberTiming?: MemberTiming;
+  memberTiming?: BenchMemberTiming;
   members: number;
   /** Simulated processes open when the window started. */
   opened: number;
@@ -99,7 +100,7 @@ export function seriesName(row: Pick<ScaleRow, 'backend' | 'liveness' | 'memberT
 }
 
 /** What a row records of the member setting it ran with: the mode, and the timing where not the default. */
-export function memberFields(member: MemberConfig): Pick<ScaleRow, 'liveness' | 'memberTiming'> {
+export function memberFields(member: BenchMember): Pick<ScaleRow, 'liveness' | 'memberTiming'> {
   const timing = { heartbeatIntervalMs: member.heartbeatIntervalMs, leaseDurationMs: member.leaseDurationMs };
   return { liveness: member.liveness, ...(isDefaultTiming(timing) ? {} : { memberTiming: timing }) };
 }

@@ -1,6 +1,5 @@
 import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { MemberConfig } from '@rollcall/core';
 import { monotonicMs } from '../../testenv/measure/monotonic.js';
 import { summarize } from '../../testenv/measure/stats.js';
 import { up } from '../../testenv/index.js';
@@ -8,7 +7,7 @@ import { BACKENDS } from '../backends/index.js';
 import type { KubernetesTarget } from '../backends/kubernetes.js';
 import type { BenchTarget } from '../target.js';
 import { benchCluster, WAIT_BOUND_MS } from '../timing.js';
-import type { ScaleBackend, ScaleOptions } from './args.js';
+import type { BenchMember, ScaleBackend, ScaleOptions } from './args.js';
 import { latency, requestRates, seenByEvery, watchRates } from './aggregate.js';
 import { EventBook } from './event-book.js';
 import { planCluster, type ClusterPlan } from './plan.js';
@@ -96,7 +95,7 @@ const load1 = () => loadavg()[0]!;
  * One backend with one member setting at one size: bring N simulated processes up, let them settle, measure a window, tear down.
  * With `pods` (liveness pod), each member gets a kwok pod first, and a crash turns its pods not Ready.
  */
-async function measureSize(backend: ScaleBackend, member: MemberConfig, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress, pods?: ScalePods): Promise<ScaleRow> {
+async function measureSize(backend: ScaleBackend, member: BenchMember, target: BenchTarget, idleCores: number, n: number, options: ScaleOptions, progress: Progress, pods?: ScalePods): Promise<ScaleRow> {
   const plan = planCluster(n, options);
   const cluster = benchCluster('scale');
   const fleet = new Fleet();
@@ -251,7 +250,7 @@ async function measureSize(backend: ScaleBackend, member: MemberConfig, target: 
 }
 
 /** What a row records of its member setting: none for the elections-only baseline (N = 0), which has no member. */
-const rowFields = (member: MemberConfig, n: number) => (n === 0 ? {} : memberFields(member));
+const rowFields = (member: BenchMember, n: number) => (n === 0 ? {} : memberFields(member));
 
 /** The server's own CPU with no simulated process: its control loops (for Kubernetes, the other controllers and kwok too). */
 async function idleServerCores(backend: ScaleBackend): Promise<number> {
@@ -277,7 +276,7 @@ export async function runScale(options: ScaleOptions, progress: Progress): Promi
   const idle = new Map<ScaleBackend, number>();
   const podsOf = new Map<ScaleBackend, ScalePods>();
   const none = { attempted: 0 };
-  const settings = options.liveness.flatMap((liveness) => options.memberTimings.map((timing): MemberConfig => ({ liveness, ...timing })));
+  const settings = options.liveness.flatMap((liveness) => options.memberTimings.map((timing): BenchMember => ({ liveness, ...timing })));
   try {
     for (const n of options.members) {
       for (const backend of options.backends) {

@@ -7,12 +7,12 @@
  * every leadership change.
  */
 import { serveParent } from '@rollcall/child-harness';
-import { createRegistry, type Leadership, type MemberHandle, type MemberConfig, type Registry, type RegistryType } from '@rollcall/core';
+import { createRegistry, type Leadership, type MemberHandle, type Registry, type RegistryType } from '@rollcall/core';
 import { loadPlugin } from '@rollcall/core/admin';
 import { pluginContext, type RecordStore, type RegistryPlugin } from '@rollcall/core/spi';
 import { monotonicMs } from '../../testenv/measure/monotonic.js';
 import type { BackendConfig } from '../target.js';
-import type { ScaleBackend } from './args.js';
+import type { BenchMember, ScaleBackend } from './args.js';
 import { countingStore, emptyWatchCounts } from './counting-store.js';
 import { MASTER_ROLE, TRACKED_MEMBER, WORKER_ROLE, type Request, type SimProcess, type WorkerEvent, type WorkerStatus } from './protocol.js';
 
@@ -48,7 +48,7 @@ function campaign(process: string, sim: Simulated, election: string): void {
   leadership.on('lost', () => parent.report({ kind: 'leader', process, election, type: 'lost', at: monotonicMs() }));
 }
 
-async function openOne(backend: BackendConfig, cluster: string, member: MemberConfig, spec: SimProcess, connect: ReturnType<typeof connector>): Promise<void> {
+async function openOne(backend: BackendConfig, cluster: string, member: BenchMember, spec: SimProcess, connect: ReturnType<typeof connector>): Promise<void> {
   const { type, ...sections } = backend;
   const section = (sections[type] ?? {}) as Record<string, unknown>;
   // its own pod, in pod mode: registry.kubernetes.podUid (the one backend with pod liveness)

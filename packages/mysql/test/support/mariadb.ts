@@ -8,6 +8,7 @@ interface AdminConnection {
   execute(sql: string, params?: readonly SqlValue[]): Promise<[unknown, unknown]>;
   query(sql: string): Promise<[unknown, unknown]>;
   end(): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
 }
 const mysql = createRequire(import.meta.url)('mysql2/promise') as { createConnection(o: Record<string, unknown>): Promise<AdminConnection> };
 
@@ -62,7 +63,14 @@ export function testDatabase(name: string): { readonly name: string; exec(sql: s
   return {
     name: database,
     async exec(sql, params = []) {
-      admin ??= await adminConnection(database);
+      if (!admin) {
+        const connection = await adminConnection(database);
+        // A server restart (the suite's restart case) ends this connection: the next call opens another.
+        connection.on('error', () => {
+          if (admin === connection) admin = undefined;
+        });
+        admin = connection;
+      }
       const [rows] = await admin.execute(sql, params);
       return Array.isArray(rows) ? (rows as SqlRow[]) : [];
     },

@@ -8,6 +8,7 @@ interface AdminClient {
   connect(): Promise<void>;
   query(sql: string, params?: readonly SqlValue[]): Promise<{ rows: SqlRow[] }>;
   end(): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
 }
 const pg = createRequire(import.meta.url)('pg') as { Client: new (o: Record<string, unknown>) => AdminClient };
 
@@ -73,7 +74,14 @@ export function testSchema(name: string): { readonly name: string; exec(sql: str
   return {
     name: schema,
     async exec(sql, params = []) {
-      admin ??= await adminClient(schema);
+      if (!admin) {
+        const client = await adminClient(schema);
+        // A server restart (the suite's restart case) ends this connection: the next call opens another.
+        client.on('error', () => {
+          if (admin === client) admin = undefined;
+        });
+        admin = client;
+      }
       n = 0;
       return (await admin.query(numbered(sql), params)).rows;
     },
