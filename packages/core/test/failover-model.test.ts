@@ -7,7 +7,7 @@ import { memberKey } from '../src/record-key.js';
 import type { StoredRecord } from '../src/store.js';
 import { MemoryStore } from '../src/testing.js';
 import { StoreConflictError } from '../src/errors.js';
-import { Harness } from './harness.js';
+import { Harness, seeded } from './harness.js';
 
 /** A bug planted for one run, to show the verdict catches it. */
 type Bug = 'rerunAcked' | 'neverAck' | 'noCompareAndSet';
@@ -136,17 +136,6 @@ export function failoverVerdict(history: History): string[] {
   return violations;
 }
 
-/** Deterministic numbers from a seed (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Proc {
   name: string;
@@ -159,7 +148,7 @@ interface Proc {
 /** One seeded run: candidates, workers and faults; returns the history once quiet. */
 async function scenario(seed: number, steps = 24): Promise<History> {
   // Core's jitter (elections, backoff) from the seed too, so a seed replays the same interleaving.
-  const spy = vi.spyOn(Math, 'random').mockImplementation(random(seed ^ 0x5bd1e995));
+  const spy = vi.spyOn(Math, 'random').mockImplementation(seeded(seed ^ 0x5bd1e995));
   try {
     return await run(seed, steps);
   } finally {
@@ -168,7 +157,7 @@ async function scenario(seed: number, steps = 24): Promise<History> {
 }
 
 async function run(seed: number, steps: number): Promise<History> {
-  const rnd = random(seed);
+  const rnd = seeded(seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
   const h = new Harness();
   const history: History = { writes: [], starts: [], fates: new Map() };

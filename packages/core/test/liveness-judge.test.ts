@@ -3,21 +3,11 @@ import { judgeExpiry, type Confirmation } from '../src/expiry.js';
 import { LivenessJudge } from '../src/liveness-judge.js';
 import { silentLogger } from '../src/logger.js';
 import { ManualClock } from '../src/manual-clock.js';
+import { seeded } from './harness.js';
 
 const LEASE = 1000;
 const RETRY = 300;
 
-/** A small seeded generator (mulberry32): a failing sequence is replayed by its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Backend = 'ok' | 'renewed' | 'down';
 

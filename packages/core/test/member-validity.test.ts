@@ -4,7 +4,7 @@ import { markExpired } from '../src/liveness-judge.js';
 import { heartbeatKey, memberKey } from '../src/record-key.js';
 import type { WatchEvent } from '../src/store.js';
 import { ManualClock, MemoryStore } from '../src/testing.js';
-import { GatedStore, Harness, memberLog } from './harness.js';
+import { GatedStore, Harness, memberLog, seeded } from './harness.js';
 
 const INTERVAL = 5_000;
 const LEASE = 20_000;
@@ -297,17 +297,6 @@ class HoldingStore extends MemoryStore {
   }
 }
 
-/** mulberry32: a small seeded generator, so a failing seed replays. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('lost precedes every peer removal, and a lost incarnation never comes back (seeded model)', () => {
   const SEEDS = Number(process.env.MODEL_SEEDS ?? 150);
