@@ -14,6 +14,12 @@ export const TASK_RECORD_FORMAT = 2;
 export const TASK_RECORD_LABEL = 'rollcall.dev/task-record';
 /** Label with the record's state, so `kubectl get cm -l` can count queued tasks without decoding. */
 export const TASK_STATE_LABEL = 'rollcall.dev/task-state';
+/**
+ * Annotation with the runner term (its fencing token) that wrote the object
+ * last, on task records and on pods: the fencing policy compares it with the
+ * runner's term Lease, and on DELETE reads it from the stored object.
+ */
+export const WRITE_TERM_ANNOTATION = 'rollcall.dev/write-term';
 /** Annotation a follower or the CLI sets to ask the leader to cancel: its value is the reason. Unfenced. */
 export const CANCEL_REQUESTED_ANNOTATION = 'rollcall.dev/cancel-requested';
 /** Annotation a follower sets to ask for the next attempt of an ended task: a JSON `Task`. Unfenced. */
