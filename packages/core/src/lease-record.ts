@@ -52,6 +52,11 @@ export function parseRecordLiveness(value: unknown): RecordLiveness | undefined 
   return undefined;
 }
 
+/** Reads a record's `createdAs` (`from:<id>` or `to:<id>`, printable ASCII, at most 200 characters after the prefix); undefined when absent or malformed. */
+export function parseCreatedAs(value: unknown): string | undefined {
+  return typeof value === 'string' && /^(from|to):[\x21-\x7e]{1,200}$/.test(value) ? value : undefined;
+}
+
 /**
  * The holder a store shows when a record is held but it cannot say by whom: a
  * store made of two (`@rollcall/migrate`) whose sides name different holders.

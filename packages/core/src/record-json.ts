@@ -1,5 +1,5 @@
 import { CorruptRecordError } from './errors.js';
-import { parseRecordLiveness, recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
+import { parseCreatedAs, parseRecordLiveness, recordShapeProblem, type JsonValue, type LeaseRecord } from './lease-record.js';
 
 /**
  * The JSON form of a record, for backends that store a record as one value
@@ -47,6 +47,7 @@ export function recordFromJson(key: string, value: string | Uint8Array, backend:
   const liveness = parseRecordLiveness(r.liveness);
   if (liveness) record.liveness = liveness;
   // Another store's creation, as migrate tags it; anything else is no creation and is read as absent.
-  if (typeof r.createdAs === 'string' && /^(from|to):[\x21-\x7e]{1,200}$/.test(r.createdAs)) record.createdAs = r.createdAs;
+  const createdAs = parseCreatedAs(r.createdAs);
+  if (createdAs) record.createdAs = createdAs;
   return record;
 }

@@ -9,7 +9,7 @@
 // The record store a backend implements, and the manifest of what else it does.
 export type { CorruptEntry, RecordKey, RecordList, RecordStore, ScopeOptions, StoredRecord, StoreSessionState, StoreSupports, WatchEvent, WatchListener, WatchSubscription } from './store.js';
 // The record, its codec and its limits.
-export { formatMicroTime, parseRecordLiveness, parseTime, recordShapeProblem, UNKNOWN_HOLDER, type LeaseRecord } from './lease-record.js';
+export { formatMicroTime, parseCreatedAs, parseRecordLiveness, parseTime, recordShapeProblem, UNKNOWN_HOLDER, type LeaseRecord } from './lease-record.js';
 export { recordFromJson, recordToJson } from './record-json.js';
 export { assertPayloadSize } from './payload.js';
 // Where each record lives.

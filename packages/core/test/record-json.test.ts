@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../src/index.js';
-import { MAX_LEASE_DURATION_SECONDS } from '../src/lease-record.js';
+import { MAX_LEASE_DURATION_SECONDS, parseCreatedAs } from '../src/lease-record.js';
 import { recordFromJson, recordToJson, type LeaseRecord } from '../src/spi.js';
 
 const record: LeaseRecord = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000000Z', renewTime: null, leaseTransitions: 3, payload: { cpu: 1 } };
@@ -50,3 +50,18 @@ describe('record JSON', () => {
   });
 });
 
+
+describe('createdAs, one rule for every store', () => {
+  it('keeps from:/to: with printable ASCII up to 200 characters, and nothing else', () => {
+    expect(parseCreatedAs('from:42')).toBe('from:42');
+    expect(parseCreatedAs(`to:${'x'.repeat(200)}`)).toBe(`to:${'x'.repeat(200)}`);
+    for (const bad of [`to:${'x'.repeat(201)}`, 'from:', 'from:a b', 'from:\u001b[2J', 'via:1', 'from:é', 42, null, undefined]) expect(parseCreatedAs(bad), String(bad)).toBeUndefined();
+  });
+
+  it('a record whose createdAs breaks the rule is read without it', () => {
+    const stored = JSON.parse(recordToJson({ holderIdentity: 'a', leaseDurationSeconds: 10, leaseTransitions: 0, createdAs: 'from:7' })) as Record<string, unknown>;
+    const read = (value: unknown) => recordFromJson('member/w/1', JSON.stringify(value), 'test') as LeaseRecord;
+    expect(read(stored).createdAs).toBe('from:7');
+    expect(read({ ...stored, createdAs: 'from:\u0007' }).createdAs).toBeUndefined();
+  });
+});

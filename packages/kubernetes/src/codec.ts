@@ -1,5 +1,5 @@
 import type { JsonValue } from '@rollcall/core';
-import { type CorruptEntry, type LeaseRecord, parseRecordLiveness, recordShapeProblem, type StoredRecord } from '@rollcall/core/spi';
+import { type CorruptEntry, type LeaseRecord, parseCreatedAs, parseRecordLiveness, recordShapeProblem, type StoredRecord } from '@rollcall/core/spi';
 import type { ObjectMeta } from '@rollcall/kube-client';
 import { corrupt } from './errors.js';
 
@@ -113,8 +113,8 @@ function decodeObject(object: KubeObject, fields: () => RecordFields | string): 
   // A value this version cannot read is read as absent: the reader's own mode, as for records written before it existed.
   const liveness = parseLiveness(object.metadata.annotations?.[LIVENESS_ANNOTATION]);
   if (liveness) record.liveness = liveness;
-  const createdAs = object.metadata.annotations?.[CREATED_AS_ANNOTATION];
-  if (createdAs !== undefined && /^(from|to):[\x21-\x7e]{1,200}$/.test(createdAs)) record.createdAs = createdAs;
+  const createdAs = parseCreatedAs(object.metadata.annotations?.[CREATED_AS_ANNOTATION]);
+  if (createdAs) record.createdAs = createdAs;
   const problem = recordShapeProblem(record);
   return problem ? { key, version, created, error: corrupt(key, problem) } : { key, version, record, created };
 }
