@@ -68,8 +68,10 @@ export function loadKubeConfig(options: KubeConfigSource): KubeConfig {
 function sameMaterial(a: readonly (string | Buffer | undefined)[], b: readonly (string | Buffer | undefined)[]): boolean {
   return a.length === b.length && a.every((x, i) => {
     const y = b[i];
-    if (x === undefined || y === undefined) return x === y;
-    return Buffer.from(x).equals(Buffer.from(y));
+    if (x === y) return true;
+    if (x === undefined || y === undefined || (typeof x === 'string' && typeof y === 'string')) return false;
+    // a Buffer is compared in place; only a string beside a Buffer is encoded
+    return (typeof x === 'string' ? Buffer.from(x) : x).equals(typeof y === 'string' ? Buffer.from(y) : y);
   });
 }
 

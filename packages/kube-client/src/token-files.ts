@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { type KubeConfig, loadYaml } from '@kubernetes/client-node';
 
 /**
@@ -30,13 +30,29 @@ export function rememberTokenFiles(kc: KubeConfig, files: readonly string[]): vo
   if (byUser.size > 0) tokenFiles.set(kc, byUser);
 }
 
-/** The current user's token, read from its `token-file` now; undefined when the user has none (or it cannot be read: client-node's own token then stands). */
+/** The last read of each token file, kept while the file (as `stat` follows a projected volume's symlinks) is unchanged. */
+const lastRead = new Map<string, { stamp: string; token: string }>();
+
+/**
+ * The current user's token as its `token-file` holds it now; undefined when the
+ * user has none (or it cannot be read: client-node's own token then stands).
+ * Called per request: a `stat` per call, a read only when the file changed
+ * (inode, size or modification time — a kubelet's projected-token rotation
+ * swaps the file, so all three move).
+ */
 export function freshToken(kc: KubeConfig): string | undefined {
   const file = tokenFiles.get(kc)?.get(kc.getCurrentUser()?.name ?? '');
   if (file === undefined) return undefined;
   try {
-    return readFileSync(file, 'utf8').trim();
+    const st = statSync(file, { bigint: true });
+    const stamp = `${st.ino}:${st.size}:${st.mtimeNs}`;
+    const cached = lastRead.get(file);
+    if (cached?.stamp === stamp) return cached.token;
+    const token = readFileSync(file, 'utf8').trim();
+    lastRead.set(file, { stamp, token });
+    return token;
   } catch {
+    lastRead.delete(file);
     return undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -171,7 +171,14 @@ describe('against a local API server', () => {
     await client.request({ method: 'GET', path: '/version', context: ctx });
     writeFileSync(tokenFile, 'rotated-token\n');
     await client.request({ method: 'GET', path: '/version', context: ctx });
-    expect(seen).toEqual(['Bearer first-token', 'Bearer rotated-token']);
+    await client.request({ method: 'GET', path: '/version', context: ctx });
+    // the same length rewritten in place (only the modification time moves), then a new file renamed over it (a projected volume's swap)
+    writeFileSync(tokenFile, 'rotated-tokeN\n');
+    await client.request({ method: 'GET', path: '/version', context: ctx });
+    writeFileSync(`${tokenFile}.new`, 'swapped-token\n');
+    renameSync(`${tokenFile}.new`, tokenFile);
+    await client.request({ method: 'GET', path: '/version', context: ctx });
+    expect(seen).toEqual(['Bearer first-token', 'Bearer rotated-token', 'Bearer rotated-token', 'Bearer rotated-tokeN', 'Bearer swapped-token']);
   });
 
   it('request: the body of a 2xx, the credentials and user agent sent; a 403 is PERMISSION_DENIED without the token', async () => {
