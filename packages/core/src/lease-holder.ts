@@ -225,7 +225,10 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     if (!entry || holder === '' || holder === this.options.identity) return afterAttempt ? fallback : 0;
     const leaseMs = entry!.stored ? entry!.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
     const { dueInMs } = judgeExpiry(leaseMs, [entry!.observedAt], CANDIDATE_SIGHT, this.options.clock.now());
-    return dueInMs === undefined ? 0 : Math.min(fallback, dueInMs + 1);
+    if (dueInMs !== undefined) return Math.min(fallback, dueInMs + 1);
+    // Expired by the cache: at once on news, but a retry period after an attempt on this same view failed (a
+    // CONFLICT while the watch lags or has silently stalled would otherwise be retried in a loop).
+    return afterAttempt ? fallback : 0;
   }
 
   private schedule(delayMs: number): void {

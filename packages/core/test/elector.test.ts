@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatedStore, Harness, skewedClock, until } from './harness.js';
+import { GatedStore, Harness, skewedClock, StalledWatchStore, until } from './harness.js';
 
 const HOUR = 3_600_000;
 
@@ -54,6 +54,26 @@ describe('elector on the injected clock', () => {
     await h.clock.advance(10_000); // 2 s retry period, up to 20 % longer: about five attempts
     expect(attempts - before).toBeGreaterThanOrEqual(4);
     expect(attempts - before).toBeLessThanOrEqual(6);
+  });
+
+  // Without the rule it loops at one instant: the manual clock never leaves the advance, and the test times out.
+  it('a candidate whose watch stalled silently while the holder renews retries its CONFLICT once per retry period, never in a loop', { timeout: 10_000 }, async () => {
+    h = new Harness();
+    const a = await h.registry('a');
+    const b = await h.registry('b', {}, h.clock, new StalledWatchStore({ backend: h.backend, cluster: 'test' }));
+    await a.registry.campaign('scheduler').whenElected();
+    let updates = 0;
+    const original = b.store.update.bind(b.store);
+    b.store.update = (...args: Parameters<typeof original>) => (updates++, original(...args));
+    const lb = b.registry.campaign('scheduler');
+    await h.clock.advance(100);
+    b.store.stalled = true; // b's cache keeps the record as it was: past 15 s it looks expired, and every write on it is a CONFLICT
+    await h.clock.advance(20_000);
+    const before = updates;
+    await h.clock.advance(10_000); // 2 s retry period, up to 20 % longer: about five attempts
+    expect(lb.isLeader).toBe(false);
+    expect(updates - before).toBeGreaterThanOrEqual(4);
+    expect(updates - before).toBeLessThanOrEqual(6);
   });
 
   it('a candidate whose wall clock runs an hour ahead does not take a live lease', async () => {

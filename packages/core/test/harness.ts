@@ -80,6 +80,14 @@ export class SilentOutageStore extends MemoryStore {
   }
 }
 
+/** A memory store whose watch, once `stalled`, delivers nothing and reports nothing: a watch that died silently while requests still work. */
+export class StalledWatchStore extends MemoryStore {
+  stalled = false;
+  override watch(prefix: string, fromRevision: string, listener: WatchListener): WatchSubscription {
+    return super.watch(prefix, fromRevision, { event: (e) => (this.stalled ? undefined : listener.event(e)), error: (e) => (this.stalled ? undefined : listener.error(e)) });
+  }
+}
+
 /** Lets promise continuations run, with no time passing, until `condition` holds; fails after `rounds` settles. */
 export async function until(condition: () => boolean, rounds = 100): Promise<void> {
   for (let i = 0; i < rounds; i++) {
