@@ -240,6 +240,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       writeMember: () => this.writeMember(inc),
       deleteMember: () => deleteOwn(store, key, inc.member.own),
       renewed: (sentAt) => inc.validity?.renewed(sentAt),
+      vouched: () => inc.validity?.recheck(),
       checkMember: () => this.check(inc),
       enqueue: (write) => this.enqueue(inc, write),
       own: (recordKey): OwnRecord => {
@@ -289,7 +290,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     const sentAt = await this.put(inc, inc.member, this.options.key, () => (payload = this.current), true);
     this.written = payload;
     if (created) {
-      inc.validity = new MemberValidity(this.options.clock, inc.keeper.renewDeadlineMs, sentAt, (reason) => this.onLost(inc, reason));
+      inc.validity = new MemberValidity(this.options.clock, inc.keeper.renewDeadlineMs, sentAt, (reason) => this.onLost(inc, reason), () => inc.keeper.vouchedUntil?.());
     }
     return sentAt;
   }

@@ -137,6 +137,8 @@ export interface KeptMember {
   deleteMember(): Promise<void>;
   /** A renewal peers judge the member by, sent at `sentAt` (monotonic), succeeded: its renew deadline counts from there. */
   renewed(sentAt: number): void;
+  /** The keeper's {@link MemberKeeper.vouchedUntil} moved: the handle judges it again. */
+  vouched(): void;
   /** Reads the member record: resolves with the read's send time when it is still this incarnation's; found gone, marked or a successor's, the member is lost and it rejects LEASE_LOST. */
   checkMember(): Promise<number>;
   /** Runs `write` after the write in flight; rejects with CLOSED when the member was withdrawn first, LEASE_LOST when it was lost. */
@@ -159,6 +161,8 @@ export interface MemberKeeper {
   readonly liveness: RecordLiveness;
   /** The deadline it is judged by, after the send of its last renewal (milliseconds): `member.renewDeadlineMs` for a keeper that renews a record peers judge by lease, `member.podRenewDeadlineMs` for a pod member that checks its record; undefined: none (a pod member that checks nothing). */
   readonly renewDeadlineMs: number | undefined;
+  /** A second bound, monotonic ms, read on every judgement: past it the incarnation is lost (`probe-missed`); undefined: none now. A pod member's own readiness probe sets it. */
+  vouchedUntil?(): number | undefined;
   /** Writes what announces the member (the member record first) and starts keeping it alive; rejects, leaving nothing announced, when it cannot. */
   start(): Promise<void>;
   /** Shows the member alive now (after a reconnect), after the write in flight. */

@@ -10,7 +10,9 @@ export type MemberLossReason =
   /** A write found its record written by someone else: a peer's or a reaper's expiry mark. */
   | 'taken'
   /** A later incarnation of the same id holds its record (a successor announced under this id, e.g. in a rolling update): never announced again, which would fight it. */
-  | 'superseded';
+  | 'superseded'
+  /** Pod liveness: its own readiness probe went unanswered (a pause, a hang) longer than the kubelet allows before marking the pod not Ready, so peers may have removed it. */
+  | 'probe-missed';
 
 /**
  * One incarnation of an announced member judged by its own clock, as a
@@ -36,6 +38,8 @@ export class MemberValidity {
     /** Send time (monotonic) of the write that created the incarnation. */
     sentAt: number,
     private readonly onLost: (reason: MemberLossReason) => void,
+    /** A second bound (monotonic ms), read on every access: past it the incarnation is lost for `probe-missed`; undefined: none now. */
+    private readonly vouchedUntil: () => number | undefined = () => undefined,
   ) {
     this.renewedAt = sentAt;
     this.arm();
@@ -44,7 +48,15 @@ export class MemberValidity {
   /** Whether the incarnation may act as a member now, by the clock at this moment. */
   get alive(): boolean {
     if (this.ended) return false;
-    return this.renewDeadlineMs === undefined || this.clock.now() < this.renewedAt + this.renewDeadlineMs;
+    return this.passed() === undefined;
+  }
+
+  /** Which bound the clock has reached, if any. */
+  private passed(): MemberLossReason | undefined {
+    const now = this.clock.now();
+    if (this.renewDeadlineMs !== undefined && now >= this.renewedAt + this.renewDeadlineMs) return 'renew-deadline';
+    const vouched = this.vouchedUntil();
+    return vouched !== undefined && now >= vouched ? 'probe-missed' : undefined;
   }
 
   /** Aborted when the incarnation ends, lost or withdrawn; its reason a LEASE_LOST error naming why. */
@@ -83,9 +95,23 @@ export class MemberValidity {
     this.controller.abort(new LeaseLostError('withdrawn', 'member withdrawn'));
   }
 
+  /** One timer at the earliest bound; when it fires early (the second bound moved on), it re-arms. */
   private arm(): void {
-    if (this.renewDeadlineMs === undefined) return;
     this.timer?.cancel();
-    this.timer = this.clock.setTimeout(() => this.lose('renew-deadline'), this.renewedAt + this.renewDeadlineMs - this.clock.now());
+    this.timer = undefined;
+    if (this.ended) return;
+    const bounds = [this.renewDeadlineMs === undefined ? undefined : this.renewedAt + this.renewDeadlineMs, this.vouchedUntil()].filter((b): b is number => b !== undefined);
+    // no bound now: a second bound that appears later (a first probe answer) is armed by the next renewal or `recheck`
+    if (bounds.length === 0) return;
+    this.timer = this.clock.setTimeout(() => {
+      const reason = this.passed();
+      if (reason) this.lose(reason);
+      else this.arm();
+    }, Math.min(...bounds) - this.clock.now());
+  }
+
+  /** The second bound may have moved (a probe answered): arm the timer for it if none runs. */
+  recheck(): void {
+    if (!this.ended && this.timer === undefined) this.arm();
   }
 }

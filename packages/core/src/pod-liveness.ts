@@ -5,7 +5,7 @@ import { parseTime, type RecordLiveness } from './lease-record.js';
 import { HeartbeatKeeper, LeaseJudgedLiveness } from './heartbeat-liveness.js';
 import { podUidOf, type KeptMember, type LivenessContext, type LivenessStrategy, type MemberKeeper, type RecordJudging, type Verdict } from './member-liveness.js';
 import { podMemberListingOf } from './pod-member-listing.js';
-import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch } from './pod-readiness.js';
+import { podReadinessOf, type PodReadinessSource, type PodReadinessWatch, type SelfProbeAnswer } from './pod-readiness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
 import type { CacheEntry } from './watch-cache.js';
 
@@ -42,7 +42,7 @@ export class PodLiveness extends LeaseJudgedLiveness {
     const podUid = this.source.podUid;
     if (podUid === undefined) return new HeartbeatKeeper(member);
     const deadline = this.context.member.podRenewDeadlineMs;
-    return new PodKeeper(member, { mode: 'pod', podUid }, deadline > 0 ? deadline : undefined, async () => {
+    return new PodKeeper(member, { mode: 'pod', podUid }, deadline > 0 ? deadline : undefined, this.source, async () => {
       await this.source.assertServed(member.role);
       await this.sweep(member.role, podUid);
     });
@@ -76,23 +76,40 @@ export class PodLiveness extends LeaseJudgedLiveness {
  * lost that long after the send of the last read that found it: cut off from
  * the API server, it stops before the node controller marks its pod not Ready.
  * Without, no deadline applies; a write or read that finds its record gone or
- * taken loses it either way.
+ * taken loses it either way. When the backend reports this process's own
+ * readiness-probe answers (`onSelfProbe`), the member is also lost
+ * (`probe-missed`) once the kubelet may have marked the pod not Ready with no
+ * answer since: a paused or hung process stops before peers remove it.
  */
 class PodKeeper implements MemberKeeper {
   private timer: Timer | undefined;
   private stopped = false;
+  /** The last Ready answer of this process's own probe, and how long after it the kubelet may mark the pod not Ready. */
+  private probe: SelfProbeAnswer | undefined;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly member: KeptMember,
     readonly liveness: RecordLiveness,
     readonly renewDeadlineMs: number | undefined,
+    private readonly source: PodReadinessSource,
     /** Checked before the first write: the pod serves the role's readiness; an earlier container's records are gone. */
     private readonly prepare: () => Promise<void>,
   ) {}
 
+  vouchedUntil(): number | undefined {
+    return this.probe === undefined ? undefined : this.probe.at + this.probe.notReadyAfterMs;
+  }
+
   async start(): Promise<void> {
     await this.prepare();
     await this.member.writeMember();
+    // Its own probe's answers bound it too: a pause longer than the kubelet allows loses it before peers may remove it.
+    this.unsubscribe = this.source.onSelfProbe?.((answer) => {
+      if (this.stopped) return;
+      this.probe = answer;
+      this.member.vouched();
+    });
     if (this.renewDeadlineMs !== undefined) this.schedule();
   }
 
@@ -116,6 +133,7 @@ class PodKeeper implements MemberKeeper {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+    this.unsubscribe?.();
   }
 
   async withdrawn(): Promise<void> {}

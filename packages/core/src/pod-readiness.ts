@@ -26,6 +26,23 @@ export interface PodReadinessSource {
    * the first list). While the watch is broken the last view stands.
    */
   watchRole(role: string, changed: (ready: ReadonlySet<string>) => void): PodReadinessWatch;
+  /**
+   * Optional: calls `listener` at every Ready answer this process's own
+   * readiness probe serves (a backend's probe server reports them), with how
+   * long after such an answer the kubelet may mark the pod not Ready. A pod
+   * member is lost (`probe-missed`) once that long has passed with no answer:
+   * a paused or hung process stops before its peers may remove it. Returns the
+   * unsubscribe function.
+   */
+  onSelfProbe?(listener: (answer: SelfProbeAnswer) => void): () => void;
+}
+
+/** One Ready answer of this process's own readiness probe. */
+export interface SelfProbeAnswer {
+  /** When it was served, monotonic milliseconds of the registry's clock. */
+  at: number;
+  /** From an answer, the earliest the kubelet may mark the pod not Ready when no other succeeds (its probe's failureThreshold × periodSeconds + timeoutSeconds, less a margin). Milliseconds. */
+  notReadyAfterMs: number;
 }
 
 /** One role's readiness watch. */

@@ -15,7 +15,7 @@ export { assertPayloadSize } from './payload.js';
 // Where each record lives.
 export { electionKey, heartbeatKey, lockKey, memberKey, parseKey, type RecordKind } from './record-key.js';
 // The optional capabilities a store declares in `supports`: pod readiness and one pod's members (registry.member.liveness=pod), an access review (rollcall doctor).
-export type { PodReadinessSource, PodReadinessWatch } from './pod-readiness.js';
+export type { PodReadinessSource, PodReadinessWatch, SelfProbeAnswer } from './pod-readiness.js';
 export type { PodMemberListing } from './pod-member-listing.js';
 export type { AccessPermission, AccessReview } from './access-review.js';
 // Retrying and delaying on the injected clock: what a backend calls for a reconnect or a re-watch.

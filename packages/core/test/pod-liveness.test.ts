@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigurationError, createRegistry, ErrorCode, PermissionError, UnavailableError, type Registry } from '../src/index.js';
-import type { PodReadinessSource, PodReadinessWatch } from '../src/pod-readiness.js';
+import type { PodReadinessSource, PodReadinessWatch, SelfProbeAnswer } from '../src/pod-readiness.js';
 import { memberKey, type PodMemberListing, type RecordList, type StoreSupports } from '../src/spi.js';
 import { MemoryStore, type MemoryBackend } from '../src/testing.js';
 import { Harness, memberLog, until } from './harness.js';
@@ -20,6 +20,13 @@ class FakePods {
   private readonly watchers = new Set<{ role: string; changed: (ready: ReadonlySet<string>) => void }>();
   /** How many role watches were opened, by role: one per role a process reads. */
   readonly opened = new Map<string, number>();
+  /** Listeners of each pod's own probe answers (`onSelfProbe`). */
+  private readonly probeListeners = new Map<string, Set<(answer: SelfProbeAnswer) => void>>();
+
+  /** Pod `uid`'s own readiness probe served a Ready answer at `at` (what serveReadinessProbe reports). */
+  probeAnswered(uid: string, at: number, notReadyAfterMs: number): void {
+    for (const listener of this.probeListeners.get(uid) ?? []) listener({ at, notReadyAfterMs });
+  }
 
   /** Puts pod `uid` behind `role`'s Service, Ready or not; undefined takes it out (the pod deleted). */
   set(role: string, uid: string, ready: boolean | undefined): void {
@@ -47,6 +54,13 @@ class FakePods {
         this.watchers.add(watcher);
         const listed = Promise.resolve().then(() => changed(this.ready(role)));
         return { listed, close: () => this.watchers.delete(watcher) };
+      },
+      onSelfProbe: (listener) => {
+        if (podUid === undefined) return () => {};
+        let set = this.probeListeners.get(podUid);
+        if (!set) this.probeListeners.set(podUid, (set = new Set()));
+        set.add(listener);
+        return () => set.delete(listener);
       },
     };
   }
@@ -161,6 +175,51 @@ describe('registry.member.liveness=pod', () => {
     await until(() => seen.events.length === 4);
     expect(seen.summary()).toEqual(['added w1', 'removed w1 expired', 'added w1', 'removed w1 expired']);
     expect(pods.opened.get('worker')).toBe(1); // one watch per role read, not per member
+  });
+
+  it("with its own readiness probe answering, a pod member is lost (probe-missed) once the kubelet may have marked its pod not Ready with no answer since — read on access after a pause, before its peers can see the pod not Ready", async () => {
+    const NOT_READY_AFTER = 1_800; // periodSeconds 1, failureThreshold 1, timeoutSeconds 1, less a tenth
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a', { member: { liveness: 'pod', afterLost: 'reannounce' } });
+    const r = await open('r', undefined);
+    const seen = memberLog(r.registry, 'worker', h.clock);
+    const handle = await a.registry.announce({ role: 'worker', id: 'w1' });
+    const lost: { reason: string; at: number }[] = [];
+    handle.on('lost', (e) => lost.push({ reason: e.reason, at: h.clock.now() }));
+    await until(() => seen.events.length === 1);
+    // answered every second for a minute: alive throughout
+    for (let t = 0; t < 60; t++) {
+      pods.probeAnswered('uid-a', h.clock.now(), NOT_READY_AFTER);
+      await h.clock.advance(1_000);
+      expect(handle.alive, `second ${t}`).toBe(true);
+    }
+    pods.probeAnswered('uid-a', h.clock.now(), NOT_READY_AFTER);
+    const lastAnswer = h.clock.now();
+    h.clock.jump(5_000); // SIGSTOP for 5 s: no timer ran, no answer was served
+    expect(handle.alive).toBe(false); // read on access, before any timer
+    expect(handle.signal.aborted).toBe(false); // the timer announces
+    pods.set('worker', 'uid-a', false); // meanwhile the kubelet marked the pod not Ready, after lastAnswer + NOT_READY_AFTER
+    await h.clock.advance(0);
+    expect(lost).toEqual([{ reason: 'probe-missed', at: lastAnswer + 5_000 }]);
+    await until(() => seen.events.length === 2);
+    expect(seen.summary()).toEqual(['added w1', 'removed w1 expired']);
+    expect(seen.at[1]).toBeGreaterThanOrEqual(lost[0]!.at);
+  });
+
+  it('a pod member whose probe has not answered yet has no probe bound; one that answered and then stops being answered is lost once, at the last answer plus the window', async () => {
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a', { member: { liveness: 'pod', afterLost: 'reannounce' } });
+    const handle = await a.registry.announce({ role: 'worker', id: 'w1' });
+    const lost: { reason: string; at: number }[] = [];
+    handle.on('lost', (e) => lost.push({ reason: e.reason, at: h.clock.now() }));
+    await h.clock.advance(10 * LEASE); // no probe attached yet (the kubelet probes only once the container runs)
+    expect(handle.alive).toBe(true);
+    pods.probeAnswered('uid-a', h.clock.now(), 2_000);
+    const at = h.clock.now();
+    await h.clock.advance(1_999);
+    expect(lost).toEqual([]);
+    await h.clock.advance(1);
+    expect(lost).toEqual([{ reason: 'probe-missed', at: at + 2_000 }]);
   });
 
   it('with member.podRenewDeadlineMs, a pod member reads (never writes) its record each interval and, cut off from the backend, is lost at the send of its last good read plus the deadline, before any pod state could remove it; found deleted, lost at once', async () => {

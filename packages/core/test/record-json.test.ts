@@ -59,7 +59,7 @@ describe('createdAs, one rule for every store', () => {
   });
 
   it('a record whose createdAs breaks the rule is read without it', () => {
-    const stored = JSON.parse(recordToJson({ holderIdentity: 'a', leaseDurationSeconds: 10, leaseTransitions: 0, createdAs: 'from:7' })) as Record<string, unknown>;
+    const stored = JSON.parse(recordToJson({ holderIdentity: 'a', leaseDurationSeconds: 10, leaseTransitions: 0, acquireTime: null, renewTime: null, createdAs: 'from:7' })) as Record<string, unknown>;
     const read = (value: unknown) => recordFromJson('member/w/1', JSON.stringify(value), 'test') as LeaseRecord;
     expect(read(stored).createdAs).toBe('from:7');
     expect(read({ ...stored, createdAs: 'from:\u0007' }).createdAs).toBeUndefined();

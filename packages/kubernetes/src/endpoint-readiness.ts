@@ -1,5 +1,5 @@
 import { ConfigurationError, type Logger, type RegistryError, type Timer } from '@rollcall/core';
-import { Backoff, type PodReadinessSource, type PodReadinessWatch } from '@rollcall/core/spi';
+import { Backoff, type PodReadinessSource, type PodReadinessWatch, type SelfProbeAnswer } from '@rollcall/core/spi';
 import { BACKEND, ResourceInformer, type ApiClient, type ObjectMeta } from '@rollcall/kube-client';
 
 /** The slice of a `discovery.k8s.io/v1` EndpointSlice read here. */
@@ -49,8 +49,20 @@ export interface EndpointReadinessConfig {
 export class EndpointReadiness implements PodReadinessSource {
   /** The one informer per role, shared by every subscriber. */
   private readonly followers = new Map<string, SharedFollow>();
+  /** Who hears this process's own probe answers (pod members bound by them). */
+  private readonly probeListeners = new Set<(answer: SelfProbeAnswer) => void>();
 
   constructor(private readonly config: EndpointReadinessConfig) {}
+
+  onSelfProbe(listener: (answer: SelfProbeAnswer) => void): () => void {
+    this.probeListeners.add(listener);
+    return () => this.probeListeners.delete(listener);
+  }
+
+  /** This process's readiness probe served a Ready answer (serveReadinessProbe). */
+  selfProbeAnswered(answer: SelfProbeAnswer): void {
+    for (const listener of this.probeListeners) listener(answer);
+  }
 
   get podUid(): string | undefined {
     return this.config.podUid;

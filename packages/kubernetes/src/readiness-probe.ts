@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock, type ConnectionState, type Registry } from '@rollcall/core';
+import { InvalidArgumentError, systemClock, type Clock, type ConnectionState, type Registry } from '@rollcall/core';
+import { registryStore } from '@rollcall/core/admin';
+import { EndpointReadiness } from './endpoint-readiness.js';
 
 /** What {@link serveReadinessProbe} takes. */
 export interface ReadinessProbeOptions {
@@ -18,8 +20,18 @@ export interface ReadinessProbeOptions {
   lostGraceMs?: number;
   /** Your own condition, ANDed in (e.g. the application finished warming up). Default: always true. */
   healthy?: () => boolean;
-  /** What `lostGraceMs` is measured on (its monotonic `now()`). Default the system clock. */
+  /** What `lostGraceMs` is measured on (its monotonic `now()`), and the answers reported to the registry's pod members: the registry's own clock. Default the system clock. */
   clock?: Clock;
+  /**
+   * The pod template's `readinessProbe` numbers, from which a pod member
+   * (`registry.member.liveness=pod`) of this registry is bounded: with no Ready
+   * answer for `failureThreshold × periodSeconds + timeoutSeconds` (less a
+   * tenth for clock-rate drift) the kubelet may have marked the pod not Ready
+   * and peers removed its members, so each is lost (`probe-missed`) by then — a
+   * paused or hung process stops before anyone may act on its removal. Seconds;
+   * defaults 1, 1 and 1, the stanza below. Give your stanza's numbers if they differ.
+   */
+  kubeletProbe?: { periodSeconds?: number; failureThreshold?: number; timeoutSeconds?: number };
 }
 
 /** A running probe. */
@@ -31,6 +43,23 @@ export interface ReadinessProbe {
   close(): Promise<void>;
 }
 
+/** The registry's store, or undefined for a registry not made by createRegistry (a test double): no member is bounded then. */
+function storeOf(registry: Registry): { podReadiness?: unknown } | undefined {
+  try {
+    return registryStore(registry) as { podReadiness?: unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+/** From a Ready answer, the earliest the kubelet may mark the pod not Ready: its failureThreshold consecutive failures, the last one after its timeout, less a tenth. Milliseconds. */
+function probeWindowMs({ periodSeconds = 1, failureThreshold = 1, timeoutSeconds = 1 }: NonNullable<ReadinessProbeOptions['kubeletProbe']>): number {
+  for (const [name, value] of Object.entries({ periodSeconds, failureThreshold, timeoutSeconds })) {
+    if (!Number.isInteger(value) || value < 1 || value > 3600) throw new InvalidArgumentError(`serveReadinessProbe kubeletProbe.${name} ${value} is not valid: a whole number of seconds from 1 to 3600`);
+  }
+  return Math.floor((failureThreshold * periodSeconds + timeoutSeconds) * 1000 * 0.9);
+}
+
 /**
  * The readiness probe of a pod whose members use `registry.member.liveness=pod`:
  * an HTTP endpoint that answers 200 while the registry can serve — open, and
@@ -38,7 +67,9 @@ export interface ReadinessProbe {
  * `lost` for less than `lostGraceMs` — and 503 otherwise (closing or closed,
  * lost for longer, or `healthy()` false). A process that hangs stops answering,
  * so the kubelet marks its pod not Ready and readers remove its members, as a
- * missed heartbeat would. The pod template's stanza:
+ * missed heartbeat would; and each Ready answer bounds this registry's pod
+ * members (`kubeletProbe`), so a process paused past the kubelet's patience
+ * is lost (`probe-missed`) before its peers may remove it. The pod template's stanza:
  *
  * ```yaml
  * readinessProbe:
@@ -55,12 +86,16 @@ export async function serveReadinessProbe(registry: Registry, options: Readiness
   const track = (state: ConnectionState) => (lostSince = state === 'lost' ? (lostSince ?? clock.now()) : undefined);
   const offs = (['connected', 'suspended', 'lost', 'reconnected'] as const).map((type) => registry.on(type, (e: { state: ConnectionState }) => track(e.state)));
   const ready = () => registry.isOpen && (lostSince === undefined || clock.now() - lostSince < lostGraceMs) && (options.healthy?.() ?? true);
+  const notReadyAfterMs = probeWindowMs(options.kubeletProbe ?? {});
+  const podReadiness = storeOf(registry)?.podReadiness;
+  const answered = podReadiness instanceof EndpointReadiness ? (at: number) => podReadiness.selfProbeAnswered({ at, notReadyAfterMs }) : () => {};
   const server: Server = createServer((req, res) => {
     if ((req.url ?? '').split('?')[0] !== path) {
       res.writeHead(404).end();
       return;
     }
     const ok = ready();
+    if (ok) answered(clock.now());
     res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? `ok ${registry.state}\n` : `not ready ${registry.isOpen ? registry.state : 'closed'}\n`);
   });
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,7 @@
-import type { ConnectionState, Registry } from '@rollcall/core';
-import { ManualClock } from '@rollcall/core/testing';
+import { createRegistry, silentLogger, type ConnectionState, type Registry } from '@rollcall/core';
+import type { SelfProbeAnswer, StoreSupports } from '@rollcall/core/spi';
+import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing';
+import { EndpointReadiness } from '../src/endpoint-readiness.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveReadinessProbe, type ReadinessProbe } from '../src/readiness-probe.js';
 
@@ -52,5 +54,35 @@ describe('the readiness probe counts lostGraceMs on its clock', () => {
     expect(probe.ready()).toBe(true);
     await clock.advance(1000);
     expect(probe.ready()).toBe(false);
+  });
+});
+
+describe("the readiness probe bounds the registry's pod members", () => {
+  it('each Ready answer reaches the pod readiness source with the kubelet window of the stanza given; a 503 reports nothing', async () => {
+    const clock = new ManualClock();
+    const readiness = new EndpointReadiness({ client: undefined as never, logger: silentLogger, namespace: 'ns', serviceTemplate: 'rollcall-{role}', podUid: 'uid-a', servedTimeoutMs: 1000, watchSilenceTimeoutMs: 1000, watchTimeoutSeconds: 60 });
+    class PodStore extends MemoryStore {
+      override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true };
+      readonly podReadiness = readiness;
+    }
+    const registry = await createRegistry({ type: 'memory', cluster: 'probe', identity: 'p' }, { store: new PodStore({ backend: new MemoryBackend(), cluster: 'probe' }), clock });
+    const answers: SelfProbeAnswer[] = [];
+    readiness.onSelfProbe((a) => answers.push(a));
+    let healthy = true;
+    const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', clock, healthy: () => healthy, kubeletProbe: { periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 1 } });
+    probes.push(probe);
+    const get = async () => (await fetch(`http://127.0.0.1:${probe.port}/readyz`)).status;
+    await clock.advance(5_000);
+    expect(await get()).toBe(200);
+    expect(answers).toEqual([{ at: 5_000, notReadyAfterMs: 27_900 }]); // (3 × 10 + 1) s less a tenth
+    healthy = false;
+    expect(await get()).toBe(503);
+    expect(answers).toHaveLength(1);
+    await registry.close();
+  });
+
+  it('refuses a stanza that is not whole seconds from 1 to 3600', async () => {
+    const { registry } = fakeRegistry('connected');
+    await expect(serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', kubeletProbe: { periodSeconds: 0 } })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('kubeletProbe.periodSeconds 0') });
   });
 });
