@@ -52,14 +52,27 @@ benchMain('bench:member-failover', USAGE, parse, async (options, { started, prog
     progress(`bringing up ${servers.join(', ')}`);
     await up(servers);
   }
-  const rows: { backend: BackendName; figures: MemberFailoverFigures }[] = [];
+  // Each row is printed as it is measured: a long run that fails later keeps what it measured.
+  console.log(`Rollcall member failover, started ${new Date(started).toISOString()}; ${machine()}; load average ${loadBefore} before.`);
+  console.log('');
+  console.log('| backend | member heartbeat / lease ms | crash → handler start p50 / p99 / max ms (n) | leader requests per failover | leader requests/s with nobody dying | load average after |');
+  console.log('|---|---|---:|---:|---:|---|');
   for (const name of options.backends) {
     let target: BenchTarget | undefined;
     try {
       target = await BACKENDS[name].prepare();
       for (const timing of options.timings) {
         progress(`${name}: ${options.members} members at ${timing.heartbeatIntervalMs}/${timing.leaseDurationMs} ms`);
-        rows.push({ backend: name, figures: await memberFailover(target, options.members, timing) });
+        const f: MemberFailoverFigures = await memberFailover(target, options.members, timing);
+        console.log(`| ${name} | ${f.timing.heartbeatIntervalMs} / ${f.timing.leaseDurationMs} | ${ms(f.latency.p50)} / ${ms(f.latency.p99)} / ${ms(f.latency.max)} (${f.latency.n}) | ${f.requestsPerFailover.toFixed(1)} | ${f.baselinePerSecond.toFixed(2)} | ${load()} |`);
+      }
+    } finally {
+      await target?.close();
+    }
+  }
+  console.log('');
+  console.log(`Ended ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`);
+});
       }
     } finally {
       await target?.close();
