@@ -126,6 +126,15 @@ export function recordName(runner: string, taskId: string): string {
   return `${runner}-task-${slug}-${hash}`;
 }
 
+/**
+ * Submit order, the queue's across processes and restarts: `submittedAt`
+ * (wall-clock ms), then `seq` (a process's submits within one millisecond),
+ * then the record name. Not the order the API server lists (by name).
+ */
+export function compareSubmitOrder(a: TaskRecord, b: TaskRecord): number {
+  return Date.parse(a.body.submittedAt) - Date.parse(b.body.submittedAt) || a.body.seq - b.body.seq || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
 /** The record informer's label selector: every record of one runner. */
 export const recordSelector = (runner: string) => `${TASK_RECORD_LABEL}=${runner}`;
 
