@@ -81,7 +81,7 @@ export class TaskStore {
   private readonly informer: ResourceInformer<RecordObject>;
   private readonly records = new Map<string, TaskRecord>();
   private readonly unreadable = new Map<string, RegistryError>();
-  private handlers: TaskStoreHandlers = {};
+  private readonly listeners = new Set<TaskStoreHandlers>();
 
   constructor(private readonly options: TaskStoreOptions) {
     this.informer = new ResourceInformer<RecordObject>(
@@ -109,8 +109,14 @@ export class TaskStore {
 
   /** Lists the records and follows them; rejects with the mapped error (PERMISSION_DENIED, UNAVAILABLE) if the first list fails. */
   async start(handlers: TaskStoreHandlers = {}): Promise<void> {
-    this.handlers = handlers;
+    this.subscribe(handlers);
     await this.informer.start();
+  }
+
+  /** Adds handlers for the changes from now on (a cancel's wait for the end); returns their removal. */
+  subscribe(handlers: TaskStoreHandlers): () => void {
+    this.listeners.add(handlers);
+    return () => this.listeners.delete(handlers);
   }
 
   close(): void {
@@ -243,13 +249,13 @@ export class TaskStore {
       // not a delete: the task is not over, its record is unreadable until it is fixed or a newer runner leads
       this.records.delete(name);
       this.options.logger.warn({ err: error, record: name }, '[rollcall] [pod-runner] a task record cannot be read; left as it is');
-      this.handlers.unreadable?.(name, error);
+      for (const h of [...this.listeners]) h.unreadable?.(name, error);
       return;
     }
     this.unreadable.delete(name);
     const previous = this.records.get(name);
     this.records.set(name, record);
-    this.handlers.upsert?.(record, previous);
+    for (const h of [...this.listeners]) h.upsert?.(record, previous);
   }
 
   private gone(object: RecordObject): void {
@@ -257,6 +263,6 @@ export class TaskStore {
     this.unreadable.delete(name);
     const previous = this.records.get(name);
     this.records.delete(name);
-    if (previous) this.handlers.delete?.(previous);
+    if (previous) for (const h of [...this.listeners]) h.delete?.(previous);
   }
 }
