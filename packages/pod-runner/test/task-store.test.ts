@@ -100,8 +100,10 @@ describe('the task store on the API server', () => {
     const before = await stored(v1.name);
     expect(await store.update(v1, { ...v1.body, task: { ...v1.body.task, attempt: 2 } }, { term: 1 })).toEqual({ type: 'conflict', code: 'CONFLICT' });
     expect(await store.delete(v1)).toEqual({ type: 'conflict', code: 'CONFLICT' });
-    // a delete preconditioned on the uid of an object of the same name made again: refused too
-    expect(await store.delete({ ...v2, uid: '00000000-0000-0000-0000-000000000000' })).toEqual({ type: 'conflict', code: 'CONFLICT' });
+    // a write meant for another object of the same name (deleted and made again): refused by its uid, the resourceVersion matching
+    const otherUid = '00000000-0000-0000-0000-000000000000';
+    expect(await store.update({ ...v2, uid: otherUid }, v2.body, { term: 2 })).toEqual({ type: 'conflict', code: 'CONFLICT' });
+    expect(await store.delete({ ...v2, uid: otherUid })).toEqual({ type: 'conflict', code: 'CONFLICT' });
     const after = await stored(v1.name);
     expect(after.metadata!.resourceVersion).toBe(before.metadata!.resourceVersion);
     expect(after.data).toEqual(before.data);
@@ -116,11 +118,12 @@ describe('the task store on the API server', () => {
     expect(puts.map((r) => (r.body as { metadata: { resourceVersion: string; uid: string } }).metadata)).toEqual([
       expect.objectContaining({ resourceVersion: v1.resourceVersion, uid: v1.uid }),
       expect.objectContaining({ resourceVersion: v1.resourceVersion, uid: v1.uid }),
+      expect.objectContaining({ resourceVersion: v2.resourceVersion, uid: otherUid }),
       expect.objectContaining({ resourceVersion: v2.resourceVersion, uid: v2.uid }),
     ]);
     expect(deletes.map((r) => (r.body as { preconditions: unknown }).preconditions)).toEqual([
       { uid: v1.uid, resourceVersion: v1.resourceVersion },
-      { uid: '00000000-0000-0000-0000-000000000000', resourceVersion: v2.resourceVersion },
+      { uid: otherUid, resourceVersion: v2.resourceVersion },
       { uid: v2.uid, resourceVersion: v2.resourceVersion },
       { uid: v2.uid, resourceVersion: v2.resourceVersion },
     ]);
