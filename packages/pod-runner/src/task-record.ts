@@ -101,12 +101,12 @@ export const RECORD_BODY_KEY = 'record';
 
 /**
  * A submit whose record would hold more than this is refused
- * (PAYLOAD_TOO_LARGE): its end then adds at most the task's tags again, the
+ * (PAYLOAD_TOO_LARGE). Its end then adds at most the task's tags again, the
  * termination message and its result (4 KiB each, the kubelet's bound; 24 KiB
- * escaped at worst), a message, 5 events and 99 earlier
- * attempts, their free text cut by {@link FREE_TEXT_MAX_BYTES}, so a record
- * stays far below the API server's 1 MiB. Bytes of data keys and values, as
- * the API server counts them.
+ * escaped at worst), a message, 5 events and 99 earlier attempts, their free
+ * text cut to {@link FREE_TEXT_MAX_BYTES}: about 800 KiB at the very worst,
+ * under the API server's 1 MiB (task-record.test.ts builds it). Bytes of data
+ * keys and values, as the API server counts them.
  */
 export const RECORD_SUBMIT_MAX_BYTES = 262_144;
 
