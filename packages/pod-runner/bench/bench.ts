@@ -3,6 +3,7 @@
  * real node side by side, printed as Markdown (a line with date, machine and
  * load, a table with one row per node, the request split per node).
  *   npm run bench:pods -- [--tasks 500] [--capacity 50] [--run-ms 1000] [--on kwok,real] [--real-tasks 500]
+ *   npm run bench:pods -- --queued 10000   (the per-task record store alone: queued-records.ts)
  * kwok runs on the test environment that ROLLCALL_TESTENV_ROOT / _PORT_BASE
  * name; the real node on the instance the real-node suites share
  * (REAL_NODE_INSTANCE: ROLLCALL_TESTENV_NODE_ROOT / _NODE_PORT_BASE), each
@@ -17,6 +18,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, machine, onRealNode, REAL_NODE_INSTANCE, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
 import { createPodRunner, TERMINAL_PHASES, type PodTemplateSpec, type Task, type TaskStatus } from '../src/index.js';
+import { benchQueued } from './queued-records.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,8 +27,13 @@ const { values } = parseArgs({
     'run-ms': { type: 'string', default: '1000' },
     on: { type: 'string', default: 'kwok,real' },
     'real-tasks': { type: 'string' },
+    queued: { type: 'string' },
   },
 });
+if (values.queued !== undefined) {
+  await benchQueued(Number(values.queued));
+  process.exit(0);
+}
 const capacity = Number(values.capacity);
 const runMs = Number(values['run-ms']);
 const targets = values.on.split(',').map((s) => s.trim());

@@ -1,6 +1,7 @@
 import { admissionPolicyBinding, celString, manifestYaml, serviceAccountCondition, validatingAdmissionPolicy, type LabelSelector } from '@rollcall/kube-client';
 import { ledgerName } from './ledger-format.js';
 import { RUNNER_LABEL } from './pod.js';
+import { TASK_RECORD_LABEL } from './task-record.js';
 
 /** What {@link podRunnerAdmissionPolicies} generates; every field has the shipped file's default. */
 export interface PodRunnerAdmissionOptions {
@@ -28,7 +29,9 @@ const flag = (field: string) => `(has(${spec}.${field}) && ${spec}.${field})`;
  * server: it creates, changes and deletes only task pods (labelled
  * `rollcall.dev/runner`); they run only as the service accounts listed, with no privileged container, hostPath volume, or
  * host network, PID or IPC namespace; and the only ConfigMaps it writes are
- * task ledgers (`pod-runner-<name>-ledger`), where its Role allows any.
+ * task ledgers (`pod-runner-<name>-ledger`) and task records (labelled
+ * `rollcall.dev/task-record`, before and after the write), where its Role
+ * allows any.
  */
 export function podRunnerAdmissionPolicies(options: PodRunnerAdmissionOptions = {}): Record<string, unknown>[] {
   const prefix = options.namePrefix ?? 'rollcall';
@@ -69,10 +72,18 @@ export function podRunnerAdmissionPolicies(options: PodRunnerAdmissionOptions = 
       name: configMaps,
       resources: [{ apiGroups: [''], resources: ['configmaps'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],
       matchConditions,
+      variables: [
+        { name: 'ledger', expression: `request.name.startsWith(${celString(ledgerStart!)}) && request.name.endsWith(${celString(ledgerEnd!)})` },
+        // a record keeps its label: none is made out of another ConfigMap, none stops being one
+        {
+          name: 'record',
+          expression: `(request.operation == 'CREATE' || (has(oldObject.metadata.labels) && ${celString(TASK_RECORD_LABEL)} in oldObject.metadata.labels)) && (request.operation == 'DELETE' || (has(object.metadata.labels) && ${celString(TASK_RECORD_LABEL)} in object.metadata.labels))`,
+        },
+      ],
       rules: [
         {
-          expression: `request.name.startsWith(${celString(ledgerStart!)}) && request.name.endsWith(${celString(ledgerEnd!)})`,
-          message: `${account} may write only task ledgers, ConfigMaps named ${ledgerName('<runner>')}`,
+          expression: 'variables.ledger || variables.record',
+          message: `${account} may write only task ledgers, ConfigMaps named ${ledgerName('<runner>')}, and task records, labelled ${TASK_RECORD_LABEL} before and after the write`,
         },
       ],
     }),

@@ -3,6 +3,7 @@ import { waitFor } from '@rollcall/conformance';
 import { requestAs, type RawAnswer } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerName, podRunnerAdmissionPolicies, RUNNER_LABEL, type PodRunner } from '../src/index.js';
+import { TASK_RECORD_LABEL } from '../src/task-record.js';
 import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 /**
@@ -31,7 +32,7 @@ const HOST_PATH = 'rollcall-pod-runner may not create pods with hostPath volumes
 const HOST_NAMESPACES = "rollcall-pod-runner may not create pods in the host's network, PID or IPC namespace";
 const OWN_PODS = 'rollcall-pod-runner may change or delete only task pods, labelled rollcall.dev/runner';
 const TASK_PODS = 'rollcall-pod-runner may create only task pods, labelled rollcall.dev/runner, and keeps the label';
-const LEDGERS = 'rollcall-pod-runner may write only task ledgers, ConfigMaps named pod-runner-<runner>-ledger';
+const LEDGERS = 'rollcall-pod-runner may write only task ledgers, ConfigMaps named pod-runner-<runner>-ledger, and task records, labelled rollcall.dev/task-record before and after the write';
 
 /** Refused by an admission policy, not by RBAC (whose cache may not have the new binding yet). */
 const byPolicy = (answer: RawAnswer) => answer.status === 403 && (answer.body.message ?? '').includes('ValidatingAdmissionPolicy');
@@ -93,6 +94,16 @@ describe("the pod runner's admission policies, as its account with raw requests"
     refused(await raw('PATCH', `/api/v1/namespaces/${env.namespace}/configmaps/app-config`, { data: { mode: 'unsafe' } }, 'application/merge-patch+json'), LEDGERS);
     refused(await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }), LEDGERS);
     expect((await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ledgerName('other') } })).status).toBe(201);
+  });
+
+  it('the runner writes task records, labelled rollcall.dev/task-record, and keeps the label: no ConfigMap becomes or stops being one', async () => {
+    const record = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { [TASK_RECORD_LABEL]: 'vap' } }, data: { format: '2' } });
+    expect((await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps?dryRun=All`, record('vap-task-a-0000000'))).status).toBe(201);
+    expect((await raw('POST', `/api/v1/namespaces/${env.namespace}/configmaps`, record('vap-task-b-0000000'))).status).toBe(201);
+    expect((await raw('PATCH', `/api/v1/namespaces/${env.namespace}/configmaps/vap-task-b-0000000`, { metadata: { annotations: { 'rollcall.dev/cancel-requested': 'x' } } }, 'application/merge-patch+json')).status).toBe(200);
+    refused(await raw('PATCH', `/api/v1/namespaces/${env.namespace}/configmaps/vap-task-b-0000000`, { metadata: { labels: { [TASK_RECORD_LABEL]: null } } }, 'application/merge-patch+json'), LEDGERS);
+    refused(await raw('PATCH', `/api/v1/namespaces/${env.namespace}/configmaps/app-config`, { metadata: { labels: { [TASK_RECORD_LABEL]: 'vap' } }, data: { mode: 'unsafe' } }, 'application/merge-patch+json'), LEDGERS);
+    expect((await admin.core.readNamespacedConfigMap({ name: 'app-config', namespace: env.namespace })).data).toEqual({ mode: 'safe' });
   });
 
   it('a template that breaks a rule fails createPodRunner with the policy\'s message (its dry run is refused)', async () => {
