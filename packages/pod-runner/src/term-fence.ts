@@ -46,7 +46,7 @@ export interface FenceProbes {
  * The probe loop, on `clock`: the control dry run until it is answered for
  * certain (accepted: `client`, nothing to wait for), then the term's dry run
  * until the server accepts it (`server`), each repeat after a core Backoff
- * delay; past `timeoutMs` it rejects UNAVAILABLE.
+ * delay; the last at `timeoutMs`, after which it rejects UNAVAILABLE.
  *
  * Why not the plan's "stamp term − 1, repeat until refused": a refused stale
  * stamp does not prove the cache holds the new term when the Lease moved twice
@@ -57,9 +57,11 @@ export interface FenceProbes {
 export async function probeFence(probes: FenceProbes, clock: Clock, timing: ProbeTiming = {}, what = 'the term'): Promise<FenceMode> {
   const backoff = new Backoff({ clock, initialMs: timing.initialMs ?? 50, maxMs: timing.maxMs ?? 1000, jitter: 0.2, ...(timing.random ? { random: timing.random } : {}) });
   const deadline = clock.now() + (timing.timeoutMs ?? 30_000);
+  // The last dry run is at the deadline, not a backoff delay past it.
   const wait = () => {
-    if (clock.now() >= deadline) throw new UnavailableError(`the API server did not show ${what} to its fencing policy within ${timing.timeoutMs ?? 30_000} ms`, { backend: BACKEND });
-    return new Promise<void>((resolve) => backoff.schedule(resolve));
+    const left = deadline - clock.now();
+    if (left <= 0) throw new UnavailableError(`the API server did not show ${what} to its fencing policy within ${timing.timeoutMs ?? 30_000} ms`, { backend: BACKEND });
+    return new Promise<void>((resolve) => clock.setTimeout(resolve, Math.min(backoff.next(), left)));
   };
   for (;;) {
     const answer = await probes.control();

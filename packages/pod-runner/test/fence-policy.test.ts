@@ -1,7 +1,8 @@
 import { KubeConfig, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
 import { ApiClient, userAgent } from '@rollcall/kube-client';
 import { systemClock } from '@rollcall/core';
-import { requestAs, type RawAnswer } from '@rollcall/tools/testenv';
+import { holdRequests, requestAs, type RawAnswer } from '@rollcall/tools/testenv';
+import type { ApiRequest } from '@rollcall/kube-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@rollcall/conformance';
 import type { Pod } from '../src/pod.js';
@@ -168,6 +169,25 @@ describe('writes of a stale term are refused by the API server', () => {
     await expect(api.delete('pod-delete', 0, { uid: released.metadata.uid!, resourceVersion: read.metadata.resourceVersion! })).rejects.toMatchObject({ code: 'CONFLICT' });
     await api.delete('pod-delete', 0, { uid: released.metadata.uid!, resourceVersion: released.metadata.resourceVersion! });
     expect((await raw('GET', `${pods()}/pod-delete`)).status).toBe(404);
+  });
+});
+
+describe('a write in flight when the term moves on', () => {
+  it('a pod create held in the API client (past the runner\'s own gate) while a new term is entered is refused when it lands', async () => {
+    const { term } = await fence.enter();
+    const api = new PodsApi(client, env.namespace);
+    const hold = holdRequests<ApiRequest>(client, (req) => req.method === 'POST' && req.path === api.path);
+    try {
+      const create = api.create(pod('held-create', undefined) as unknown as Pod, term);
+      const held = await hold.held;
+      expect((held.body as Pod).metadata.annotations?.[WRITE_TERM_ANNOTATION]).toBe(String(term));
+      expect((await fence.enter()).term).toBe(term + 1);
+      hold.release();
+      await expect(create).rejects.toMatchObject({ code: 'PERMISSION_DENIED', message: expect.stringContaining(FENCED) });
+      expect((await raw('GET', `${pods()}/held-create`)).status).toBe(404);
+    } finally {
+      hold.restore();
+    }
   });
 });
 
