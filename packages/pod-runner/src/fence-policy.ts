@@ -67,8 +67,9 @@ export function fencingPolicy(options: FencingPolicyOptions = {}): Record<string
       matchConditions: [account, { name: 'rollcall-task-object', expression: `(request.operation != 'DELETE' && ${labelled('object')}) || (request.operation != 'CREATE' && ${labelled('oldObject')})` }],
       variables: [
         // Whose object: the stored one's runner, so a write that drops or changes the label is still judged by the owner's term.
+        // A pod carries the runner label, a record the task-record label: one of the two is empty.
         { name: 'owner', expression: `request.operation == 'CREATE' ? object : oldObject` },
-        { name: 'runner', expression: `${label('variables.owner', RUNNER_LABEL)} != '' ? ${label('variables.owner', RUNNER_LABEL)} : ${label('variables.owner', TASK_RECORD_LABEL)}` },
+        { name: 'runner', expression: `${label('variables.owner', RUNNER_LABEL)} + ${label('variables.owner', TASK_RECORD_LABEL)}` },
         // The term that writes: the new object's stamp, or on DELETE the stored object's (its last writer).
         { name: 'written', expression: `request.operation == 'DELETE' ? oldObject : object` },
         { name: 'term', expression: `has(variables.written.metadata.annotations) && ${celString(WRITE_TERM_ANNOTATION)} in variables.written.metadata.annotations ? variables.written.metadata.annotations[${celString(WRITE_TERM_ANNOTATION)}] : ''` },

@@ -31,6 +31,8 @@ import { admin, runnerNamespace } from './runner-env.js';
  */
 
 const SUITE = 'fence-policy-suite';
+const POLICIES = fencingPolicy({ namePrefix: `rollcall-${SUITE}`, namespaceSelector: { matchLabels: { [FENCING_NAMESPACE_LABEL]: SUITE } } });
+type Checked = KubernetesObject & { metadata: { name: string; generation?: number }; status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: { fieldRef: string; warning: string }[] } } };
 
 const RUNNER = 'fx';
 let env: { namespace: string; kubeconfig: string };
@@ -78,7 +80,14 @@ beforeAll(async () => {
   env = await runnerNamespace('fence');
   unfenced = await runnerNamespace('fence-off');
   await grantRecordWrites(env.namespace);
-  for (const doc of fencingPolicy({ namePrefix: `rollcall-${SUITE}`, namespaceSelector: { matchLabels: { [FENCING_NAMESPACE_LABEL]: SUITE } } })) await createOrReplace(doc as KubernetesObject);
+  for (const doc of POLICIES) await createOrReplace(doc as KubernetesObject);
+  // A replaced policy (an earlier run's) is judged by its new version once the server has checked it.
+  for (const doc of POLICIES.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
+    await waitFor(async () => {
+      const stored = (await admin.objects.read(doc as KubernetesObject & { metadata: { name: string } })) as Checked;
+      return stored.status?.observedGeneration === stored.metadata.generation || undefined;
+    }, 30_000, `policy ${(doc as Checked).metadata.name} checked by the API server`);
+  }
   await admin.core.patchNamespace({ name: env.namespace, body: { metadata: { labels: { [FENCING_NAMESPACE_LABEL]: SUITE } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   // The policy judges the namespace once compiled: an unstamped record refused (403), or refused for want of a term Lease (422).
   await waitFor(async () => {
@@ -98,6 +107,15 @@ async function createOrReplace(doc: KubernetesObject): Promise<void> {
     await admin.objects.replace({ ...doc, metadata: { ...doc.metadata, resourceVersion: stored.metadata!.resourceVersion } });
   }
 }
+
+describe('the policies on the API server', () => {
+  it('type-check against the Pod, ConfigMap and Lease schemas with no warning', async () => {
+    for (const doc of POLICIES.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
+      const stored = (await admin.objects.read(doc as Checked)) as Checked;
+      expect(stored.status?.typeChecking?.expressionWarnings ?? [], stored.metadata.name).toEqual([]);
+    }
+  });
+});
 
 describe('the term Lease and its probe, as the runner account', () => {
   it('created at 0, raised by compare-and-set, probed until the server shows the term: mode server', async () => {
@@ -169,6 +187,20 @@ describe('writes of a stale term are refused by the API server', () => {
     await expect(api.delete('pod-delete', 0, { uid: released.metadata.uid!, resourceVersion: read.metadata.resourceVersion! })).rejects.toMatchObject({ code: 'CONFLICT' });
     await api.delete('pod-delete', 0, { uid: released.metadata.uid!, resourceVersion: released.metadata.resourceVersion! });
     expect((await raw('GET', `${pods()}/pod-delete`)).status).toBe(404);
+  });
+});
+
+describe('two runners in one namespace', () => {
+  it("each runner's writes are judged by its own term Lease only: the other's term neither admits nor refuses them", async () => {
+    const { term } = await fence.enter();
+    const other = new TermFence({ client, namespace: env.namespace, runner: 'fy' });
+    const theirs = await other.enter(term + 40);
+    expect(theirs).toEqual({ term: term + 40, mode: 'server' });
+    const podOf = (runner: string, name: string, t: number) => ({ ...pod(name, t), metadata: { ...pod(name, t).metadata, labels: { [RUNNER_LABEL]: runner } } });
+    accepted(await raw('POST', `${pods()}?dryRun=All`, podOf(RUNNER, 'mine', term)), 201);
+    accepted(await raw('POST', `${pods()}?dryRun=All`, podOf('fy', 'theirs', term + 40)), 201);
+    refused(await raw('POST', `${pods()}?dryRun=All`, podOf(RUNNER, 'mine-their-term', term + 40)), FENCED);
+    refused(await raw('POST', `${pods()}?dryRun=All`, podOf('fy', 'theirs-my-term', term)), FENCED);
   });
 });
 
