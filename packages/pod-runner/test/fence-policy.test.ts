@@ -31,8 +31,8 @@ import { admin, runnerNamespace } from './runner-env.js';
  */
 
 const SUITE = 'fence-policy-suite';
-const POLICIES = fencingPolicy({ namePrefix: `rollcall-${SUITE}`, namespaceSelector: { matchLabels: { [FENCING_NAMESPACE_LABEL]: SUITE } } });
-type Checked = KubernetesObject & { metadata: { name: string; generation?: number }; status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: { fieldRef: string; warning: string }[] } } };
+const POLICIES = fencingPolicy({ namePrefix: `rollcall-${SUITE}`, namespaceSelector: { matchLabels: { [FENCING_NAMESPACE_LABEL]: SUITE } } }) as unknown as Checked[];
+type Checked = KubernetesObject & { kind: string; metadata: { name: string; generation?: number }; status?: { observedGeneration?: number; typeChecking?: { expressionWarnings?: { fieldRef: string; warning: string }[] } } };
 
 const RUNNER = 'fx';
 let env: { namespace: string; kubeconfig: string };
@@ -80,13 +80,13 @@ beforeAll(async () => {
   env = await runnerNamespace('fence');
   unfenced = await runnerNamespace('fence-off');
   await grantRecordWrites(env.namespace);
-  for (const doc of POLICIES) await createOrReplace(doc as KubernetesObject);
+  for (const doc of POLICIES) await createOrReplace(doc);
   // A replaced policy (an earlier run's) is judged by its new version once the server has checked it.
   for (const doc of POLICIES.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
     await waitFor(async () => {
-      const stored = (await admin.objects.read(doc as KubernetesObject & { metadata: { name: string } })) as Checked;
+      const stored = (await admin.objects.read(doc)) as Checked;
       return stored.status?.observedGeneration === stored.metadata.generation || undefined;
-    }, 30_000, `policy ${(doc as Checked).metadata.name} checked by the API server`);
+    }, 30_000, `policy ${doc.metadata.name} checked by the API server`);
   }
   await admin.core.patchNamespace({ name: env.namespace, body: { metadata: { labels: { [FENCING_NAMESPACE_LABEL]: SUITE } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   // The policy judges the namespace once compiled: an unstamped record refused (403), or refused for want of a term Lease (422).
@@ -111,7 +111,7 @@ async function createOrReplace(doc: KubernetesObject): Promise<void> {
 describe('the policies on the API server', () => {
   it('type-check against the Pod, ConfigMap and Lease schemas with no warning', async () => {
     for (const doc of POLICIES.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
-      const stored = (await admin.objects.read(doc as Checked)) as Checked;
+      const stored = (await admin.objects.read(doc)) as Checked;
       expect(stored.status?.typeChecking?.expressionWarnings ?? [], stored.metadata.name).toEqual([]);
     }
   });
