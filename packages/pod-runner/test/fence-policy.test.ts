@@ -160,6 +160,7 @@ describe('writes of a stale term are refused by the API server', () => {
     const stored = (await raw('GET', `${configMaps()}/rec-update`)).body as { metadata: { resourceVersion: string } };
     const put = (t: number) => raw('PUT', `${configMaps()}/rec-update`, { ...record('rec-update', 'done', t), metadata: { ...record('rec-update', 'done', t).metadata, resourceVersion: stored.metadata.resourceVersion } });
     refused(await put(term - 1), FENCED);
+    expect((await raw('GET', `${configMaps()}/rec-update`)).body).toMatchObject({ metadata: { labels: { [TASK_STATE_LABEL]: 'finished' }, resourceVersion: stored.metadata.resourceVersion } });
     accepted(await put(term), 200);
   });
 
@@ -168,6 +169,7 @@ describe('writes of a stale term are refused by the API server', () => {
     accepted(await raw('POST', configMaps(), record('rec-delete', 'done', term)), 201);
     const next = await fence.enter();
     refused(await raw('DELETE', `${configMaps()}/rec-delete`), FENCED);
+    expect((await raw('GET', `${configMaps()}/rec-delete`)).status).toBe(200);
     accepted(await raw('PATCH', `${configMaps()}/rec-delete`, { metadata: { annotations: stamp(next.term) } }, merge), 200);
     accepted(await raw('DELETE', `${configMaps()}/rec-delete`), 200);
   });
@@ -179,6 +181,7 @@ describe('writes of a stale term are refused by the API server', () => {
     expect(created.metadata.annotations?.[WRITE_TERM_ANNOTATION]).toBe(String(term));
     const next = await fence.enter();
     refused(await raw('DELETE', `${pods()}/pod-delete`), FENCED);
+    expect((await raw('GET', `${pods()}/pod-delete`)).body).toMatchObject({ metadata: { uid: created.metadata.uid } });
     await expect(api.patchMetadata('pod-delete', { annotations: { 'rollcall.dev/recorded': 'true' } }, { term: next.term, resourceVersion: '1' })).rejects.toMatchObject({ code: 'CONFLICT' });
     // kwok has moved the pod on since its create: the patch names the version just read.
     const read = await api.get('pod-delete');
