@@ -90,6 +90,7 @@ export interface FencedTerm {
 }
 
 export interface TermFenceOptions {
+  /** The runner's API client (its account's requests: the policy judges them). */
   client: ApiClient;
   /** The runner's (its pods' and records') namespace. */
   namespace: string;
