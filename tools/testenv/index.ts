@@ -22,6 +22,7 @@ export { compactServer } from './faults/compaction.js';
 export type { CompactableServer, Compaction } from './faults/compaction.js';
 export { mintServiceAccountToken, requestAs, serviceAccountKubeconfig } from './kube/service-account-token.js';
 export type { MintTokenOptions, RawAnswer } from './kube/service-account-token.js';
+export { holdRequests, type HeldRequests } from './kube/held-requests.js';
 export { createGlobalSetup, REAL_NODE_INSTANCE } from './setup/global-setup-factory.js';
 export { SERVER_NAMES } from './catalog.js';
 export type { Backend, Server, Credentials } from './servers/server.js';

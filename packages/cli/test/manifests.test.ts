@@ -6,7 +6,7 @@ import { run } from './cli.js';
 const DEPLOY = new URL('../../../deploy/kubernetes/', import.meta.url);
 const SHIPPED = new URL('../dist/manifests/', import.meta.url);
 const shippedFiles = () => readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f)).sort();
-const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness' && !r.endsWith('admission'));
+const ROLES = shippedFiles().map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness' && !r.endsWith('admission') && !r.endsWith('fencing'));
 
 interface Doc {
   metadata?: { namespace?: string };
@@ -79,6 +79,26 @@ describe('rollcall manifests', () => {
     expect(withRole.code).toBe(2);
     expect(withRole.stderr).toContain('--admission prints the cluster-scoped policies');
     expect(withRole.stdout).toBe('');
+  });
+
+  it('--role pod-runner --fencing prints the shipped fencing policies and bindings, cluster-scoped; with --namespace also that namespace labelled to opt in', async () => {
+    const shipped = loadAllYaml(readFileSync(new URL('rollcall-pod-runner-fencing.yaml', DEPLOY), 'utf8'));
+    const bare = await run(['manifests', '--role', 'pod-runner', '--fencing']);
+    expect(bare.code, bare.stderr).toBe(0);
+    const docs = loadAllYaml(bare.stdout) as { kind: string; metadata: { namespace?: string } }[];
+    expect(docs).toEqual(shipped);
+    expect(docs.map((d) => d.kind)).toEqual(Array(2).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat());
+    expect(docs.every((d) => d.metadata.namespace === undefined)).toBe(true);
+    const opted = await run(['manifests', '--role', 'pod-runner', '--fencing', '--namespace', 'prod']);
+    expect(opted.code, opted.stderr).toBe(0);
+    const all = loadAllYaml(opted.stdout);
+    expect(all.slice(0, -1)).toEqual(docs);
+    expect(all.at(-1)).toEqual({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod', labels: { 'rollcall.dev/pod-runner-fencing': 'enabled' } } });
+    for (const args of [['--role', 'member', '--fencing'], ['--fencing'], ['--admission', '--fencing']]) {
+      const refused = await run(['manifests', ...args]);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stdout).toBe('');
+    }
   });
 
   it('an unknown role or a bad namespace is a usage error naming what is allowed (exit 2)', async () => {

@@ -39,6 +39,19 @@ export interface AdmissionPolicyOptions {
   matchConditions: { name: string; expression: string }[];
   variables?: AdmissionVariable[];
   rules: AdmissionRule[];
+  /** The kind of the parameter objects the rules read as `params` (a binding's `paramRef` selects them). Default none. */
+  paramKind?: { apiVersion: string; kind: string };
+}
+
+/**
+ * Which parameter objects a binding hands its policy. Every object the selector
+ * matches is evaluated and the results ANDed; with `namespace` unset, a
+ * namespaced request's own namespace is searched.
+ */
+export interface AdmissionParamRef {
+  selector: LabelSelector;
+  /** `Deny` fails closed when the selector matches nothing; `Allow` lets the request through. */
+  parameterNotFoundAction: 'Deny' | 'Allow';
 }
 
 /** A label selector, as in `matchResources.namespaceSelector`. */
@@ -59,6 +72,7 @@ export function validatingAdmissionPolicy(options: AdmissionPolicyOptions): Reco
     metadata: { name: options.name },
     spec: {
       failurePolicy: 'Fail',
+      ...(options.paramKind ? { paramKind: options.paramKind } : {}),
       matchConstraints: { resourceRules: options.resources.map((r) => ({ apiGroups: r.apiGroups, apiVersions: ['*'], resources: r.resources, operations: r.operations })) },
       matchConditions: options.matchConditions,
       ...(options.variables?.length ? { variables: options.variables } : {}),
@@ -68,14 +82,15 @@ export function validatingAdmissionPolicy(options: AdmissionPolicyOptions): Reco
   };
 }
 
-/** The binding that enforces `policy` (action Deny) in the namespaces `namespaceSelector` selects. */
-export function admissionPolicyBinding(policy: string, namespaceSelector: LabelSelector): Record<string, unknown> {
+/** The binding that enforces `policy` (action Deny) in the namespaces `namespaceSelector` selects, with the parameters `paramRef` selects (a policy with a `paramKind` needs them). */
+export function admissionPolicyBinding(policy: string, namespaceSelector: LabelSelector, paramRef?: AdmissionParamRef): Record<string, unknown> {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
     metadata: { name: policy },
     spec: {
       policyName: policy,
+      ...(paramRef ? { paramRef } : {}),
       validationActions: ['Deny'],
       matchResources: { namespaceSelector },
     },

@@ -21,3 +21,7 @@ export { ledgerName } from './ledger-format.js';
 // The activity's vocabulary lives in a types-only package, so metrics reads it without installing the runner.
 export type { PendingCause, RequeueReason, RunnerActivity, RunnerActivityListener, TaskPhase } from '@rollcall/pod-runner-activity';
 export { podRunnerAdmissionManifest, podRunnerAdmissionPolicies, type PodRunnerAdmissionOptions } from './admission-policy.js';
+// The server-side fence of a term's writes (issue 35): its policy, the term Lease and its probe.
+export { fencingManifest, fencingPolicy, FENCING_NAMESPACE_LABEL, STALE_TERM_MESSAGE, TERM_LEASE_LABEL, termLeaseName, type FencingPolicyOptions } from './fence-policy.js';
+export { probeFence, stampTerm, TermFence, MAX_TERM, type FencedTerm, type FenceMode, type FenceProbes, type ProbeAnswer, type ProbeTiming, type TermFenceOptions, type TermLeaseState } from './term-fence.js';
+export type { PatchOptions, PodPreconditions } from './pods-api.js';

@@ -1,6 +1,21 @@
 import { hasCode, type Logger } from '@rollcall/core';
 import type { ApiClient, RequestContext } from '@rollcall/kube-client';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
+import { stampTerm } from './term-fence.js';
+
+/** The stored pod a conditional write is about: a delete or patch of another incarnation or version answers CONFLICT. */
+export interface PodPreconditions {
+  uid: string;
+  resourceVersion: string;
+}
+
+/** Options of a fenced, conditional metadata patch. */
+export interface PatchOptions {
+  /** Sent as `metadata.resourceVersion`: the patch applies only to that version (else CONFLICT). */
+  resourceVersion?: string;
+  /** Stamps `rollcall.dev/write-term` with this term: the fencing policy judges the patch by it. */
+  term?: number;
+}
 
 /**
  * The pod requests of one namespace, as the runner and {@link TaskView} make
@@ -24,9 +39,11 @@ export class PodsApi {
     return { verb, resource: 'pods', namespace: this.namespace, name };
   }
 
-  create(pod: Pod): Promise<Pod> {
+  /** Creates the pod; with `term`, stamped `rollcall.dev/write-term` (the fencing policy refuses a stale one). */
+  create(pod: Pod, term?: number): Promise<Pod> {
     this.fence('create');
-    return this.client.request<Pod>({ method: 'POST', path: this.path, body: pod, context: this.context('create', pod.metadata.name) });
+    const body = term === undefined ? pod : { ...pod, metadata: { ...pod.metadata, annotations: stampTerm(pod.metadata.annotations, term) } };
+    return this.client.request<Pod>({ method: 'POST', path: this.path, body, context: this.context('create', pod.metadata.name) });
   }
 
   /** A server-side dry run of a create: admission and validation, nothing stored. */
@@ -45,20 +62,45 @@ export class PodsApi {
     return list.items;
   }
 
-  /** A JSON merge patch of the pod's metadata. */
-  async patchMetadata(name: string, metadata: Record<string, unknown>): Promise<void> {
+  /**
+   * A JSON merge patch of the pod's metadata; the pod as stored after it (its
+   * new resourceVersion is the delete's precondition). With `resourceVersion`
+   * it applies only to that version; with `term` it is stamped, as the
+   * release patch is, so a later delete is judged by this term.
+   */
+  async patchMetadata(name: string, metadata: Record<string, unknown>, options: PatchOptions = {}): Promise<Pod> {
     this.fence('patch');
-    await this.client.request({ method: 'PATCH', path: `${this.path}/${name}`, body: { metadata }, contentType: 'application/merge-patch+json', context: this.context('patch', name) });
+    const annotations = metadata.annotations as Record<string, string> | undefined;
+    const body = {
+      metadata: {
+        ...metadata,
+        ...(options.term === undefined ? {} : { annotations: stampTerm(annotations, options.term) }),
+        ...(options.resourceVersion === undefined ? {} : { resourceVersion: options.resourceVersion }),
+      },
+    };
+    return this.client.request<Pod>({ method: 'PATCH', path: `${this.path}/${name}`, body, contentType: 'application/merge-patch+json', context: this.context('patch', name) });
   }
 
-  /** Deletes the pod (its dependants in the background); a pod already gone is no error. */
-  async delete(name: string, graceSeconds: number | undefined): Promise<void> {
+  /**
+   * Deletes the pod (its dependants in the background); a pod already gone is
+   * no error. With `preconditions` only that incarnation at that version is
+   * deleted (else CONFLICT): a delete decided on an older read never lands on
+   * a newer pod. Under the fencing policy the stored pod's `write-term` must
+   * be this term's, so a pod last stamped earlier is patched first.
+   */
+  async delete(name: string, graceSeconds: number | undefined, preconditions?: PodPreconditions): Promise<void> {
     this.fence('delete');
     try {
       await this.client.request({
         method: 'DELETE',
         path: `${this.path}/${name}`,
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(graceSeconds === undefined ? {} : { gracePeriodSeconds: graceSeconds }) },
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          propagationPolicy: 'Background',
+          ...(graceSeconds === undefined ? {} : { gracePeriodSeconds: graceSeconds }),
+          ...(preconditions ? { preconditions: { uid: preconditions.uid, resourceVersion: preconditions.resourceVersion } } : {}),
+        },
         context: this.context('delete', name),
       });
     } catch (err) {

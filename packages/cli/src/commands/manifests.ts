@@ -19,6 +19,10 @@ const POD_LIVENESS = 'pod-liveness';
 const ADMISSION = ['admission', 'pod-runner-admission'];
 /** The namespace label that opts a namespace into the admission policies (ADMISSION_LABEL of @rollcall/kubernetes). */
 const ADMISSION_LABEL = 'rollcall.dev/admission';
+/** Not a role: the pod runner's cluster-scoped fencing policy that `--role pod-runner --fencing` prints (fencingManifest of @rollcall/pod-runner). */
+const FENCING = 'pod-runner-fencing';
+/** The namespace label that opts a namespace into the fencing policy (FENCING_NAMESPACE_LABEL of @rollcall/pod-runner). */
+const FENCING_LABEL = 'rollcall.dev/pod-runner-fencing';
 
 /** The namespace the shipped files bind their subjects in; replaced by `--namespace`. */
 const SHIPPED_NAMESPACE = 'rollcall';
@@ -29,7 +33,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export function manifestRoles(): string[] {
   return readdirSync(MANIFEST_DIR)
     .map((f) => /^rollcall-(.+)\.yaml$/.exec(f)?.[1])
-    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS && !ADMISSION.includes(r))
+    .filter((r): r is string => r !== undefined && r !== CONFIGMAP_LOCK && r !== POD_LIVENESS && r !== FENCING && !ADMISSION.includes(r))
     .sort();
 }
 
@@ -61,6 +65,7 @@ export interface ManifestsFlags {
   lock?: string;
   liveness?: string;
   admission?: boolean;
+  fencing?: boolean;
 }
 
 /**
@@ -71,13 +76,35 @@ export interface ManifestsFlags {
  * dedicated namespace is the recommended place for Rollcall's records).
  */
 function admissionManifest(flags: ManifestsFlags): string {
+  if (flags.fencing) throw usageError('--fencing is the pod runner\'s fencing policy: print it with --role pod-runner --fencing, apart from --admission');
   if (flags.role !== undefined) throw usageError('--admission prints the cluster-scoped policies, for a cluster admin; print a role\'s manifest with a separate --role command');
   if (flags.lock !== undefined && flags.lock !== 'lease') throw usageError('--lock configmap: the admission policies judge Leases only; they do not cover ConfigMap locks');
   const policies = ADMISSION.map((f) => manifestFile(f).trimEnd()).join('\n---\n');
   if (flags.namespace === undefined) return policies + '\n';
   if (!DNS_LABEL.test(flags.namespace)) throw usageError(`--namespace ${JSON.stringify(flags.namespace)}: expected a namespace name (a DNS-1123 label), the one registry.kubernetes.namespace names`);
-  const namespace = ['apiVersion: v1', 'kind: Namespace', 'metadata:', `  name: ${flags.namespace}`, '  labels:', `    ${ADMISSION_LABEL}: enabled`].join('\n');
-  return `${policies}\n---\n# Opts the namespace in (kubectl apply adds the label to an existing namespace).\n${namespace}\n`;
+  return `${policies}\n---\n${optIn(flags.namespace, ADMISSION_LABEL)}`;
+}
+
+/** A Namespace labelled to opt in to a cluster-scoped policy, as YAML. */
+function optIn(name: string, label: string): string {
+  const namespace = ['apiVersion: v1', 'kind: Namespace', 'metadata:', `  name: ${name}`, '  labels:', `    ${label}: enabled`].join('\n');
+  return `# Opts the namespace in (kubectl apply adds the label to an existing namespace).\n${namespace}\n`;
+}
+
+/**
+ * `rollcall manifests --role pod-runner --fencing [--namespace <ns>]`: the
+ * ValidatingAdmissionPolicies that refuse a deposed runner term's pod and
+ * record writes on the server, for a cluster admin (cluster-scoped,
+ * Kubernetes >= 1.30); with a namespace, also that namespace labelled to opt
+ * in. Only for the second-generation runner, which stamps its writes.
+ */
+function fencingManifest(flags: ManifestsFlags): string {
+  if (flags.role !== 'pod-runner') throw usageError(`--fencing fences the pod runner's writes: use --role pod-runner --fencing, not --role ${JSON.stringify(flags.role ?? '')}`);
+  if (flags.lock !== undefined || (flags.liveness !== undefined && flags.liveness !== 'heartbeat')) throw usageError('--fencing prints the cluster-scoped fencing policy alone; print the runner\'s Role with a separate --role pod-runner command');
+  const policy = manifestFile(FENCING).trimEnd();
+  if (flags.namespace === undefined) return policy + '\n';
+  if (!DNS_LABEL.test(flags.namespace)) throw usageError(`--namespace ${JSON.stringify(flags.namespace)}: expected a namespace name (a DNS-1123 label), the one the pod runner runs in`);
+  return `${policy}\n---\n${optIn(flags.namespace, FENCING_LABEL)}`;
 }
 
 /**
@@ -87,6 +114,10 @@ function admissionManifest(flags: ManifestsFlags): string {
 export function manifestsCommand(flags: ManifestsFlags): void {
   if (flags.admission) {
     process.stdout.write(admissionManifest(flags));
+    return;
+  }
+  if (flags.fencing) {
+    process.stdout.write(fencingManifest(flags));
     return;
   }
   const roles = manifestRoles();
