@@ -1,7 +1,7 @@
 // Installs @rollcall packages from this checkout into a project, until they are
 // on the npm registry:
 //   npm --prefix <checkout> run install-from-checkout -- <package>...      (in the project's directory)
-// Packs every package (built first by the npm script), copies the named ones and the
+// Packs every package (built first by the npm script) into a temporary directory, copies the named ones and the
 // @rollcall packages they need into the project's vendor/rollcall/, depends on them
 // there with relative `file:` paths and points each at its tarball with `overrides`
 // (so no @rollcall package is fetched from the registry), and runs `npm install`.
@@ -9,7 +9,8 @@
 // it builds in a Docker context, a CI job or a teammate's clone, none of which has
 // this checkout. Running it again adds packages and replaces older tarballs.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { packAll, type Tarball } from './pack.js';
 import { REPO_ROOT, readManifest, publishedPackages } from './workspace.js';
@@ -46,9 +47,8 @@ if (resolve(project) === resolve(REPO_ROOT)) fail('run it in your project\'s dir
 const manifestPath = join(project, 'package.json');
 if (!existsSync(manifestPath)) fail(`${project} has no package.json; run npm init -y there first`);
 
-const packed = join(REPO_ROOT, 'packed');
-rmSync(packed, { recursive: true, force: true });
-mkdirSync(packed);
+// a directory of this run's own: two installs at once (tests) never share one
+const packed = mkdtempSync(join(tmpdir(), 'rollcall-packed-'));
 const tarballs = packAll(packed);
 const unknown = names.filter((n) => !tarballs.some((t) => t.name === n));
 if (unknown.length) fail(`${unknown.join(', ')}: not a package of this checkout; there are ${tarballs.map((t) => t.name).join(', ')}`);
