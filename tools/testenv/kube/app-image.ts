@@ -45,6 +45,8 @@ export async function buildAppImage(context: string, ref: string): Promise<AppIm
     await run('buildah push', 'buildah', ['push', '--quiet', ref, `docker-archive:${archive}:${ref}`], { timeoutMs: 300_000 });
     sizeBytes = statSync(archive).size;
     await run('ctr images import', 'ctr', ['--address', realNode().containerdSocket, '--namespace', 'k8s.io', 'images', 'import', archive], { timeoutMs: 300_000 });
+    // the build stage and an earlier build of `ref` are left untagged: without this, buildah's storage grows by both every run
+    await run('buildah rmi --prune', 'buildah', ['rmi', '--prune'], { timeoutMs: 120_000 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAllYaml, type KubernetesObject, type V1Deployment } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
-import { buildAppImage, KubeAdmin, onRealNode, runProcess, serverWait, type AppImage } from '@rollcall/tools/testenv';
+import { buildAppImage, KubeAdmin, monotonicMs, onRealNode, runProcess, serverWait, type AppImage } from '@rollcall/tools/testenv';
 import { registryPlugin } from '../../src/index.js';
 import { kubeEnv } from '../kube-env.js';
 
@@ -82,6 +82,7 @@ const sawAll = (logs: { event: string; type?: string; id?: string }[][], ids: Se
 
 beforeAll(async () => {
   const env = { ...process.env, FORCE_COLOR: '0' };
+  const started = monotonicMs();
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'orders', version: '1.0.0', private: true, type: 'module' }, null, 2));
   const install = await runProcess('npm', ['--prefix', REPO, 'run', 'install-from-checkout', '--', '@rollcall/core', '@rollcall/kubernetes'], { cwd: project, env, timeoutMs: 600_000 });
   expect(install.code, install.stdout + install.stderr).toBe(0);
@@ -90,8 +91,9 @@ beforeAll(async () => {
   // deploy/image/README.md's step: npm's cache in the context, for the offline build
   const cache = await runProcess('npm', ['ci', '--omit=dev', '--ignore-scripts', '--cache', '.npm-cache', '--no-audit', '--no-fund'], { cwd: project, env, timeoutMs: 300_000 });
   expect(cache.code, cache.stdout + cache.stderr).toBe(0);
+  const projectMs = monotonicMs() - started;
   image = await buildAppImage(project, IMAGE);
-  console.log(`quick-start image ${IMAGE}: ${(image.sizeBytes / 1e6).toFixed(0)} MB; base ${(image.baseMs / 1000).toFixed(1)} s, buildah bud ${(image.buildMs / 1000).toFixed(1)} s, import ${(image.importMs / 1000).toFixed(1)} s`);
+  console.log(`quick-start image ${IMAGE}: ${(image.sizeBytes / 1e6).toFixed(0)} MB; the project (install-from-checkout, npm cache) ${(projectMs / 1000).toFixed(1)} s, base ${(image.baseMs / 1000).toFixed(1)} s, buildah bud ${(image.buildMs / 1000).toFixed(1)} s, import ${(image.importMs / 1000).toFixed(1)} s`);
 
   // a run killed before its afterAll leaves the README's namespace behind
   await admin.core.deleteNamespace({ name: 'orders' }).catch(() => undefined);
