@@ -208,10 +208,10 @@ describe('the CLI alone, laid out as a global install', () => {
     const etcd = await rollcall(['members', '-t', 'etcd']);
     expect(etcd.code).toBe(3);
     expect(etcd.stderr).toContain('rollcall: error PLUGIN_NOT_INSTALLED');
-    expect(etcd.stderr).toContain('Run: npm install @rollcall/etcd');
+    expect(etcd.stderr).toContain('Run: npm --prefix <rollcall checkout> run install-from-checkout -- @rollcall/etcd   # not on npm yet; published: npm install @rollcall/etcd');
     const tasks = await rollcall(['tasks', '-n', 'batch']);
     expect(tasks.code).toBe(3);
-    expect(tasks.stderr).toContain('rollcall: error PLUGIN_NOT_INSTALLED: rollcall tasks needs the package @rollcall/pod-runner, which is not installed. Run: npm install @rollcall/pod-runner');
+    expect(tasks.stderr).toContain('rollcall: error PLUGIN_NOT_INSTALLED: rollcall tasks needs the package @rollcall/pod-runner, which is not installed. Run: npm --prefix <rollcall checkout> run install-from-checkout -- @rollcall/pod-runner   # not on npm yet; published: npm install @rollcall/pod-runner');
   });
 
   it('manifests prints the files of deploy/kubernetes it carries, byte for byte', async () => {

@@ -46,4 +46,5 @@ export { KWOK_POD_ANNOTATIONS, KWOK_LOG_CONTAINER, kwokContainerLogPath } from '
 export { KubeAdmin } from './kube/kube-admin.js';
 export { AuditLog, type AuditEvent, type AuditTotals, type AuditWindow } from './kube/audit-log.js';
 export { realNode, onRealNode, waitForPod, containerPids, signalContainer, followPodLogs, type FollowedLog } from './kube/real-node-pods.js';
+export { buildAppImage, type AppImage } from './kube/app-image.js';
 export { captureHostState, diffHostState, type HostState } from './measure/host-state.js';

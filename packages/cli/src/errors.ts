@@ -69,7 +69,7 @@ const EXIT_BY_CODE: Partial<Record<CliCode, ExitCode>> = {
 
 const HINTS: Partial<Record<CliCode, string>> = {
   INVALID_CONFIG: 'check that key in --config, -o or REGISTRY_*; `rollcall doctor` shows the configuration as resolved',
-  PLUGIN_NOT_INSTALLED: 'run the line above; a backend goes where rollcall is: npm install -g <package> beside a global rollcall, npm install <package> in a project',
+  PLUGIN_NOT_INSTALLED: 'run the line above; a backend goes where rollcall is: into the project whose rollcall you run (npx rollcall), or beside a global rollcall',
   SCHEMA_MISMATCH: 'the backend holds records of another Rollcall version; use a Rollcall of that version or another cluster',
   INVALID_ARGUMENT: 'names are 1-128 of A-Za-z0-9._- starting and ending alphanumeric; see the command with --help',
   PAYLOAD_TOO_LARGE: 'make the payload smaller',

@@ -1,4 +1,4 @@
-import { missingPackage } from '@rollcall/core/admin';
+import { installLine, missingPackage } from '@rollcall/core/admin';
 import { CliError, ExitCode } from './errors.js';
 
 type PodRunnerModule = typeof import('@rollcall/pod-runner');
@@ -15,9 +15,9 @@ export async function loadPodRunner(command: string): Promise<PodRunnerModule> {
     if (missing === undefined) throw err;
     throw new CliError(
       'PLUGIN_NOT_INSTALLED',
-      missing === '@rollcall/pod-runner' ? `${command} needs the package @rollcall/pod-runner, which is not installed. Run: npm install @rollcall/pod-runner` : `${command}: @rollcall/pod-runner is installed, but its dependency ${missing} is not. Run: npm install ${missing}`,
+      missing === '@rollcall/pod-runner' ? `${command} needs the package @rollcall/pod-runner, which is not installed. Run: ${installLine(['@rollcall/pod-runner'])}` : `${command}: @rollcall/pod-runner is installed, but its dependency ${missing} is not. Run: ${installLine([missing])}`,
       ExitCode.CONFIG,
-      'a package goes where rollcall is: npm install -g <package> beside a global rollcall, npm install <package> in a project',
+      'a package goes where rollcall is: into the project whose rollcall you run (npx rollcall), or beside a global rollcall',
     );
   }
 }

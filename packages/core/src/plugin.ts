@@ -1,6 +1,7 @@
 import type { Clock } from './clock.js';
 import type { OptionSchema } from './config/option-schema.js';
 import { ConfigurationError } from './errors.js';
+import { installLine } from './install-line.js';
 import type { Logger } from './logger.js';
 import type { RecordStore } from './store.js';
 
@@ -102,7 +103,7 @@ export function missingPackage(err: unknown): string | undefined {
 
 /**
  * Loads the plugin for `type` lazily. A type whose package is missing fails with
- * PLUGIN_NOT_INSTALLED and the exact `npm install` line; so does a plugin
+ * PLUGIN_NOT_INSTALLED and the exact install line (`installLine`); so does a plugin
  * whose own dependency is missing, naming that dependency.
  */
 export async function loadPlugin(
@@ -124,10 +125,10 @@ export async function loadPlugin(
   } catch (err) {
     const missing = missingPackage(err);
     if (missing === pkg) {
-      throw new ConfigurationError(`${key}=${type} needs the package ${pkg}, which is not installed. Run: npm install ${pkg}`, { key, code: 'PLUGIN_NOT_INSTALLED', cause: err });
+      throw new ConfigurationError(`${key}=${type} needs the package ${pkg}, which is not installed. Run: ${installLine([pkg])}`, { key, code: 'PLUGIN_NOT_INSTALLED', cause: err });
     }
     if (missing !== undefined) {
-      throw new ConfigurationError(`${key}=${type}: ${pkg} is installed, but its dependency ${missing} is not (a partial or pruned install). Run: npm install ${missing}`, {
+      throw new ConfigurationError(`${key}=${type}: ${pkg} is installed, but its dependency ${missing} is not (a partial or pruned install). Run: ${installLine([missing])}`, {
         key,
         code: 'PLUGIN_NOT_INSTALLED',
         cause: err,

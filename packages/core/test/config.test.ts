@@ -132,10 +132,12 @@ describe('configuration', () => {
     await expect(createRegistry({ type: 'nosuch' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
   });
 
-  it('a plugin that is not installed fails with the exact npm install line', async () => {
+  it('a plugin that is not installed fails with the exact install line: from a checkout while unpublished, and the npm line it becomes', async () => {
     const err = await loadPlugin('kubernetes', { kubernetes: '@rollcall/not-installed-backend' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });
-    expect((err as Error).message).toContain('Run: npm install @rollcall/not-installed-backend');
+    expect((err as Error).message).toContain(
+      'Run: npm --prefix <rollcall checkout> run install-from-checkout -- @rollcall/not-installed-backend   # not on npm yet; published: npm install @rollcall/not-installed-backend',
+    );
   });
 
   it('a plugin whose own dependency is missing is reported as that dependency, not as the plugin', async () => {

@@ -26,6 +26,11 @@ if (role === 'master') {
   leadership.on('elected', ({ fencingToken }) => log('elected', { fencingToken }));
   leadership.on('lost', ({ reason }) => log('leadershipLost', { reason }));
 }
+// PEER_ROLE: another role this process follows (the quick start's workers follow the
+// masters and the masters the workers), one line per member added or removed
+if (process.env.PEER_ROLE) {
+  registry.watchMembers(process.env.PEER_ROLE, (e) => log('peer', { type: e.type, role: process.env.PEER_ROLE, id: e.member.id }));
+}
 started = true;
 
 // SIGTERM: not ready, then withdraw, resign and release (within 10 s of the pod's 30 s grace)

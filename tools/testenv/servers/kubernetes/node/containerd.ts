@@ -11,8 +11,11 @@ const run = promisify(execFile);
 
 export const CONTAINERD_UNIT = 'kubernetes-containerd';
 
-/** Debian's packages: containerd 1.6 (and ctr), runc, the CNI plugins. */
-export const NODE_PACKAGES = ['containerd', 'runc', 'containernetworking-plugins'];
+/**
+ * Debian's packages: containerd 1.6 (and ctr), runc, the CNI plugins; and buildah, which
+ * builds the application image's recipe (deploy/image) without a daemon for the node to run.
+ */
+export const NODE_PACKAGES = ['containerd', 'runc', 'containernetworking-plugins', 'buildah'];
 export const CNI_BIN_DIR = '/usr/lib/cni';
 
 export const containerdDir = () => join(nodeDir(), 'containerd');
