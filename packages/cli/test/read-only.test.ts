@@ -10,11 +10,11 @@ afterAll(async () => {
   await fx?.close();
 });
 
-describe('read commands never create a sqlite database', () => {
-  it.each([['members'], ['leader'], ['locks']])('%s on a path that does not exist: NOT_FOUND naming the path, exit 6, no file', async (command) => {
+describe('no command but the demo creates a sqlite database', () => {
+  it.each([['members'], ['leader'], ['locks'], ['release', 'nightly', '--yes']])('%s on a path that does not exist: NOT_FOUND naming the path, exit 6, no file', async (command, ...args) => {
     fx ??= await sqliteFixture('ro');
     const path = join(fx.dir, `${command}-missing.db`);
-    const r = await run([command, '-t', 'sqlite', '-o', `registry.sqlite.path=${path}`]);
+    const r = await run([command, ...args, '-t', 'sqlite', '-o', `registry.sqlite.path=${path}`]);
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^rollcall: error NOT_FOUND \[sqlite\]: registry\.sqlite\.path: /);
