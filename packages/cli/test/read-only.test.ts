@@ -125,6 +125,59 @@ describe('read commands: STALE markers, --check, and nothing written', () => {
   });
 });
 
+describe('watch: what a dead process left is STALE from the first screen', () => {
+  it('marks the dead leader, lock holder and member STALE as leader, locks and members do, the live ones not, and reports them gone a lease later', async () => {
+    const fx = await sqliteFixture('stalewatch');
+    try {
+      const live = await fx.open('live');
+      await live.announce({ role: 'worker', id: 'live' });
+      const token = await live.campaign('reports').whenElected(AbortSignal.timeout(10_000));
+      const store = await createSqliteStore({ path: fx.path, cluster: 'stalewatch' });
+      await store.create(memberKey('worker', 'ghost'), leftBehind('ghost', { n: 1 }));
+      await store.create(electionKey('scheduler'), leftBehind('ghost'));
+      await store.create(lockKey('nightly'), leftBehind('ghost'));
+      await store.close();
+      // The listings' verdict, for comparison: the same three entries.
+      const leader = await run(['leader', ...fx.args, '--json']);
+      expect((JSON.parse(leader.stdout) as { name: string; stale: boolean }[]).map((r) => [r.name, r.stale])).toEqual([['reports', false], ['scheduler', true]]);
+
+      const text = Running.start(['watch', ...fx.args]);
+      const json = Running.start(['watch', ...fx.args, '--json']);
+      try {
+        const mark = "STALE \\(renewed 1m0\\ds ago by its writer's clock, lease 3\\.0s\\)";
+        await text.until('the first screen', (out) => out.includes('lock      acquired nightly'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}election {2}leader {3}scheduler {2}ghost {2}fencing token 1 {2}${mark}$`, 'm'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}lock {6}acquired nightly {2}ghost {2}fencing token 1 {2}${mark}$`, 'm'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}member {4}added {4}worker/ghost .*\\{"n":1\\} {2}${mark}$`, 'm'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}election {2}leader {3}reports {2}live {2}fencing token ${token}$`, 'm'));
+        expect(text.stdout).toMatch(/^\S+ {2}member {4}added {4}worker\/live {2}incarnation \S+ {2}null$/m);
+        expect(text.stdout).not.toMatch(/live .*STALE/);
+
+        const events = () => json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+        await json.until('the first screen', () => events().some((e) => e.kind === 'lock'));
+        expect(events()).toEqual(expect.arrayContaining([
+          expect.objectContaining({ kind: 'election', type: 'leader', election: 'scheduler', leader: 'ghost', stale: true, leaseDurationMs: 3000 }),
+          expect.objectContaining({ kind: 'lock', type: 'acquired', lock: 'nightly', holder: 'ghost', stale: true }),
+          expect.objectContaining({ kind: 'member', type: 'added', id: 'ghost', stale: true }),
+        ]));
+        expect(events().filter((e) => e.stale).map((e) => e.leader ?? e.holder ?? e.id).sort()).toEqual(['ghost', 'ghost', 'ghost']);
+
+        // A lease later the watch judges them itself: gone, as the library judges it.
+        await text.until('the dead leader gone', (out) => /election {2}none {5}scheduler {2}no leader \(was ghost\)/.test(out), 15_000);
+        await text.until('the dead lock holder gone', (out) => /lock {6}expired {2}nightly {2}ghost/.test(out), 15_000);
+        await text.until('the dead member gone', (out) => /member {4}removed {2}worker\/ghost .*\(expired\)/.test(out), 15_000);
+      } finally {
+        text.child.kill('SIGINT');
+        json.child.kill('SIGINT');
+      }
+      expect((await text.exited).code).toBe(130);
+      expect((await json.exited).code).toBe(130);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
 describe('read commands: a pod member is judged by its pod, never STALE', () => {
   it('members shows a pod member this reader cannot judge (no pod readiness here) as UNVERIFIED, not STALE, and --check does not count it', async () => {
     const fx = await sqliteFixture('podrec');
