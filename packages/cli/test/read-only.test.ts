@@ -1,6 +1,8 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { electionKey, formatMicroTime, lockKey, memberKey, type LeaseRecord } from '@rollcall/core/spi';
+import { createRegistry } from '@rollcall/core';
+import { waitFor } from '@rollcall/conformance';
 import { createSqliteStore } from '@rollcall/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run, Running, sqliteFixture } from './cli.js';
@@ -121,6 +123,39 @@ describe('read commands: STALE markers, --check, and nothing written', () => {
       await store.close();
     } finally {
       await stale.close();
+    }
+  });
+});
+
+describe('read commands: a member is judged by the liveness its record declares', () => {
+  it('a live reaper-mode member, whose member record is never renewed (its heartbeat record is), is not STALE in members, --check or watch', async () => {
+    const fx = await sqliteFixture('reaper');
+    const member = await createRegistry({ type: 'sqlite', cluster: 'reaper', identity: 'r1', sqlite: { path: fx.path }, member: { liveness: 'reaper', heartbeatIntervalMs: 500, leaseDurationMs: 3000 } });
+    try {
+      await member.announce({ role: 'worker', id: 'r1' });
+      type Row = { id: string; stale: boolean; acquireTime: string; heartbeatAgeMs: number; leaseDurationMs: number };
+      let row: Row | undefined;
+      // Up longer than its lease: its member record's renewTime (the announce) is then older than the lease.
+      await waitFor(async () => {
+        row = (JSON.parse((await run(['members', ...fx.args, '--json'])).stdout) as Row[])[0];
+        return row !== undefined && Date.now() - Date.parse(row.acquireTime) > row.leaseDurationMs + 500;
+      }, 30_000, 'the member to be up longer than its lease');
+      expect(row).toMatchObject({ id: 'r1', stale: false });
+      expect(row!.heartbeatAgeMs).toBeLessThan(row!.leaseDurationMs);
+      const checked = await run(['members', ...fx.args, '--check']);
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+      expect(checked.stdout).not.toContain('STALE');
+      const w = Running.start(['watch', ...fx.args]);
+      try {
+        await w.until('the watch to start', (out, err) => out.includes('worker/r1') && err.includes('watching cluster reaper'));
+        expect(w.stdout).not.toContain('STALE');
+      } finally {
+        w.child.kill('SIGINT');
+      }
+      expect((await w.exited).code).toBe(130);
+    } finally {
+      await member.close();
+      await fx.close();
     }
   });
 });

@@ -88,14 +88,27 @@ export async function watchCommand(flags: WatchFlags): Promise<number> {
     else process.stdout.write(`${new Date().toISOString().slice(11, 23)}  ${printable(text(e))}\n`);
   };
   const emitIf = (e: Event | undefined) => e && emit(e);
-  const shown = new Set<string>();
-  registry.on('memberAdded', ({ member }) => (shown.add(`${member.role}/${member.id}`), emit(memberEvent('added', member))));
-  registry.on('memberUpdated', ({ member }) => emit(memberEvent('updated', member)));
-  registry.on('memberRemoved', ({ member, reason }) => emit(memberEvent('removed', member, reason)));
+  // Member events that come while the first screen is listed wait for the listing, in order: a member's
+  // liveness (a reaper-mode member's heartbeat record) is read by then, so its STALE mark is the listings'.
+  let starting: { type: 'added' | 'updated' | 'removed'; member: Member; reason?: string }[] | undefined = [];
+  const onMember = (type: 'added' | 'updated' | 'removed', member: Member, reason?: string) => (starting ? starting.push({ type, member, reason }) : emit(memberEvent(type, member, reason)));
+  registry.on('memberAdded', ({ member }) => onMember('added', member));
+  registry.on('memberUpdated', ({ member }) => onMember('updated', member));
+  registry.on('memberRemoved', ({ member, reason }) => onMember('removed', member, reason));
   for (const type of ['suspended', 'lost', 'reconnected'] as const) registry.on(type, () => emit({ kind: 'connection', type }));
 
-  // A member that joined while this listed has been shown by its event already.
-  for (const role of await registry.roles()) for (const m of await registry.members(role)) if (!shown.has(`${m.role}/${m.id}`)) emit(memberEvent('added', m));
+  const listed = new Map<string, Member>();
+  for (const role of await registry.roles()) for (const m of await registry.members(role)) listed.set(`${m.role}/${m.id}/${m.incarnation}`, m);
+  const shown = new Set<string>();
+  for (const { type, member, reason } of starting) {
+    const key = `${member.role}/${member.id}/${member.incarnation}`;
+    if (type === 'added') shown.add(key);
+    const heard = listed.get(key)?.renewTime;
+    emit(memberEvent(type, type === 'removed' || heard === undefined ? member : { ...member, renewTime: heard }, reason));
+  }
+  starting = undefined;
+  // A member listed whose event came before this watched has not been shown yet.
+  for (const [key, m] of listed) if (!shown.has(key)) emit(memberEvent('added', m));
   // Listed first, so the watches below replay every election and lock at once, before `watching` is announced.
   await Promise.all([registry.elections(), registry.locks()]);
   const elections = registry.watchElections((e) => emitIf(electionEvent(e)));
