@@ -96,6 +96,8 @@ describe('on the real Kubernetes API server', () => {
       expect((await w.exited).code).toBe(130);
     } finally {
       await inPod.close();
+      await core.deleteNamespacedPod({ name: 'podworker-1', namespace, gracePeriodSeconds: 0 });
+      await core.deleteNamespacedService({ name: 'rollcall-podworker', namespace });
     }
   });
 
