@@ -47,7 +47,7 @@ function withOutput(cmd: Command): Command {
 
 /** `--check`: a STALE entry makes the listing exit 8, for scripts and probes. */
 function withCheck(cmd: Command): Command {
-  return cmd.option('--check', 'exit 8 when a holder or member shown is STALE (its last renewal older than its lease, by this machine\'s clock)');
+  return cmd.option('--check', 'exit 8 when a holder or member shown is STALE (its last renewal older than its lease, by this machine\'s clock; a pod member is judged by its pod, never STALE)');
 }
 
 /** Examples after a command's help; `config: false` for commands that take no configuration flags (`tasks`). */
