@@ -7,8 +7,8 @@ import { UNIT } from './vitest.unit.config.js';
 export default mergeConfig(sharedTestConfig, {
   test: {
     exclude: [...configDefaults.exclude, ...UNIT],
-    // doctor's SelfSubjectAccessReview checks and the metrics endpoint need the real API server
-    globalSetup: ['@rollcall/tools/testenv/setup-kubernetes'],
+    // doctor's SelfSubjectAccessReview checks and the metrics endpoint need the real API server; release-stores.test.ts PostgreSQL and ZooKeeper
+    globalSetup: ['@rollcall/tools/testenv/setup-kubernetes', '@rollcall/tools/testenv/setup-postgres', '@rollcall/tools/testenv/setup-zookeeper'],
     fileParallelism: false,
     testTimeout: 120_000,
   },

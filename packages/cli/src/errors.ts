@@ -34,6 +34,33 @@ export const ExitCode = {
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/**
+ * Each exit code's line in `--help`, by name: a code added to {@link ExitCode}
+ * without its line here does not compile, so the help cannot leave one out.
+ */
+const EXIT_CODE_HELP: Record<keyof typeof ExitCode, string> = {
+  OK: 'ok',
+  FAILURE: 'other failure (INTERNAL, CORRUPT_RECORD, ...)',
+  USAGE: 'usage, INVALID_ARGUMENT',
+  CONFIG: 'INVALID_CONFIG, PLUGIN_NOT_INSTALLED, SCHEMA_MISMATCH',
+  UNAVAILABLE: 'UNAVAILABLE',
+  PERMISSION: 'UNAUTHENTICATED, PERMISSION_DENIED',
+  NOT_FOUND: 'NOT_FOUND (no such election or lock; a registry that does not exist: only the demo creates one)',
+  CONFLICT: 'CONFLICT (the record changed meanwhile)',
+  CHECK_FAILED: 'doctor found a problem; --check found a STALE holder or member',
+  NOT_READY: 'migrate status: the next step is not safe now',
+  DECLINED: 'confirmation declined (release without --yes)',
+  NOT_CONFIRMED: 'tasks cancel: the pod is marked, but no runner confirmed within --wait',
+  INTERRUPTED: 'interrupted (Ctrl-C); everything started was stopped',
+  TERMINATED: 'terminated (SIGTERM); everything started was stopped',
+};
+
+/** The `Exit codes:` section of `rollcall --help`: every code of {@link ExitCode}, in order. */
+export function exitCodesHelp(): string {
+  const rows = (Object.keys(ExitCode) as (keyof typeof ExitCode)[]).map((name) => [ExitCode[name], EXIT_CODE_HELP[name]] as const).sort(([a], [b]) => a - b);
+  return `Exit codes:\n${rows.map(([code, help]) => `  ${String(code).padEnd(5)}${help}`).join('\n')}`;
+}
+
 /** Codes of the CLI's own errors, beside core's. */
 export type CliCode = ErrorCode | 'USAGE' | 'DECLINED' | 'CHECK_FAILED' | 'DEMO_FAILED';
 
@@ -110,7 +137,7 @@ function foldError(err: unknown): CliError {
       err.code === 'INVALID_CONFIG' && typeof key === 'string'
         ? `check ${key} in --config, -o or REGISTRY_*; \`rollcall doctor\` shows the configuration as resolved`
         : err.code === 'NOT_FOUND' && message.startsWith('registry.sqlite.path:')
-          ? 'name the file the processes use: -o registry.sqlite.path=<file> or REGISTRY_SQLITE_PATH (read commands never create one)'
+          ? 'name the file the processes use: -o registry.sqlite.path=<file> or REGISTRY_SQLITE_PATH (no command but the demo creates one)'
           : HINTS[err.code];
     return new CliError(err.code, message, EXIT_BY_CODE[err.code] ?? ExitCode.FAILURE, hint, err.backend);
   }

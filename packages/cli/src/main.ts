@@ -10,7 +10,7 @@ import { watchCommand } from './commands/watch.js';
 import { demoCommand } from './demo/demo.js';
 import { demoPodsCommand } from './demo/pods.js';
 import { demoNode } from './demo/node.js';
-import { ExitCode, formatError, toCliError, usageError } from './errors.js';
+import { ExitCode, exitCodesHelp, formatError, toCliError, usageError } from './errors.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -23,22 +23,6 @@ Configuration (the library's three forms; later ones win):
   --type, --cluster        shorthands for -o registry.type=..., -o registry.cluster=...
 Every key and default: the README of @rollcall/core and of each backend package
 (https://github.com/rollcall/rollcall/tree/main/packages/core#configuration).`;
-
-const EXIT_HELP = `
-Exit codes:
-  0    ok
-  1    other failure (INTERNAL, ...)
-  2    usage, INVALID_ARGUMENT
-  3    INVALID_CONFIG, PLUGIN_NOT_INSTALLED, SCHEMA_MISMATCH
-  4    UNAVAILABLE
-  5    UNAUTHENTICATED, PERMISSION_DENIED
-  6    NOT_FOUND (no such election or lock; a sqlite file that does not exist)
-  7    CONFLICT (the record changed meanwhile)
-  8    doctor found a problem; --check found a STALE holder or member
-  9    migrate status: the next step is not safe now
-  10   confirmation declined (release without --yes)
-  130  interrupted (Ctrl-C); everything started was stopped
-  143  terminated (SIGTERM); everything started was stopped`;
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -63,7 +47,7 @@ function withOutput(cmd: Command): Command {
 
 /** `--check`: a STALE entry makes the listing exit 8, for scripts and probes. */
 function withCheck(cmd: Command): Command {
-  return cmd.option('--check', 'exit 8 when a holder or member shown is STALE (its last renewal older than its lease, by this machine\'s clock)');
+  return cmd.option('--check', 'exit 8 when a holder or member shown is STALE (its last renewal older than its lease, by this machine\'s clock; a pod member is judged by its pod, never STALE)');
 }
 
 /** Examples after a command's help; `config: false` for commands that take no configuration flags (`tasks`). */
@@ -81,7 +65,7 @@ export function program(setExit: (code: number) => void): Command {
     .exitOverride();
   root.addHelpText(
     'after',
-    `\nExamples:\n  $ rollcall demo                                   # a live failover on a local sqlite file\n  $ rollcall members worker -t sqlite -o sqlite.path=rollcall.db\n  $ REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://10.0.0.5:2379 rollcall leader scheduler\n  $ rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member\n${CONFIG_HELP}\n${EXIT_HELP}\n`,
+    `\nExamples:\n  $ rollcall demo                                   # a live failover on a local sqlite file\n  $ rollcall members worker -t sqlite -o sqlite.path=rollcall.db\n  $ REGISTRY_TYPE=etcd REGISTRY_ETCD_ENDPOINTS=http://10.0.0.5:2379 rollcall leader scheduler\n  $ rollcall doctor -t kubernetes -o kubernetes.namespace=prod --role member\n${CONFIG_HELP}\n\n${exitCodesHelp()}\n`,
   );
 
   const members = withCheck(withOutput(withConfig(root.command('members').argument('[role]', 'only this role').description('list the members the registry sees: id, last heartbeat (STALE when older than its lease), uptime, payload'))));

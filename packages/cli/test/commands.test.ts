@@ -5,6 +5,7 @@ import { registryStore } from '@rollcall/core/admin';
 import { lockKey } from '@rollcall/core/spi';
 import { waitFor, whenAborted } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../src/errors.js';
 import { run, Running, sqliteFixture } from './cli.js';
 
 let fx: Awaited<ReturnType<typeof sqliteFixture>>;
@@ -47,10 +48,13 @@ describe('help and usage', () => {
     expect(migrate.stdout).toMatch(/Examples:\n {2}\$ rollcall migrate status /);
   });
 
-  it('--help lists the exit codes in order', async () => {
+  it('--help lists every exit code of the table, in order, each with its meaning', async () => {
     const r = await run(['--help']);
-    const codes = [...r.stdout.slice(r.stdout.indexOf('Exit codes:')).matchAll(/^ {2}(\d+) /gm)].map((m) => Number(m[1]));
-    expect(codes).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 130, 143]);
+    const lines = [...r.stdout.slice(r.stdout.indexOf('Exit codes:')).matchAll(/^ {2}(\d+) +(\S.*)$/gm)];
+    const codes = lines.map((m) => Number(m[1]));
+    expect(codes).toEqual(Object.values(ExitCode).sort((a, b) => a - b));
+    expect(codes).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 130, 143]);
+    expect(lines.find((m) => m[1] === '11')![2]).toMatch(/^tasks cancel: /);
   });
 
   it('--help lists the commands and the exit codes; demo-node stays hidden', async () => {
@@ -356,6 +360,17 @@ describe('doctor and errors', () => {
     expect(r.stderr).toMatch(/registry\.sqlite\.pth: unknown key; did you mean registry\.sqlite\.path\? \(from flag\)/);
     const v = await run(['locks'], { env: { REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_PAHT: fx.path } });
     expect(v.stderr).toContain('did you mean REGISTRY_SQLITE_PATH?');
+  });
+
+  it('a key or variable with no near miss names the three nearest in its own group, not every known name', async () => {
+    const v = await run(['locks'], { env: { REGISTRY_TYPE: 'sqlite', REGISTRY_SQLITE_FILE: fx.path } });
+    expect(v.code).toBe(3);
+    expect(v.stderr).toMatch(/REGISTRY_SQLITE_FILE: unknown environment variable; the nearest known variables are REGISTRY_SQLITE_PATH, REGISTRY_SQLITE_\w+, REGISTRY_SQLITE_\w+ \(\d+ in all\) \(hint: /);
+    expect(v.stderr).not.toContain('REGISTRY_MAX_PAYLOAD_BYTES');
+    const k = await run(['locks', '-t', 'sqlite', '-o', `sqlite.file=${fx.path}`]);
+    expect(k.code).toBe(3);
+    expect(k.stderr).toMatch(/registry\.sqlite\.file: unknown key; the nearest known keys are registry\.sqlite\.path, registry\.sqlite\.\w+, registry\.sqlite\.\w+ \(\d+ in all\) \(from flag\)/);
+    expect(k.stderr).not.toContain('registry.maxPayloadBytes');
   });
 
   it('an unknown REGISTRY_* variable is INVALID_CONFIG, exit 3', async () => {

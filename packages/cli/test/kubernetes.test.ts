@@ -62,6 +62,45 @@ describe('on the real Kubernetes API server', () => {
     expect(table.stdout.trim().split('\n')[1]!.split(/\s+/)[2]).toBe((JSON.parse(r.stdout) as { incarnation: string }[])[0]!.incarnation.slice(0, 8));
   });
 
+  it('a pod member whose pod is Ready is never STALE, however old its record (never renewed): members (table, JSON, --check) and watch', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    // The shipped shape: a headless Service per role, selecting the role's pods; kwok makes the pod Ready once Running.
+    await core.createNamespacedService({ namespace, body: { metadata: { name: 'rollcall-podworker' }, spec: { clusterIP: 'None', selector: { app: 'podworker' }, ports: [{ name: 'probe', port: 8080 }] } } });
+    const created = await core.createNamespacedPod({ namespace, body: { metadata: { name: 'podworker-1', labels: { app: 'podworker' } }, spec: { containers: [{ name: 'main', image: 'registry.invalid/worker:1' }] } } });
+    const inPod = await createRegistry({ type: 'kubernetes', cluster: 'cli', identity: 'podworker-1', member: { liveness: 'pod', heartbeatIntervalMs: 500, leaseDurationMs: 2000 }, kubernetes: { kubeconfig: kube.kubeconfig, namespace, podUid: created.metadata!.uid! } });
+    try {
+      await inPod.announce({ role: 'podworker', id: 'p1', payload: { slot: 1 } });
+      const where = ['-t', 'kubernetes', '-c', 'cli', '-o', `kubernetes.kubeconfig=${kube.kubeconfig}`, '-o', `kubernetes.namespace=${namespace}`];
+      type Row = { id: string; stale: boolean; judgedBy?: string; heartbeatAgeMs: number; leaseDurationMs: number };
+      // Its record is written once: wait until it is older than its lease, when a mark by renewTime alone would say STALE.
+      let row: Row | undefined;
+      await waitFor(async () => {
+        const r = await run(['members', 'podworker', ...where, '--json']);
+        row = (JSON.parse(r.stdout) as Row[])[0];
+        return row !== undefined && row.heartbeatAgeMs > row.leaseDurationMs + 500;
+      }, 30_000, 'the pod member\'s record to be older than its lease');
+      expect(row).toMatchObject({ id: 'p1', stale: false, judgedBy: 'pod', leaseDurationMs: 2000 });
+      const table = await run(['members', 'podworker', ...where, '--check']);
+      expect(table.code, table.stdout + table.stderr).toBe(0);
+      expect(table.stdout).toMatch(/^podworker +p1 +[0-9a-f]{8} +\d+\.\ds \(pod Ready\) /m);
+      expect(table.stdout + table.stderr).not.toContain('STALE');
+      const w = Running.start(['watch', ...where, '--json']);
+      try {
+        await w.until('the watch to start', (out, err) => out.includes('"id":"p1"') && err.includes('watching cluster cli'));
+        const added = w.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.id === 'p1');
+        expect(added).toMatchObject({ kind: 'member', type: 'added', role: 'podworker' });
+        expect(added).not.toHaveProperty('stale');
+      } finally {
+        w.child.kill('SIGINT');
+      }
+      expect((await w.exited).code).toBe(130);
+    } finally {
+      await inPod.close();
+      await core.deleteNamespacedPod({ name: 'podworker-1', namespace, gracePeriodSeconds: 0 });
+      await core.deleteNamespacedService({ name: 'rollcall-podworker', namespace });
+    }
+  });
+
   it('doctor: the member Role lacks what a coordinator needs, and says which manifest grants it (exit 8)', async () => {
     const env = { REGISTRY_TYPE: 'kubernetes', REGISTRY_CLUSTER: 'cli', REGISTRY_KUBERNETES_KUBECONFIG: memberKubeconfig, REGISTRY_KUBERNETES_NAMESPACE: namespace };
     const coordinator = await run(['doctor', '--json'], { env });

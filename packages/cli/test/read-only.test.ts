@@ -1,6 +1,8 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { electionKey, formatMicroTime, lockKey, memberKey, type LeaseRecord } from '@rollcall/core/spi';
+import { createRegistry } from '@rollcall/core';
+import { waitFor } from '@rollcall/conformance';
 import { createSqliteStore } from '@rollcall/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run, Running, sqliteFixture } from './cli.js';
@@ -10,11 +12,11 @@ afterAll(async () => {
   await fx?.close();
 });
 
-describe('read commands never create a sqlite database', () => {
-  it.each([['members'], ['leader'], ['locks']])('%s on a path that does not exist: NOT_FOUND naming the path, exit 6, no file', async (command) => {
+describe('no command but the demo creates a sqlite database', () => {
+  it.each([['members'], ['leader'], ['locks'], ['release', 'nightly', '--yes']])('%s on a path that does not exist: NOT_FOUND naming the path, exit 6, no file', async (command, ...args) => {
     fx ??= await sqliteFixture('ro');
     const path = join(fx.dir, `${command}-missing.db`);
-    const r = await run([command, '-t', 'sqlite', '-o', `registry.sqlite.path=${path}`]);
+    const r = await run([command, ...args, '-t', 'sqlite', '-o', `registry.sqlite.path=${path}`]);
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^rollcall: error NOT_FOUND \[sqlite\]: registry\.sqlite\.path: /);
@@ -121,6 +123,92 @@ describe('read commands: STALE markers, --check, and nothing written', () => {
       await store.close();
     } finally {
       await stale.close();
+    }
+  });
+});
+
+describe('read commands: a member is judged by the liveness its record declares', () => {
+  it('a live reaper-mode member, whose member record is never renewed (its heartbeat record is), is not STALE in members, --check or watch', async () => {
+    const fx = await sqliteFixture('reaper');
+    const member = await createRegistry({ type: 'sqlite', cluster: 'reaper', identity: 'r1', sqlite: { path: fx.path }, member: { liveness: 'reaper', heartbeatIntervalMs: 500, leaseDurationMs: 3000 } });
+    try {
+      await member.announce({ role: 'worker', id: 'r1' });
+      type Row = { id: string; stale: boolean; acquireTime: string; heartbeatAgeMs: number; leaseDurationMs: number };
+      let row: Row | undefined;
+      // Up longer than its lease: its member record's renewTime (the announce) is then older than the lease.
+      await waitFor(async () => {
+        row = (JSON.parse((await run(['members', ...fx.args, '--json'])).stdout) as Row[])[0];
+        return row !== undefined && Date.now() - Date.parse(row.acquireTime) > row.leaseDurationMs + 500;
+      }, 30_000, 'the member to be up longer than its lease');
+      expect(row).toMatchObject({ id: 'r1', stale: false });
+      expect(row!.heartbeatAgeMs).toBeLessThan(row!.leaseDurationMs);
+      const checked = await run(['members', ...fx.args, '--check']);
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+      expect(checked.stdout).not.toContain('STALE');
+      const w = Running.start(['watch', ...fx.args]);
+      try {
+        await w.until('the watch to start', (out, err) => out.includes('worker/r1') && err.includes('watching cluster reaper'));
+        expect(w.stdout).not.toContain('STALE');
+      } finally {
+        w.child.kill('SIGINT');
+      }
+      expect((await w.exited).code).toBe(130);
+    } finally {
+      await member.close();
+      await fx.close();
+    }
+  });
+});
+
+describe('watch: what a dead process left is STALE from the first screen', () => {
+  it('marks the dead leader, lock holder and member STALE as leader, locks and members do, the live ones not, and reports them gone a lease later', async () => {
+    const fx = await sqliteFixture('stalewatch');
+    try {
+      const live = await fx.open('live');
+      await live.announce({ role: 'worker', id: 'live' });
+      const token = await live.campaign('reports').whenElected(AbortSignal.timeout(10_000));
+      const store = await createSqliteStore({ path: fx.path, cluster: 'stalewatch' });
+      await store.create(memberKey('worker', 'ghost'), leftBehind('ghost', { n: 1 }));
+      await store.create(electionKey('scheduler'), leftBehind('ghost'));
+      await store.create(lockKey('nightly'), leftBehind('ghost'));
+      await store.close();
+      // The listings' verdict, for comparison: the same three entries.
+      const leader = await run(['leader', ...fx.args, '--json']);
+      expect((JSON.parse(leader.stdout) as { name: string; stale: boolean }[]).map((r) => [r.name, r.stale])).toEqual([['reports', false], ['scheduler', true]]);
+
+      const text = Running.start(['watch', ...fx.args]);
+      const json = Running.start(['watch', ...fx.args, '--json']);
+      try {
+        const mark = "STALE \\(renewed 1m0\\ds ago by its writer's clock, lease 3\\.0s\\)";
+        await text.until('the first screen', (out) => out.includes('lock      acquired nightly'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}election {2}leader {3}scheduler {2}ghost {2}fencing token 1 {2}${mark}$`, 'm'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}lock {6}acquired nightly {2}ghost {2}fencing token 1 {2}${mark}$`, 'm'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}member {4}added {4}worker/ghost .*\\{"n":1\\} {2}${mark}$`, 'm'));
+        expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}election {2}leader {3}reports {2}live {2}fencing token ${token}$`, 'm'));
+        expect(text.stdout).toMatch(/^\S+ {2}member {4}added {4}worker\/live {2}incarnation \S+ {2}null$/m);
+        expect(text.stdout).not.toMatch(/live .*STALE/);
+
+        const events = () => json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+        await json.until('the first screen', () => events().some((e) => e.kind === 'lock'));
+        expect(events()).toEqual(expect.arrayContaining([
+          expect.objectContaining({ kind: 'election', type: 'leader', election: 'scheduler', leader: 'ghost', stale: true, leaseDurationMs: 3000 }),
+          expect.objectContaining({ kind: 'lock', type: 'acquired', lock: 'nightly', holder: 'ghost', stale: true }),
+          expect.objectContaining({ kind: 'member', type: 'added', id: 'ghost', stale: true }),
+        ]));
+        expect(events().filter((e) => e.stale).map((e) => e.leader ?? e.holder ?? e.id).sort()).toEqual(['ghost', 'ghost', 'ghost']);
+
+        // A lease later the watch judges them itself: gone, as the library judges it.
+        await text.until('the dead leader gone', (out) => /election {2}none {5}scheduler {2}no leader \(was ghost\)/.test(out), 15_000);
+        await text.until('the dead lock holder gone', (out) => /lock {6}expired {2}nightly {2}ghost/.test(out), 15_000);
+        await text.until('the dead member gone', (out) => /member {4}removed {2}worker\/ghost .*\(expired\)/.test(out), 15_000);
+      } finally {
+        text.child.kill('SIGINT');
+        json.child.kill('SIGINT');
+      }
+      expect((await text.exited).code).toBe(130);
+      expect((await json.exited).code).toBe(130);
+    } finally {
+      await fx.close();
     }
   });
 });

@@ -102,10 +102,14 @@ describe('unknown and mistyped keys', () => {
     expect(configError(() => resolve({ 'registry.type': 'memory', 'registry.name': 'x' })).message).toContain('did you mean registry.memory.name?');
   });
 
-  it('with no near miss, list the known keys', () => {
-    const err = configError(() => resolve({ 'registry.type': 'memory', 'registry.zzzzzzzzzz': 'x' }));
-    expect(err.message).toContain('unknown key; known keys are registry.type, registry.cluster');
+  it('with no near miss, the three nearest keys or variables (its own group first), never the whole list', () => {
+    const err = configError(() => resolve({ 'registry.type': 'memory', 'registry.election.leaseTime': 'x' }));
+    expect(err.message).toMatch(/unknown key; the nearest known keys are registry\.election\.leaseDurationMs, registry\.election\.\w+, registry\.election\.\w+ \(\d+ in all\)/);
     expect(err.message).not.toContain('did you mean');
+    expect(err.message).not.toContain('registry.maxPayloadBytes');
+    const env = configError(() => resolve(configFromEnv({ REGISTRY_TYPE: 'memory', REGISTRY_MEMBER_TIMEOUT: '1' })));
+    expect(env.message).toMatch(/REGISTRY_MEMBER_TIMEOUT: unknown environment variable; the nearest known variables are REGISTRY_MEMBER_\w+, REGISTRY_MEMBER_\w+, REGISTRY_MEMBER_\w+ \(\d+ in all\)$/);
+    expect(env.message.split(', ')).toHaveLength(3);
   });
 
   it("another backend's key is named as that backend's, not guessed at", () => {

@@ -4,6 +4,7 @@ import type { ConfigFlags } from '../config.js';
 import { withRegistry } from '../connect.js';
 import { ExitCode } from '../errors.js';
 import { age, compactJson, outputFormat, printJson, shortIncarnation, since, table } from '../output.js';
+import { isStale, leaseStale, memberStale, STALE_NOTE } from '../stale.js';
 
 export interface ListingFlags extends ConfigFlags {
   output?: string;
@@ -12,28 +13,9 @@ export interface ListingFlags extends ConfigFlags {
   check?: boolean;
 }
 
-/**
- * STALE: the last renewal is older than the lease, by the writer's renew time
- * against this machine's clock — advisory, since the two clocks may differ; the
- * registry itself judges expiry by its own clock from when it saw each change,
- * which a one-shot command has not watched long enough to do.
- */
-function isStale(renewTime: Date | string | null | undefined, leaseMs: number): boolean {
-  const ago = since(renewTime);
-  return ago !== undefined && ago > leaseMs;
-}
-
 /** The age of a renewal, marked when it is STALE. */
 function renewal(renewTime: Date | string | null | undefined, leaseMs: number): string {
   return `${age(since(renewTime))}${isStale(renewTime, leaseMs) ? ' STALE' : ''}`;
-}
-
-/**
- * A member's STALE mark: only for one judged by its lease. A pod member's
- * renewTime is its last write, not a heartbeat: its pod's readiness judges it.
- */
-function memberStale(m: Member): boolean {
-  return m.judgedBy === undefined && isStale(m.renewTime, m.leaseDurationMs);
 }
 
 /** A member's heartbeat column: the age of its renewal, STALE, or how it is judged when not by its lease. */
@@ -43,7 +25,6 @@ function memberRenewal(m: Member): string {
   return renewal(m.renewTime, m.leaseDurationMs);
 }
 
-const STALE_NOTE = 'STALE: last renewal older than its lease by this machine\'s clock (advisory: the writer\'s clock may differ)\n';
 const UNVERIFIED_NOTE = 'UNVERIFIED: a pod member whose pod readiness this identity may not read (get/list/watch endpointslices: rollcall manifests --liveness pod); shown while its record exists\n';
 
 /** What a listing returns: STALE entries fail `--check`. */
@@ -98,7 +79,7 @@ interface LeaseRow {
   acquireTime: string | null;
   renewTime: string | null;
   leaseDurationSeconds: number;
-  /** Held, and its last renewal older than its lease (see {@link isStale}). */
+  /** Held, and its last renewal older than its lease (see {@link leaseStale}). */
   stale: boolean;
 }
 
@@ -110,7 +91,7 @@ function leaseRow(lease: LeaseInfo): LeaseRow {
     acquireTime: lease.holder?.acquireTime?.toISOString() ?? null,
     renewTime: lease.renewTime?.toISOString() ?? null,
     leaseDurationSeconds: lease.leaseDurationMs / 1000,
-    stale: lease.holder !== undefined && isStale(lease.renewTime, lease.leaseDurationMs),
+    stale: leaseStale(lease),
   };
 }
 

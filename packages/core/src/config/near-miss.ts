@@ -32,3 +32,41 @@ export function nearMiss(given: string, known: Iterable<string>, separator = '.'
   const sameLast = names.filter((name) => last(name) === last(given));
   return sameLast.length === 1 ? sameLast[0] : undefined;
 }
+
+/** How many known names an unknown one is answered with when none is a near miss. */
+const NEAREST_COUNT = 3;
+
+/** How many leading `separator`-separated segments two names share, case aside. */
+function sharedSegments(a: string, b: string, separator: string): number {
+  const [x, y] = [a.toLowerCase().split(separator), b.toLowerCase().split(separator)];
+  let n = 0;
+  while (n < x.length && n < y.length && x[n] === y[n]) n++;
+  return n;
+}
+
+/**
+ * The `count` known names closest to `given`, nearest first: those in its own
+ * group before others (`registry.sqlite.file` → `registry.sqlite.*`), then by
+ * edit distance (case aside); ties keep `known`'s order.
+ */
+export function nearestNames(given: string, known: Iterable<string>, separator = '.', count = NEAREST_COUNT): string[] {
+  const lower = given.toLowerCase();
+  return [...known]
+    .map((name, index) => ({ name, index, shared: sharedSegments(given, name, separator), distance: editDistance(lower, name.toLowerCase()) }))
+    .sort((a, b) => b.shared - a.shared || a.distance - b.distance || a.index - b.index)
+    .slice(0, count)
+    .map((n) => n.name);
+}
+
+/**
+ * What to tell the user of an unknown key or variable, after "unknown key; ":
+ * the one it most likely meant (`did you mean X?`), else the few nearest
+ * (never the whole list, which for a backend is two dozen names). `noun` is
+ * plural: `keys`, `variables`.
+ */
+export function unknownNameAdvice(given: string, known: Iterable<string>, noun: string, separator = '.'): string {
+  const names = [...known];
+  const guess = nearMiss(given, names, separator);
+  if (guess !== undefined) return `did you mean ${guess}?`;
+  return `the nearest known ${noun} are ${nearestNames(given, names, separator).join(', ')} (${names.length} in all)`;
+}

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { describeSource, isFlat, type ConfigLayer, type ValueSource } from './config-layers.js';
-import { nearMiss } from './near-miss.js';
+import { unknownNameAdvice } from './near-miss.js';
 import { coerceOption, envName, flattenObject, isSecret, OptionProblem, type OptionSchema, type OptionSpec } from './option-schema.js';
 
 /** A resolved value and the layer that set it. */
@@ -65,8 +65,7 @@ function envEntries(spec: ResolveSpec, layer: ConfigLayer): Given {
     const relative = byName.get(name);
     const source: ValueSource = { layer: 'env', name };
     if (relative === undefined) {
-      const guess = nearMiss(name, byName.keys(), '_');
-      throw new ConfigurationError(`${name}: unknown environment variable; ${guess ? `did you mean ${guess}?` : `known ones are ${[...byName.keys()].join(', ')}`}`, { key: name, backend: spec.backend });
+      throw new ConfigurationError(`${name}: unknown environment variable; ${unknownNameAdvice(name, byName.keys(), 'variables', '_')}`, { key: name, backend: spec.backend });
     }
     if (spec.schema[relative]!.type === 'code') throw configError(spec.prefix + relative, 'can only be given in code', source, spec.backend);
     out.set(spec.prefix + relative, { raw, source });
@@ -99,8 +98,7 @@ function layerEntries(spec: ResolveSpec, layer: ConfigLayer): Given {
       const foreign = spec.foreign?.(key);
       if (foreign) throw configError(key, foreign, source, spec.backend);
       const known = Object.keys(schema).map((k) => prefix + k);
-      const guess = nearMiss(key, known);
-      throw configError(key, `unknown key; ${guess ? `did you mean ${guess}?` : `known keys are ${known.join(', ')}`}`, source, spec.backend);
+      throw configError(key, `unknown key; ${unknownNameAdvice(key, known, 'keys')}`, source, spec.backend);
     }
     if (option.type === 'code' && (layer.layer === 'file' || layer.layer === 'flag')) throw configError(key, 'can only be given in code', source, spec.backend);
     out.set(key, { raw, source });
