@@ -50,11 +50,6 @@ export class TaskTable {
     }
   }
 
-  /** The items a worker id owns now, by whichever incarnation, in their order. */
-  itemsOf(id: string): string[] {
-    return [...this.owners].filter(([, o]) => o.id === id).map(([item]) => item).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
-  }
-
   /** The items an incarnation owns now. */
   ownedBy(incarnation: string): string[] {
     return [...this.owners].filter(([, o]) => o.incarnation === incarnation).map(([item]) => item);
