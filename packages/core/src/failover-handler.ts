@@ -45,4 +45,6 @@ export interface FailoverEvents {
   skipped: DeadIncarnation & { fencingToken: number };
   /** A handler rejected; it runs again after `retryInMs`. */
   failed: DeadIncarnation & { fencingToken: number; error: unknown; attempt: number; retryInMs: number };
+  /** `pending` (claimed, not acknowledged) changed: on a claim, an ack, and 0 when the term ends. */
+  pending: { role: string; pending: number };
 }

@@ -42,6 +42,8 @@ export interface FailoverTermOptions {
   emit<K extends keyof FailoverEvents>(type: K, event: FailoverEvents[K]): void;
   /** A later term wrote a record: end this one. */
   deposed(): void;
+  /** `pending` may have changed. */
+  pendingChanged(): void;
 }
 
 interface Sighting {
@@ -238,6 +240,7 @@ export class FailoverTerm {
         const claims = (state?.state === 'claimed' ? state.claims : 0) + 1;
         await this.write(key, { state: 'claimed', token, reason: action.reason, lastPayload: action.lastPayload, claims }, stored);
         this.claimed.add(key);
+        this.o.pendingChanged();
         return this.enqueue(key);
       }
       case 'run':
@@ -249,6 +252,7 @@ export class FailoverTerm {
         this.claimed.delete(key);
         this.retries.delete(key);
         this.removals.delete(key);
+        this.o.pendingChanged();
         this.o.emit('acknowledged', { role, ...dead, lastPayload: claim.lastPayload, reason: claim.reason, fencingToken: token });
         return this.enqueue(key);
       }
@@ -269,6 +273,7 @@ export class FailoverTerm {
       case 'deposed':
         this.o.logger.warn({ key, token }, '[rollcall] a later failover term wrote this record: this term is over');
         this.claimed.delete(key);
+        this.o.pendingChanged();
         return this.o.deposed();
     }
   }

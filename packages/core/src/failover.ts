@@ -58,6 +58,8 @@ export class Failover extends Emitter<FailoverEvents> {
   private term: FailoverTerm | undefined;
   private readonly offs: (() => void)[];
   private closed = false;
+  /** The `pending` last emitted. */
+  private published = 0;
 
   /** @internal */
   constructor(
@@ -109,12 +111,21 @@ export class Failover extends Emitter<FailoverEvents> {
       view: this.context.view(this.role),
       emit: (type, event) => this.emit(type, event as never),
       deposed: () => this.end(),
+      pendingChanged: () => this.publishPending(),
     });
   }
 
   private end(): void {
     this.term?.close();
     this.term = undefined;
+    this.publishPending();
+  }
+
+  private publishPending(): void {
+    const pending = this.pending;
+    if (pending === this.published) return;
+    this.published = pending;
+    this.emit('pending', { role: this.role, pending });
   }
 }
 

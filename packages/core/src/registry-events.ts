@@ -1,4 +1,5 @@
 import type { ConnectionEvents } from './connection-monitor.js';
+import type { FailoverEvents } from './failover-handler.js';
 import type { LeaseLossReason } from './lease-holder.js';
 import type { LeadershipEvents } from './leadership.js';
 import type { MemberLostEvent, MemberReannouncedEvent } from './member-handle.js';
@@ -18,6 +19,12 @@ export interface RegistryEvents extends ConnectionEvents {
   memberLost: MemberLostEvent;
   /** A member this process announced was announced again as a new incarnation (its handle's `reannounced`). */
   memberReannounced: MemberReannouncedEvent;
+  /** A failover handler of this process started (`resumed`: an earlier term claimed it). */
+  failoverStarted: FailoverEvents['started'];
+  /** A failover handler of this process resolved and its acknowledgement landed. */
+  failoverAcknowledged: FailoverEvents['acknowledged'];
+  /** A failover of this process has this many incarnations claimed and not acknowledged (0 when its term ends). */
+  failoverPending: FailoverEvents['pending'];
   /** A record that cannot be decoded (edited by hand?); it is ignored until it is fixed or replaced. */
   corruptRecord: { key: string; error: CorruptEntry['error'] };
 }

@@ -318,7 +318,8 @@ export class Registry extends Emitter<RegistryEvents> {
     const { store, cache } = this.connection;
     const view = (r: string) => ({ ready: () => this.members_.members(r), watch: (l: MemberListener) => this.members_.watch(r, l) });
     const failover = openFailover({ store, cache, clock: this.clock, logger: this.emitterLogger, view }, role, leadership, handler, options);
-    this.subscriptions.add(() => failover.close());
+    const offs = [failover.on('started', (e) => this.emit('failoverStarted', e)), failover.on('acknowledged', (e) => this.emit('failoverAcknowledged', e)), failover.on('pending', (e) => this.emit('failoverPending', e))];
+    this.subscriptions.add(() => (failover.close(), offs.forEach((off) => off())));
     return failover;
   }
 

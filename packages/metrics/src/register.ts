@@ -4,6 +4,7 @@ import { trackBackend } from './backend.js';
 import { METRICS } from './catalog.js';
 import { trackConnection } from './connection.js';
 import { trackElections } from './elections.js';
+import { trackFailovers } from './failovers.js';
 import { createInstruments, removeInstruments } from './instruments.js';
 import { trackLocks } from './locks.js';
 import { trackMembers } from './members.js';
@@ -43,6 +44,7 @@ export function registerRollcallMetrics(registry: Registry, promRegistry: PromRe
     stops.push(trackMembers(registry, instruments, options.roles));
     stops.push(trackElections(registry, instruments, options.elections ?? [], options.maxObservedElections ?? 1000));
     stops.push(trackLocks(registry, instruments, options.lockLabel ?? ((name) => name)));
+    stops.push(trackFailovers(registry, instruments));
   } catch (err) {
     close();
     throw err;
