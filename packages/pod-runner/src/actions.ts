@@ -19,7 +19,7 @@ export type Action =
   | { type: 'writeRecord'; body: TaskRecordBody; meaning: RecordWriteMeaning; clearRequests?: boolean }
   /** Delete the record (retention over), preconditioned on its uid and resourceVersion. */
   | { type: 'deleteRecord' }
-  /** Drop the runner's finalizer from a pod whose end is stored (`recorded`), stamping the term. */
+  /** Drop the runner's finalizer from a pod whose end is stored (or whose attempt the record moved past), stamping the term; on a pod without the finalizer, only the stamp, so this term's delete passes the fence. */
   | { type: 'releasePod'; pod: Pod }
   /** Delete a pod, preconditioned on its uid and resourceVersion. */
   | { type: 'deletePod'; pod: Pod; graceSeconds?: number }
