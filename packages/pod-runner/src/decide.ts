@@ -2,7 +2,7 @@ import type { Action, RecordWriteMeaning } from './actions.js';
 import { EXPECTATION_TTL_MS, type Expectation } from './expectations.js';
 import { podName } from './pod-build.js';
 import { type EndChange, pendingTimedOut, queueTimedOut, readAttemptPod, runTimedOut, unknownTimedOut } from './pod-deadlines.js';
-import { FINALIZER, type Pod, TASK_ANNOTATION } from './pod.js';
+import { CANCELLED_ANNOTATION, FINALIZER, type Pod, TASK_ANNOTATION } from './pod.js';
 import { nextAttempt } from './retry-policy.js';
 import { type TaskRecord, type TaskRecordBody, WRITE_TERM_ANNOTATION } from './task-record.js';
 import type { AttemptOutcome, TaskStatus } from './task.js';
@@ -14,6 +14,11 @@ export interface Observed {
   /** This term's fencing token: an object last stamped by another term is re-stamped before this term deletes it. */
   term: number;
   record: TaskRecord;
+  /**
+   * A record write of this term is answered and the informer has not shown it yet (nor anything after it):
+   * the record read is older than what this term decided, so decide waits for the informer's event.
+   */
+  writeUnseen?: boolean;
   /** This task's pods of every attempt, from the pod informer. */
   pods: readonly Pod[];
   /** A create this term issued and its informer has not shown yet (expectations.ts). */
@@ -79,6 +84,8 @@ const LIVE: ReadonlySet<string> = new Set(['pending', 'running', 'unknown']);
  * the record has ended or moved past are released or deleted.
  */
 export function decide(o: Observed, now: number, settings: DecideSettings = DEFAULT_DECIDE_SETTINGS): Decision {
+  // a stale record could decide again what is decided (a queue timeout after a wall-clock jump back would create its pod)
+  if (o.writeUnseen) return { actions: [], memo: o.memo ?? {} };
   const body = o.record.body;
   const attempt = body.task.attempt ?? 1;
   const actions: Action[] = [];
@@ -114,12 +121,17 @@ export function decide(o: Observed, now: number, settings: DecideSettings = DEFA
   };
 
   for (const pod of o.pods) if (podAttempt(pod) < attempt) letGo(pod);
+  // a create of an attempt the record has ended or moved past: settled now (a pod that landed is let go as an earlier attempt's)
+  const moved = o.expecting && (body.state !== 'queued' || o.expecting.attempt !== attempt);
+  if (moved) actions.push({ type: 'resolveCreate', podName: o.expecting!.podName });
   const current = o.pods.find((p) => podAttempt(p) === attempt);
   const timeouts = body.task.timeouts ?? {};
 
+  // a v1 runner's or CLI's cancel mark on the pod is honoured as a request (for one release)
+  const cancel = o.record.cancelRequested ?? current?.metadata.annotations?.[CANCELLED_ANNOTATION];
   if (body.state === 'queued') {
-    if (o.record.cancelRequested !== undefined) {
-      end({ phase: 'cancelled', reason: 'Cancelled', message: o.record.cancelRequested }, 'cancel');
+    if (cancel !== undefined) {
+      end({ phase: 'cancelled', reason: 'Cancelled', message: cancel }, 'cancel');
     } else if (current) {
       const v = readAttemptPod(current, last ?? base, timeouts, now, o.memo?.unknownSince ?? now);
       status = clean({ ...base, ...last, ...v.change });

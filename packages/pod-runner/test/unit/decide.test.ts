@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PodCondition } from '../../src/pod.js';
-import { FINALIZER, TASK_CONTAINER_ANNOTATION } from '../../src/pod.js';
+import { CANCELLED_ANNOTATION, FINALIZER, TASK_CONTAINER_ANNOTATION } from '../../src/pod.js';
 import type { RetryPolicy } from '../../src/retry-policy.js';
 import { WRITE_TERM_ANNOTATION } from '../../src/task-record.js';
 import { ended, observed, ofType, published, record, run, types, written } from './decide-fixtures.js';
@@ -98,6 +98,11 @@ describe('decide: running and ended (reconcile.test.ts)', () => {
     expect(ended(run(observed([pod(running.status, { deletionTimestamp: at(40_000) })]), now))).toMatchObject({ phase: 'lost', reason: 'Deleted', message: 'pod rollcall-t1-1 was deleted before it finished' });
   });
 
+  it('ends a task whose pod is marked cancelled (a v1 mark), whatever the pod shows', () => {
+    const marked = pod({ phase: 'Succeeded' }, { annotations: { [CANCELLED_ANNOTATION]: 'by hand' } });
+    expect(written(run(observed([marked]), now))).toMatchObject({ meaning: 'cancel', body: { status: { phase: 'cancelled', reason: 'Cancelled', message: 'by hand' } } });
+  });
+
   it('only lets the pod go of a task already ended', () => {
     const d = run(observed([running], { record: record({ state: 'finished', status: status({ phase: 'succeeded' }) }), delivery: 'pending' }), now);
     expect(types(d)).toEqual(['releasePod', 'publish']);
@@ -192,7 +197,7 @@ describe('decide: a pod deleted behind the runner (completion.test.ts, kubelet-e
   });
 
   it('names the disruption Kubernetes gives', () => {
-    for (const [condition, reason] of [['EvictionByEvictionAPI', 'Evicted'], ['TerminationByKubelet', 'TerminatedByKubelet'], ['PreemptionByScheduler', 'Preempted'], ['DeletionByTaintManager', 'TaintManagerEviction'], ['DeletionByPodGC', 'PodGarbageCollected']]) {
+    for (const [condition, reason] of [['EvictionByEvictionAPI', 'Evicted'], ['TerminationByKubelet', 'TerminatedByKubelet'], ['PreemptionByScheduler', 'Preempted'], ['DeletionByTaintManager', 'TaintManagerEviction'], ['DeletionByPodGC', 'PodGarbageCollected']] as [string, string][]) {
       expect(ended(run(observed([deleted(143, at(20_000), [{ type: 'DisruptionTarget', status: 'True', reason: condition }])]), now))).toMatchObject({ phase: 'lost', reason });
     }
   });
@@ -210,7 +215,7 @@ describe('decide: a pod deleted behind the runner (completion.test.ts, kubelet-e
   });
 
   it("the scheduler's preemption, the taint manager and the Eviction API mark a running pod, then delete it: each its own reason", () => {
-    for (const [reason, message, ours] of [['PreemptionByScheduler', 'preempting', 'Preempted'], ['DeletionByTaintManager', 'NoExecute taint', 'TaintManagerEviction'], ['EvictionByEvictionAPI', 'evicting', 'Evicted']]) {
+    for (const [reason, message, ours] of [['PreemptionByScheduler', 'preempting', 'Preempted'], ['DeletionByTaintManager', 'NoExecute taint', 'TaintManagerEviction'], ['EvictionByEvictionAPI', 'evicting', 'Evicted']] as [string, string, string][]) {
       const marked = pod({ phase: 'Running', conditions: [target(reason, message)], containerStatuses: [{ name: 'main', state: { running: { startedAt: at(1000) } } }] });
       expect(published(run(observed([marked]), now))).toMatchObject({ phase: 'running' });
       const gone = pod({ phase: 'Succeeded', conditions: [target(reason, message)], containerStatuses: mainEnded(0, at(32_000)) }, { deletionTimestamp: at(60_000), deletionGracePeriodSeconds: 30 });
@@ -293,6 +298,17 @@ describe('decide: creating, cancelling, queue and retries', () => {
     // the last attempt ends the task
     const third = record({ retry, task: { taskId: 't1', taskType: 'report', tags: {}, attempt: 3, timeouts: timeouts() }, previousAttempts: [{ attempt: 1, podName: 'a', phase: 'lost' }, { attempt: 2, podName: 'b', phase: 'lost' }] });
     expect(written(run(observed([pod({ phase: 'Failed', reason: 'Evicted' }, { name: 'rollcall-t1-3' })], { record: third }), now))).toMatchObject({ meaning: 'end', body: { state: 'finished' } });
+  });
+
+  it('settles at once an expectation of an attempt the record has ended or moved past', () => {
+    const expecting = { podName: 'rollcall-t1-1', attempt: 1, since: now };
+    expect(types(run(observed([], { expecting, record: record({ state: 'finished', status: status({ phase: 'cancelled' }) }), delivery: 'pending' }), now))).toEqual(['resolveCreate', 'publish']);
+    expect(types(run(observed([], { expecting, admitted: false, record: record({ task: { taskId: 't1', taskType: 'report', attempt: 2 } }) }), now))).toEqual(['resolveCreate', 'publish']);
+  });
+
+  it('waits, deciding nothing, while its own last record write is not in the cache yet', () => {
+    const d = run(observed([], { writeUnseen: true, memo: { status: status() } }), now);
+    expect(d).toEqual({ actions: [], memo: { status: status() } });
   });
 
   it('a pod seen live this term and gone without an end is lost', () => {
