@@ -8,7 +8,7 @@ import { Rng } from './model/random.js';
 // fence, informer lag, uncertain creates, quota refusals, every kubelet ending, cancels, resubmits, clock
 // jumps, term changes and kills, all drawn from a seed. A failure names its seed; replay it with
 // ROLLCALL_MODEL_SEED=<seed> ROLLCALL_MODEL_SEQUENCES=1.
-const SEQUENCES = Number(process.env.ROLLCALL_MODEL_SEQUENCES ?? 600);
+const SEQUENCES = Number(process.env.ROLLCALL_MODEL_SEQUENCES ?? 1000);
 const STEPS = 200;
 const BASE_SEED = Number(process.env.ROLLCALL_MODEL_SEED ?? 35_000);
 /** Sequences a planted bug gets to show itself in (each is found well within: see the seeds printed). */
@@ -18,7 +18,7 @@ const PLANTED_BUDGET = 300;
 function explore(decideFn: DecideFn, count: number, first = BASE_SEED, only?: Invariant) {
   for (let seed = first; seed < first + count; seed++) {
     const model = runSequence(new Rng(seed), decideFn, STEPS);
-    const found = model.violations.filter((v) => only === undefined || v.invariant === only);
+    const found = model.ledger.violations.filter((v) => only === undefined || v.invariant === only);
     if (found.length > 0) return { seed, violations: found, log: model.log };
   }
   return undefined;

@@ -37,6 +37,34 @@ class Runner {
   readonly written = new Map<string, string>();
   quotaPausedUntil = 0;
   constructor(readonly term: number) {}
+
+  /** One informer event into the caches: the task it touches is synced again. */
+  see(e: InformerEvent): void {
+    if (e.kind === 'record') {
+      if (e.obj) this.records.set(e.key, e.obj);
+      else this.records.delete(e.key);
+      if (!e.obj || e.obj.resourceVersion === this.written.get(e.key)) this.written.delete(e.key);
+      return void this.dirty.add(e.key);
+    }
+    if (e.obj) this.pods.set(e.key, e.obj);
+    else this.pods.delete(e.key);
+    // a pod's change frees or takes a slot: every queued task is looked at again
+    for (const id of this.records.keys()) this.dirty.add(id);
+  }
+
+  /** `onStatus` acknowledges deliveries in flight (each with probability `p`). */
+  ack(rng: Rng, p = 0.5): void {
+    for (const [key, state] of this.delivery) {
+      if (state === 'pending' && rng.chance(p)) this.delivery.set(key, 'acked'), this.dirty.add(key.split('/')[0]!);
+    }
+  }
+
+  /** The admission's pause is over: every queued task is tried again, once (the loop's "\0admit" key). */
+  admitResumes(now: number): void {
+    if (this.quotaPausedUntil === 0 || this.quotaPausedUntil > now) return;
+    this.quotaPausedUntil = 0;
+    for (const id of this.records.keys()) this.dirty.add(id);
+  }
 }
 
 /**
@@ -65,10 +93,6 @@ export class ClusterModel {
   }
 
   constructor(private readonly rng: Rng, private readonly decideFn: DecideFn) {}
-
-  get violations() {
-    return this.ledger.violations;
-  }
 
   private emit(event: InformerEvent): void {
     this.runner.inbox.push(clone(event));
@@ -103,7 +127,7 @@ export class ClusterModel {
     else if (roll < 0.62) this.kubelet();
     else if (roll < 0.64) this.request('cancel');
     else if (roll < 0.69) this.request('resubmit');
-    else if (roll < 0.75) this.ack();
+    else if (roll < 0.75) this.runner.ack(this.rng);
     else if (roll < 0.78) this.storeLogs();
     else if (roll < 0.9) this.now += r.chance(0.1) ? r.int(-60_000, 200_000) : r.int(0, 3000); // a wall-clock jump (either way), or time passing
     else if (roll < 0.92) this.newTerm(r.chance(0.5));
@@ -147,28 +171,7 @@ export class ClusterModel {
   }
 
   private deliver(n: number, runner = this.runner): void {
-    for (const e of runner.inbox.splice(0, n)) {
-      if (e.kind === 'record') {
-        if (e.obj) runner.records.set(e.key, e.obj);
-        else runner.records.delete(e.key);
-        if (!e.obj || e.obj.resourceVersion === runner.written.get(e.key)) runner.written.delete(e.key);
-        runner.dirty.add(e.key);
-      } else {
-        if (e.obj) runner.pods.set(e.key, e.obj);
-        else runner.pods.delete(e.key);
-        // a pod's change frees or takes a slot: every queued task is looked at again
-        for (const id of runner.records.keys()) runner.dirty.add(id);
-      }
-    }
-  }
-
-  private ack(): void {
-    for (const [key, state] of this.runner.delivery) {
-      if (state === 'pending' && this.rng.chance(0.5)) {
-        this.runner.delivery.set(key, 'acked');
-        this.runner.dirty.add(key.split('/')[0]!);
-      }
-    }
+    for (const e of runner.inbox.splice(0, n)) runner.see(e);
   }
 
   private storeLogs(): void {
@@ -190,7 +193,7 @@ export class ClusterModel {
 
   private syncDue(runner = this.runner): void {
     for (const [id, at] of runner.wake) if (at <= this.now) runner.dirty.add(id);
-    if (runner.quotaPausedUntil <= this.now) for (const id of runner.records.keys()) runner.dirty.add(id);
+    runner.admitResumes(this.now);
     for (const id of [...runner.dirty]) this.syncTask(runner, id);
   }
 
@@ -205,6 +208,7 @@ export class ClusterModel {
     runner.dirty.delete(id);
     const record = runner.records.get(id);
     if (!record) return;
+    const expected = runner.expectations.size;
     const pods = [...runner.pods.values()].filter((p) => taskOf(p) === id);
     const attempt = record.body.task.attempt ?? 1;
     const live = [...runner.pods.values()].filter((p) => taskOf(p) !== id && !p.metadata.deletionTimestamp && runner.records.get(taskOf(p))?.body.state === 'queued').length + runner.expectations.size;
@@ -223,6 +227,8 @@ export class ClusterModel {
       if (a.type === 'createPod') this.ledger.createDecided(o.record);
       this.apply(runner, o, a);
     }
+    // an expectation settled frees a slot: the queued tasks are looked at again
+    if (runner.expectations.size < expected) for (const other of runner.records.keys()) runner.dirty.add(other);
   }
 
   private fenced(runner: Runner): boolean {
@@ -331,7 +337,8 @@ export class ClusterModel {
         moved = true;
       }
       for (const name of this.pods.keys()) this.logsStored.add(name);
-      for (const [key, state] of r.delivery) if (state === 'pending') r.delivery.set(key, 'acked'), r.dirty.add(key.split('/')[0]!);
+      r.ack(this.rng, 1);
+      r.admitResumes(this.now);
       if (moved || r.inbox.length || r.dirty.size) {
         this.deliver(r.inbox.length);
         for (const id of [...r.dirty]) this.syncTask(r, id);
@@ -341,8 +348,6 @@ export class ClusterModel {
       if (due.length === 0) return this.ledger.quiet(this.records.values(), this.pods.values());
       this.now = Math.min(...due);
       for (const [id, at] of r.wake) if (at <= this.now) r.dirty.add(id);
-      // the admission's pause over: every queued task is tried again (the loop's "\0admit" key)
-      if (r.quotaPausedUntil === this.now) for (const id of r.records.keys()) r.dirty.add(id);
     }
     this.ledger.violate('quiescent-decided', `no quiescence after ${maxRounds} rounds`);
   }
