@@ -4,13 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection, waitFor } from '@rollcall/conformance';
 import { ErrorCode } from '@rollcall/core';
 import { KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, proxiedKubeconfig, requireTestEnv, serverWait, type TcpProxy } from '@rollcall/tools/testenv';
+import { ApiClient, loadKubeConfig } from '@rollcall/kube-client';
 import type { LogLine, PodRunner } from '../src/index.js';
+import { type LogOptions, logStream, MAX_LOG_READ_BYTES } from '../src/logs.js';
 import { admin, exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let runner: PodRunner;
 let namespace: string;
 let start: () => Promise<PodRunner>;
 let proxy: TcpProxy;
+let kubeconfig: string;
 let written = 0;
 
 /** Appends numbered lines to the log kwok serves for every `rollcall-logs` container, each with its own timestamp. */
@@ -20,6 +23,43 @@ function writeLines(count: number, prefix: string): string[] {
     written += 1;
     const text = `${prefix} line ${written}`;
     appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', `${String(written % 1000).padStart(3, '0')}000Z`)} stdout F ${text}\n`);
+    texts.push(text);
+  }
+  return texts;
+}
+
+/** The audit log's entries from byte `from` on. */
+function auditSince(from: number): { stage?: string; requestURI?: string; objectRef?: { name?: string; subresource?: string }; responseStatus?: { code?: number } }[] {
+  const path = requireTestEnv('kubernetes').auditLogPath;
+  const size = statSync(path).size;
+  const buffer = Buffer.alloc(size - from);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, buffer.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.includes('"subresource":"log"'))
+    .map((l) => JSON.parse(l));
+}
+
+/** The `limitBytes` of every read of `pod`'s log in the audit log from byte `from` on (NaN: none asked). */
+function logReadLimits(from: number, pod: string): number[] {
+  return auditSince(from)
+    .filter((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === pod)
+    .map((e) => Number(new URL(e.requestURI ?? '', 'http://api').searchParams.get('limitBytes') ?? NaN));
+}
+
+/** Appends `count` lines stamped within second `second` (an RFC 3339 time without fraction, e.g. 2026-12-07T16:00:05), each `size` bytes of text. */
+function writeLinesAt(second: string, count: number, prefix: string, size: number): string[] {
+  const texts: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const head = `${prefix} ${second} ${i} `;
+    const text = head + 'x'.repeat(Math.max(0, size - head.length));
+    appendFileSync(kwokContainerLogPath(), `${second}.${String(i + 1).padStart(9, '0')}Z stdout F ${text}\n`);
     texts.push(text);
   }
   return texts;
@@ -47,6 +87,7 @@ function refusedLogRead(from: number, pod: string): boolean {
 beforeAll(async () => {
   const env = await runnerNamespace('pod-logs');
   namespace = env.namespace;
+  kubeconfig = env.kubeconfig;
   const proxied = await proxiedKubeconfig(env.kubeconfig);
   proxy = proxied.proxy;
   start = () => startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
@@ -167,5 +208,55 @@ describe('logs', () => {
     const served: string[] = [];
     for await (const line of runner.logs('read-again')) if (line.text.startsWith(prefix)) served.push(line.text);
     expect(served).toEqual(following);
+  });
+
+  it('every read of a pod\'s log asks for at most its byte bound; a longer log comes whole in more reads, a caller\'s limit holds across them, and a second over the bound is PAYLOAD_TOO_LARGE', async () => {
+    await runner.submit({ taskId: 'bounded', taskType: 'report' });
+    await waitFor(() => runner.get('bounded')?.phase === 'running', 15_000, 'the task to run');
+    const { podName } = runner.get('bounded')!;
+    const prefix = `bounded-${process.pid}-${Date.now()}`;
+    // stamped in seconds to come: no line of another test is inside the window read
+    const base = Math.ceil(Date.now() / 1000) + 5;
+    const second = (n: number) => new Date((base + n) * 1000).toISOString().slice(0, 19);
+    const kept: string[] = [];
+    for (let n = 0; n < 6; n += 1) kept.push(...writeLinesAt(second(n), 8, prefix, 80));
+    const crowded = writeLinesAt(second(6), 8, `${prefix}-crowded`, 80);
+    const client = new ApiClient(loadKubeConfig({ kubeconfig }), 10_000, 'rollcall/test (bounded log reads)');
+    const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+    const read = async (options: LogOptions, readBytes?: number) => {
+      const lines: string[] = [];
+      const stream = logStream({ client, logger: quiet, namespace, podName: () => podName, container: KWOK_LOG_CONTAINER, options, ended: () => true, ...(readBytes ? { readBytes } : {}) });
+      for await (const line of stream) if (line.text.startsWith(prefix)) lines.push(line.text);
+      return lines;
+    };
+    const audit = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+    try {
+      // about 8 lines of ~110 bytes (text and timestamp) a second, 1200 bytes a read
+      expect(await read({ sinceTime: `${second(0)}Z` }, 1200)).toEqual([...kept, ...crowded]);
+      const whole = logReadLimits(audit, podName);
+      expect(whole.length).toBeGreaterThanOrEqual(Math.ceil((kept.length + crowded.length) * 110 / 1200));
+      expect(whole.every((limit) => limit > 0 && limit <= 1200), JSON.stringify(whole)).toBe(true);
+      // the caller's limit counts text bytes across the reads, and stops at the line that reaches it
+      const limited = await read({ sinceTime: `${second(0)}Z`, limitBytes: 2500 }, 1200);
+      const sizes = limited.map((t) => Buffer.byteLength(t) + 1);
+      expect(limited).toEqual(kept.slice(0, limited.length));
+      expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2500);
+      expect(sizes.slice(0, -1).reduce((a, b) => a + b, 0)).toBeLessThan(2500);
+      // a read resumes from its last line's second (sinceTime has whole seconds): a second over the bound cannot be passed, and says so
+      const err = await rejection(read({ sinceTime: `${second(6)}Z` }, 500));
+      expect(err.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
+      expect(err.message).toContain(`more than 500 bytes within the second of ${second(6)}Z`);
+      // the runner's own reads carry the default bound
+      const from = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+      const served: string[] = [];
+      for await (const line of runner.logs('bounded', { sinceTime: `${second(0)}Z` })) if (line.text.startsWith(prefix)) served.push(line.text);
+      expect(served).toEqual([...kept, ...crowded]);
+      const limits = logReadLimits(from, podName);
+      expect(limits.length).toBeGreaterThan(0);
+      expect(limits.every((l) => l === MAX_LOG_READ_BYTES), JSON.stringify(limits)).toBe(true);
+    } finally {
+      client.close();
+      await runner.cancel('bounded', { graceSeconds: 0 });
+    }
   });
 });
