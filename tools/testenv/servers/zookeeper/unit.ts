@@ -4,6 +4,7 @@ import { unitDir } from '../../env/paths.js';
 import { zookeeperMode } from './four-letter-word.js';
 import { ensureZookeeperTls, secureClientPortConfig } from './tls.js';
 import type { Unit } from '../../process/unit.js';
+import { isPortFree } from '../../process/ports.js';
 
 /**
  * Debian's zookeeper package: the server jar, plus log4j and its slf4j binding for logs, and
@@ -94,7 +95,9 @@ export function zookeeperUnit(options: ZookeeperUnitOptions): Unit {
     async isHealthy() {
       // an ensemble member answers srvr without a Mode until a quorum has elected a leader
       const mode = await zookeeperMode('127.0.0.1', options.clientPort);
-      return ensemble ? mode === 'leader' || mode === 'follower' : mode === 'standalone';
+      const serving = ensemble ? mode === 'leader' || mode === 'follower' : mode === 'standalone';
+      // the TLS port opens after the plain one answers; a server started before it was configured never opens it
+      return serving && (options.secureClientPort === undefined || !(await isPortFree(options.secureClientPort)));
     },
   };
 }
