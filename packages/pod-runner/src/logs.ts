@@ -58,10 +58,10 @@ export interface LogStreamInput {
  * `limitBytes`, which counts the lines with their timestamps). A longer log is
  * read in more requests, each resuming after the last whole line of the one
  * before, and the next is opened only once every line of the last was taken:
- * the lines held for a slow reader stay within this bound. One line longer
- * than it is cut at it; a log with more than this within one second
- * (`sinceTime` has whole seconds) cannot be read past that second
- * (PAYLOAD_TOO_LARGE).
+ * the lines held for a slow reader stay within this bound. A request resumes
+ * at its last line's second (`sinceTime` has whole seconds), so more than this
+ * within one second — one line longer than it included — cannot be read past:
+ * the read ends there with PAYLOAD_TOO_LARGE.
  */
 export const MAX_LOG_READ_BYTES = 8 * 1024 * 1024;
 
@@ -119,10 +119,7 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
     let seenAtKey = 0;
     let receivedAny = false;
     let received = 0;
-    let lines = 0;
     let taken = 0;
-    // the line that reached the bound, perhaps cut: the next request reads it whole, unless it alone is longer than the bound
-    let held: string | undefined;
     const take = (text: string): void => {
       const space = text.indexOf(' ');
       const time = space > 0 ? text.slice(0, space) : '';
@@ -155,14 +152,12 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
             backoff.reset();
             const text = raw as string;
             received += Buffer.byteLength(text) + 1;
-            lines += 1;
-            if (received >= cap) held = text;
-            else take(text);
+            // the line that reaches the bound may be cut: the next request reads it whole
+            if (received < cap) take(text);
           },
           end: (error) => {
             abort = undefined;
             if (done) return;
-            if (held !== undefined && lines === 1) take(held);
             if (!error && received >= cap && !done) {
               if (taken === 0) return finish(new RegistryError(ErrorCode.PAYLOAD_TOO_LARGE, `the log of pod ${podName} has more than ${readBytes} bytes within the second of ${lastKey.slice(0, 19)}Z: it cannot be read past it`));
               if (queue.length === 0) return void open();

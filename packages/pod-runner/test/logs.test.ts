@@ -53,16 +53,20 @@ function logReadLimits(from: number, pod: string): number[] {
     .map((e) => Number(new URL(e.requestURI ?? '', 'http://api').searchParams.get('limitBytes') ?? NaN));
 }
 
-/** Appends `count` lines stamped within second `second` (an RFC 3339 time without fraction, e.g. 2026-12-07T16:00:05), each `size` bytes of text. */
-function writeLinesAt(second: string, count: number, prefix: string, size: number): string[] {
+/** Appends `count` lines stamped now, each `size` bytes of text; resolves with their texts and the second they share (RFC 3339, whole). */
+async function writeSecond(count: number, prefix: string, size: number): Promise<{ texts: string[]; second: string }> {
+  // one second each: a read resumes at its last line's second
+  const start = Math.floor(Date.now() / 1000);
+  await waitFor(() => Math.floor(Date.now() / 1000) > start, 2000, 'the next second');
+  const now = new Date();
   const texts: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const head = `${prefix} ${second} ${i} `;
+    const head = `${prefix} ${i} `;
     const text = head + 'x'.repeat(Math.max(0, size - head.length));
-    appendFileSync(kwokContainerLogPath(), `${second}.${String(i + 1).padStart(9, '0')}Z stdout F ${text}\n`);
+    appendFileSync(kwokContainerLogPath(), `${now.toISOString().replace('Z', `${String(i + 1).padStart(6, '0')}Z`)} stdout F ${text}\n`);
     texts.push(text);
   }
-  return texts;
+  return { texts, second: `${now.toISOString().slice(0, 19)}Z` };
 }
 
 /** Whether the audit log, from byte `from` on, has a read of `pod`'s log (not a follow) that was refused. */
@@ -210,17 +214,16 @@ describe('logs', () => {
     expect(served).toEqual(following);
   });
 
-  it('every read of a pod\'s log asks for at most its byte bound; a longer log comes whole in more reads, a caller\'s limit holds across them, and a second over the bound is PAYLOAD_TOO_LARGE', async () => {
+  it('every read of a pod\'s log asks for at most its byte bound; a longer log comes whole in more reads, a caller\'s limit holds across them, and a second (or a line) over the bound is PAYLOAD_TOO_LARGE', async () => {
     await runner.submit({ taskId: 'bounded', taskType: 'report' });
     await waitFor(() => runner.get('bounded')?.phase === 'running', 15_000, 'the task to run');
     const { podName } = runner.get('bounded')!;
     const prefix = `bounded-${process.pid}-${Date.now()}`;
-    // stamped in seconds to come: no line of another test is inside the window read
-    const base = Math.ceil(Date.now() / 1000) + 5;
-    const second = (n: number) => new Date((base + n) * 1000).toISOString().slice(0, 19);
-    const kept: string[] = [];
-    for (let n = 0; n < 6; n += 1) kept.push(...writeLinesAt(second(n), 8, prefix, 80));
-    const crowded = writeLinesAt(second(6), 8, `${prefix}-crowded`, 80);
+    // about 8 lines of ~110 bytes (text and timestamp) a second, and one line of ~730 alone in its second
+    const a = await writeSecond(8, `${prefix}-a`, 80);
+    const b = await writeSecond(8, `${prefix}-b`, 80);
+    const c = await writeSecond(1, `${prefix}-long`, 700);
+    const all = [...a.texts, ...b.texts, ...c.texts];
     const client = new ApiClient(loadKubeConfig({ kubeconfig }), 10_000, 'rollcall/test (bounded log reads)');
     const quiet = { debug() {}, info() {}, warn() {}, error() {} };
     const read = async (options: LogOptions, readBytes?: number) => {
@@ -231,26 +234,28 @@ describe('logs', () => {
     };
     const audit = statSync(requireTestEnv('kubernetes').auditLogPath).size;
     try {
-      // about 8 lines of ~110 bytes (text and timestamp) a second, 1200 bytes a read
-      expect(await read({ sinceTime: `${second(0)}Z` }, 1200)).toEqual([...kept, ...crowded]);
+      // 2000 bytes a read: a resumed read re-reads its second and must hold the next line too
+      expect(await read({ sinceTime: a.second }, 2000)).toEqual(all);
       const whole = logReadLimits(audit, podName);
-      expect(whole.length).toBeGreaterThanOrEqual(Math.ceil((kept.length + crowded.length) * 110 / 1200));
-      expect(whole.every((limit) => limit > 0 && limit <= 1200), JSON.stringify(whole)).toBe(true);
+      expect(whole.length).toBeGreaterThanOrEqual(2);
+      expect(whole.every((limit) => limit > 0 && limit <= 2000), JSON.stringify(whole)).toBe(true);
       // the caller's limit counts text bytes across the reads, and stops at the line that reaches it
-      const limited = await read({ sinceTime: `${second(0)}Z`, limitBytes: 2500 }, 1200);
+      const limited = await read({ sinceTime: a.second, limitBytes: 1000 }, 1200);
       const sizes = limited.map((t) => Buffer.byteLength(t) + 1);
-      expect(limited).toEqual(kept.slice(0, limited.length));
-      expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2500);
-      expect(sizes.slice(0, -1).reduce((a, b) => a + b, 0)).toBeLessThan(2500);
+      expect(limited).toEqual(all.slice(0, limited.length));
+      expect(sizes.reduce((x, y) => x + y, 0)).toBeGreaterThanOrEqual(1000);
+      expect(sizes.slice(0, -1).reduce((x, y) => x + y, 0)).toBeLessThan(1000);
       // a read resumes from its last line's second (sinceTime has whole seconds): a second over the bound cannot be passed, and says so
-      const err = await rejection(read({ sinceTime: `${second(6)}Z` }, 500));
+      const err = await rejection(read({ sinceTime: b.second }, 500));
       expect(err.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
-      expect(err.message).toContain(`more than 500 bytes within the second of ${second(6)}Z`);
+      expect(err.message).toContain(`more than 500 bytes within the second of ${b.second}`);
+      // so is one line longer than the bound
+      expect((await rejection(read({ sinceTime: c.second }, 500))).code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
       // the runner's own reads carry the default bound
       const from = statSync(requireTestEnv('kubernetes').auditLogPath).size;
       const served: string[] = [];
-      for await (const line of runner.logs('bounded', { sinceTime: `${second(0)}Z` })) if (line.text.startsWith(prefix)) served.push(line.text);
-      expect(served).toEqual([...kept, ...crowded]);
+      for await (const line of runner.logs('bounded', { sinceTime: a.second })) if (line.text.startsWith(prefix)) served.push(line.text);
+      expect(served).toEqual(all);
       const limits = logReadLimits(from, podName);
       expect(limits.length).toBeGreaterThan(0);
       expect(limits.every((l) => l === MAX_LOG_READ_BYTES), JSON.stringify(limits)).toBe(true);

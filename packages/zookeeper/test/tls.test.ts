@@ -120,9 +120,9 @@ describe('TLS to the secureClientPort', () => {
       { connectString: standalone(), tls: tls() },
       { connectString: tlsEnv().connectString },
     ]) {
-      const err = await rejection(createZookeeperStore({ cluster: 'never', openAcl: true, connectTimeoutMs: 1500, ...options }));
+      const err = await rejection(createZookeeperStore({ cluster: 'never', openAcl: true, connectTimeoutMs: 1000, ...options }));
       expect(err.code, JSON.stringify(options)).toBe('UNAVAILABLE');
-      expect(err.message).toContain('within 1500 ms');
+      expect(err.message).toContain('within 1000 ms');
     }
   });
 
