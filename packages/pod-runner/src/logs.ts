@@ -1,4 +1,4 @@
-import { type ErrorCode, hasCode, type Logger, type Timer } from '@rollcall/core';
+import { ErrorCode, hasCode, type Logger, RegistryError, type Timer } from '@rollcall/core';
 import { Backoff } from '@rollcall/core/spi';
 import type { ApiClient } from '@rollcall/kube-client';
 import { sortable } from './log-time.js';
@@ -11,7 +11,10 @@ export interface LogOptions {
   sinceTime?: string;
   /** Only the last lines of what is there now. */
   tailLines?: number;
-  /** Stop after this many bytes of log text. */
+  /**
+   * Stop after this many bytes of log text (each line's text and its newline; whole lines, the one
+   * that reaches it included). Default: the whole log, read {@link MAX_LOG_READ_BYTES} at a time.
+   */
   limitBytes?: number;
   /** Default the task's container (the template's first). */
   container?: string;
@@ -46,7 +49,21 @@ export interface LogStreamInput {
    * is the caller's.
    */
   retryFirstOpenOn?: readonly ErrorCode[];
+  /** The bound of each request, bytes; default {@link MAX_LOG_READ_BYTES}. */
+  readBytes?: number;
 }
+
+/**
+ * The most one request for a pod's log asks for, bytes: 8 MiB (the API's
+ * `limitBytes`, which counts the lines with their timestamps). A longer log is
+ * read in more requests, each resuming after the last whole line of the one
+ * before, and the next is opened only once every line of the last was taken:
+ * the lines held for a slow reader stay within this bound. A request resumes
+ * at its last line's second (`sinceTime` has whole seconds), so more than this
+ * within one second — one line longer than it included — cannot be read past:
+ * the read ends there with PAYLOAD_TOO_LARGE.
+ */
+export const MAX_LOG_READ_BYTES = 8 * 1024 * 1024;
 
 const MAX_FAILURES = 8;
 /** The pause before a stream is opened again: from 100 ms, doubling (less up to 20 % jitter) to 5 s, reset by a line. */
@@ -74,6 +91,9 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
   let opened = 0;
   // the last stream ended without an error: every line up to that point was delivered
   let endedCleanly = false;
+  const readBytes = input.readBytes ?? MAX_LOG_READ_BYTES;
+  // a request cut at its bound: the next is opened once the reader has taken every queued line
+  let openWhenDrained = false;
 
   const finish = (err?: Error) => {
     failure ??= err;
@@ -92,9 +112,35 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
     const since = resume ? `${lastKey.slice(0, 19)}Z` : options.sinceTime;
     if (since) query.set('sinceTime', since);
     if (!resume && options.tailLines !== undefined) query.set('tailLines', String(options.tailLines));
-    if (options.limitBytes !== undefined) query.set('limitBytes', String(Math.max(1, options.limitBytes - bytes)));
+    // Each request stops at the bound; the caller's limit counts text, not the API's bytes with their timestamps, so it is applied
+    // here to the lines (the stream is aborted as it is reached): a resumed request re-reads its second, which a small limit would not hold.
+    const cap = readBytes;
+    query.set('limitBytes', String(cap));
     let seenAtKey = 0;
     let receivedAny = false;
+    let received = 0;
+    let taken = 0;
+    const take = (text: string): void => {
+      const space = text.indexOf(' ');
+      const time = space > 0 ? text.slice(0, space) : '';
+      const line: LogLine = { time, text: space > 0 ? text.slice(space + 1) : text };
+      const key = sortable(time);
+      if (key < lastKey) return;
+      if (key === lastKey) {
+        seenAtKey += 1;
+        if (seenAtKey <= atLastKey) return;
+        atLastKey = seenAtKey;
+      } else {
+        lastKey = key;
+        seenAtKey = 1;
+        atLastKey = 1;
+      }
+      taken += 1;
+      bytes += Buffer.byteLength(line.text) + 1;
+      queue.push(line);
+      wake?.();
+      if (options.limitBytes !== undefined && bytes >= options.limitBytes) finish();
+    };
     try {
       const stream = await client.stream(
         `/api/v1/namespaces/${namespace}/pods/${podName}/log?${query}`,
@@ -105,28 +151,19 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
             failures = 0;
             backoff.reset();
             const text = raw as string;
-            const space = text.indexOf(' ');
-            const time = space > 0 ? text.slice(0, space) : '';
-            const line: LogLine = { time, text: space > 0 ? text.slice(space + 1) : text };
-            const key = sortable(time);
-            if (key < lastKey) return;
-            if (key === lastKey) {
-              seenAtKey += 1;
-              if (seenAtKey <= atLastKey) return;
-              atLastKey = seenAtKey;
-            } else {
-              lastKey = key;
-              seenAtKey = 1;
-              atLastKey = 1;
-            }
-            bytes += Buffer.byteLength(line.text) + 1;
-            queue.push(line);
-            wake?.();
-            if (options.limitBytes !== undefined && bytes >= options.limitBytes) finish();
+            received += Buffer.byteLength(text) + 1;
+            // the line that reaches the bound may be cut: the next request reads it whole
+            if (received < cap) take(text);
           },
           end: (error) => {
             abort = undefined;
             if (done) return;
+            if (!error && received >= cap && !done) {
+              if (taken === 0) return finish(new RegistryError(ErrorCode.PAYLOAD_TOO_LARGE, `the log of pod ${podName} has more than ${readBytes} bytes within the second of ${lastKey.slice(0, 19)}Z: it cannot be read past it`));
+              if (queue.length === 0) return void open();
+              openWhenDrained = true;
+              return;
+            }
             endedCleanly = !error;
             if (!error && (!options.follow || input.ended())) return finish();
             if (!receivedAny) failures += 1;
@@ -162,6 +199,10 @@ export function logStream(input: LogStreamInput): AsyncIterableIterator<LogLine>
       for (;;) {
         const line = queue.shift();
         if (line) return { value: line, done: false };
+        if (openWhenDrained && !done) {
+          openWhenDrained = false;
+          void open();
+        }
         if (done) {
           if (failure) {
             const err = failure;

@@ -4,13 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection, waitFor } from '@rollcall/conformance';
 import { ErrorCode } from '@rollcall/core';
 import { KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, proxiedKubeconfig, requireTestEnv, serverWait, type TcpProxy } from '@rollcall/tools/testenv';
+import { ApiClient, loadKubeConfig } from '@rollcall/kube-client';
 import type { LogLine, PodRunner } from '../src/index.js';
+import { type LogOptions, logStream, MAX_LOG_READ_BYTES } from '../src/logs.js';
 import { admin, exits, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let runner: PodRunner;
 let namespace: string;
 let start: () => Promise<PodRunner>;
 let proxy: TcpProxy;
+let kubeconfig: string;
 let written = 0;
 
 /** Appends numbered lines to the log kwok serves for every `rollcall-logs` container, each with its own timestamp. */
@@ -23,6 +26,47 @@ function writeLines(count: number, prefix: string): string[] {
     texts.push(text);
   }
   return texts;
+}
+
+/** The audit log's entries from byte `from` on. */
+function auditSince(from: number): { stage?: string; requestURI?: string; objectRef?: { name?: string; subresource?: string }; responseStatus?: { code?: number } }[] {
+  const path = requireTestEnv('kubernetes').auditLogPath;
+  const size = statSync(path).size;
+  const buffer = Buffer.alloc(size - from);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, buffer.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.includes('"subresource":"log"'))
+    .map((l) => JSON.parse(l));
+}
+
+/** The `limitBytes` of every read of `pod`'s log in the audit log from byte `from` on (NaN: none asked). */
+function logReadLimits(from: number, pod: string): number[] {
+  return auditSince(from)
+    .filter((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === pod)
+    .map((e) => Number(new URL(e.requestURI ?? '', 'http://api').searchParams.get('limitBytes') ?? NaN));
+}
+
+/** Appends `count` lines stamped now, each `size` bytes of text; resolves with their texts and the second they share (RFC 3339, whole). */
+async function writeSecond(count: number, prefix: string, size: number): Promise<{ texts: string[]; second: string }> {
+  // one second each: a read resumes at its last line's second
+  const start = Math.floor(Date.now() / 1000);
+  await waitFor(() => Math.floor(Date.now() / 1000) > start, 2000, 'the next second');
+  const now = new Date();
+  const texts: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const head = `${prefix} ${i} `;
+    const text = head + 'x'.repeat(Math.max(0, size - head.length));
+    appendFileSync(kwokContainerLogPath(), `${now.toISOString().replace('Z', `${String(i + 1).padStart(6, '0')}Z`)} stdout F ${text}\n`);
+    texts.push(text);
+  }
+  return { texts, second: `${now.toISOString().slice(0, 19)}Z` };
 }
 
 /** Whether the audit log, from byte `from` on, has a read of `pod`'s log (not a follow) that was refused. */
@@ -47,6 +91,7 @@ function refusedLogRead(from: number, pod: string): boolean {
 beforeAll(async () => {
   const env = await runnerNamespace('pod-logs');
   namespace = env.namespace;
+  kubeconfig = env.kubeconfig;
   const proxied = await proxiedKubeconfig(env.kubeconfig);
   proxy = proxied.proxy;
   start = () => startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
@@ -167,5 +212,56 @@ describe('logs', () => {
     const served: string[] = [];
     for await (const line of runner.logs('read-again')) if (line.text.startsWith(prefix)) served.push(line.text);
     expect(served).toEqual(following);
+  });
+
+  it('every read of a pod\'s log asks for at most its byte bound; a longer log comes whole in more reads, a caller\'s limit holds across them, and a second (or a line) over the bound is PAYLOAD_TOO_LARGE', async () => {
+    await runner.submit({ taskId: 'bounded', taskType: 'report' });
+    await waitFor(() => runner.get('bounded')?.phase === 'running', 15_000, 'the task to run');
+    const { podName } = runner.get('bounded')!;
+    const prefix = `bounded-${process.pid}-${Date.now()}`;
+    // about 8 lines of ~110 bytes (text and timestamp) a second, and one line of ~730 alone in its second
+    const a = await writeSecond(8, `${prefix}-a`, 80);
+    const b = await writeSecond(8, `${prefix}-b`, 80);
+    const c = await writeSecond(1, `${prefix}-long`, 700);
+    const all = [...a.texts, ...b.texts, ...c.texts];
+    const client = new ApiClient(loadKubeConfig({ kubeconfig }), 10_000, 'rollcall/test (bounded log reads)');
+    const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+    const read = async (options: LogOptions, readBytes?: number) => {
+      const lines: string[] = [];
+      const stream = logStream({ client, logger: quiet, namespace, podName: () => podName, container: KWOK_LOG_CONTAINER, options, ended: () => true, ...(readBytes ? { readBytes } : {}) });
+      for await (const line of stream) if (line.text.startsWith(prefix)) lines.push(line.text);
+      return lines;
+    };
+    const audit = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+    try {
+      // 2000 bytes a read: a resumed read re-reads its second and must hold the next line too
+      expect(await read({ sinceTime: a.second }, 2000)).toEqual(all);
+      const whole = logReadLimits(audit, podName);
+      expect(whole.length).toBeGreaterThanOrEqual(2);
+      expect(whole.every((limit) => limit > 0 && limit <= 2000), JSON.stringify(whole)).toBe(true);
+      // the caller's limit counts text bytes across the reads, and stops at the line that reaches it
+      const limited = await read({ sinceTime: a.second, limitBytes: 1000 }, 1200);
+      const sizes = limited.map((t) => Buffer.byteLength(t) + 1);
+      expect(limited).toEqual(all.slice(0, limited.length));
+      expect(sizes.reduce((x, y) => x + y, 0)).toBeGreaterThanOrEqual(1000);
+      expect(sizes.slice(0, -1).reduce((x, y) => x + y, 0)).toBeLessThan(1000);
+      // a read resumes from its last line's second (sinceTime has whole seconds): a second over the bound cannot be passed, and says so
+      const err = await rejection(read({ sinceTime: b.second }, 500));
+      expect(err.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
+      expect(err.message).toContain(`more than 500 bytes within the second of ${b.second}`);
+      // so is one line longer than the bound
+      expect((await rejection(read({ sinceTime: c.second }, 500))).code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
+      // the runner's own reads carry the default bound
+      const from = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+      const served: string[] = [];
+      for await (const line of runner.logs('bounded', { sinceTime: a.second })) if (line.text.startsWith(prefix)) served.push(line.text);
+      expect(served).toEqual(all);
+      const limits = logReadLimits(from, podName);
+      expect(limits.length).toBeGreaterThan(0);
+      expect(limits.every((l) => l === MAX_LOG_READ_BYTES), JSON.stringify(limits)).toBe(true);
+    } finally {
+      client.close();
+      await runner.cancel('bounded', { graceSeconds: 0 });
+    }
   });
 });

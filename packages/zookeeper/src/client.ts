@@ -9,6 +9,7 @@ import type { Client, State } from 'node-zookeeper-client';
 import { type Clock, type Logger, type RegistryError, type Timer, UnavailableError } from '@rollcall/core';
 import type { StoreSessionState } from '@rollcall/core/spi';
 import { BACKEND, mapError, ZK, zkCode } from './errors.js';
+import { tlsFailure, useTlsSocket, type ZkTlsMaterial } from './tls-socket.js';
 
 /** The internals of node-zookeeper-client this backend reaches into, narrowed to what it reads. */
 interface ClientInternals {
@@ -36,6 +37,8 @@ export interface SessionOptions {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   auth?: { username: string; password: string } | undefined;
+  /** TLS to every server (tls-socket.ts); absent: plain sockets. */
+  tls?: ZkTlsMaterial | undefined;
   clock: Clock;
   logger: Logger;
   /** Hosts in the connect string: the handshake timeout per server is the session timeout divided among them. */
@@ -72,6 +75,9 @@ export class ZkSession {
   private sessionIdHex = '';
   /** Requests waiting for the connection to come back. */
   private readonly waiters = new Set<Waiter>();
+  /** Fails the first connect at once (a certificate that does not verify), until it is settled. */
+  private failStart: ((error: RegistryError) => void) | undefined;
+  private lastTlsFailure = '';
 
   constructor(private readonly options: SessionOptions) {
     this.negotiatedMs = options.sessionTimeoutMs;
@@ -88,8 +94,15 @@ export class ZkSession {
       const off = this.onConnected(() => {
         off();
         timer.cancel();
+        this.failStart = undefined;
         resolve();
       });
+      this.failStart = (error) => {
+        this.failStart = undefined;
+        off();
+        timer.cancel();
+        void this.close().finally(() => reject(error));
+      };
       this.newClient();
     });
   }
@@ -219,6 +232,7 @@ export class ZkSession {
       spinDelay: 250,
       retries: 0,
     });
+    if (this.options.tls) useTlsSocket(client, this.options.tls, (server, error) => generation === this.generation && this.tlsError(server, error));
     if (this.options.auth) client.addAuthInfo('digest', Buffer.from(`${this.options.auth.username}:${this.options.auth.password}`, 'utf8'));
     client.on('state', (state: State) => {
       if (generation !== this.generation) return;
@@ -233,6 +247,16 @@ export class ZkSession {
     this.client = client;
     client.connect();
     this.watchHandshake(client, generation);
+  }
+
+  /** A certificate that does not verify fails the first connect at once; later, it is logged (once per cause) while the library tries the next server. */
+  private tlsError(server: string, error: Error): void {
+    const failure = tlsFailure(server, error);
+    if (!failure) return;
+    if (this.failStart) return this.failStart(failure);
+    if (failure.message === this.lastTlsFailure) return;
+    this.lastTlsFailure = failure.message;
+    this.options.logger.error({ backend: BACKEND, key: failure.key }, `[rollcall] [zookeeper] ${failure.message}`);
   }
 
   /** The library has no timeout on a handshake the server never answers; this one cuts it after the session timeout split among the hosts. */

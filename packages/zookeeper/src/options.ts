@@ -1,6 +1,22 @@
 import type { PluginOptionsInput } from '@rollcall/core';
 import type { OptionSchema } from '@rollcall/core/spi';
 
+/** `registry.zookeeper.tls.*`: TLS to ZooKeeper's `secureClientPort`. */
+export interface ZookeeperTlsOptions {
+  /** Connect over TLS; the connect string then names the servers' `secureClientPort`s. Default false. */
+  readonly enabled: boolean;
+  /** PEM file of the CA that signed the servers' certificates. Default: the system's CAs. */
+  readonly caFile?: string;
+  /** PEM file of a client certificate, for servers that require one (`ssl.clientAuth=need`, their default). Needs `keyFile`. */
+  readonly certFile?: string;
+  /** PEM file of the client certificate's key. Needs `certFile`. */
+  readonly keyFile?: string;
+  /** The name the servers' certificates must carry. Default: each server's host from the connect string. */
+  readonly servername?: string;
+  /** Refuse a server whose certificate does not verify. Default true; false is warned at every connect. */
+  readonly rejectUnauthorized: boolean;
+}
+
 /** The `registry.zookeeper.*` keys, validated and frozen. */
 export interface ZookeeperOptions {
   /**
@@ -47,6 +63,8 @@ export interface ZookeeperOptions {
    * registry creates nothing and needs neither.
    */
   readonly openAcl: boolean;
+  /** TLS; off by default, when traffic and the digest password cross the network in clear. */
+  readonly tls: ZookeeperTlsOptions;
 }
 
 const HOST_PORT = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$/;
@@ -86,6 +104,8 @@ export function parseConnectString(value: string): { problem: string } | { hosts
   return { hosts, chroot };
 }
 
+const nonEmpty = (v: string) => (v === '' ? 'must not be empty' : undefined);
+
 /** The option schema core validates `registry.zookeeper.*` against. */
 export const zookeeperOptions: OptionSchema = {
   connectString: {
@@ -121,15 +141,26 @@ export const zookeeperOptions: OptionSchema = {
   'auth.password': { type: 'string', secret: true, doc: 'Digest password (secret).', check: (v) => (v === '' ? 'must not be empty' : undefined) },
   worldReadable: { type: 'boolean', default: false, doc: 'With auth: every identity may read the records (world:anyone READ); only this identity may change them.' },
   openAcl: { type: 'boolean', default: false, doc: 'Without auth: create znodes open to anyone (world:anyone ALL). Needed, by name, for a registry that writes without auth.' },
+  'tls.enabled': { type: 'boolean', default: false, doc: "Connect over TLS, to the servers' secureClientPort." },
+  'tls.caFile': { type: 'string', doc: "PEM file of the CA of the servers' certificates; default: the system CAs.", check: nonEmpty },
+  'tls.certFile': { type: 'string', doc: 'PEM file of a client certificate; needs tls.keyFile.', check: nonEmpty },
+  'tls.keyFile': { type: 'string', doc: "PEM file of the client certificate's key; needs tls.certFile.", check: nonEmpty },
+  'tls.servername': { type: 'string', doc: "Name the servers' certificates must carry; default: each host of the connect string.", check: nonEmpty },
+  'tls.rejectUnauthorized': { type: 'boolean', default: true, doc: 'Refuse a server certificate that does not verify (false is warned at every connect).' },
 };
 
-/** Cross-key rules: user name and password come together. */
+/** Cross-key rules: user name and password together, TLS files only with TLS on, a certificate with its key. */
 export function validateZookeeperOptions(options: ZookeeperOptions): { key: string; rule: string } | undefined {
   const auth = options.auth as Partial<NonNullable<ZookeeperOptions['auth']>> | undefined;
   if (auth && (auth.username === undefined) !== (auth.password === undefined)) {
     const missing = auth.username === undefined ? 'auth.username' : 'auth.password';
     return { key: missing, rule: 'auth.username and auth.password are set together' };
   }
+  const tls = options.tls;
+  for (const key of ['caFile', 'certFile', 'keyFile', 'servername'] as const) {
+    if (tls?.[key] !== undefined && !tls.enabled) return { key: `tls.${key}`, rule: 'is set but tls.enabled is false' };
+  }
+  if (tls && (tls.certFile === undefined) !== (tls.keyFile === undefined)) return { key: tls.certFile === undefined ? 'tls.certFile' : 'tls.keyFile', rule: 'tls.certFile and tls.keyFile go together' };
   if (auth && options.openAcl) return { key: 'openAcl', rule: 'is for a registry without auth; with auth.username the znodes belong to that identity' };
   return undefined;
 }

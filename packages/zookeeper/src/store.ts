@@ -8,6 +8,7 @@ import { BACKEND } from './errors.js';
 import { parseConnectString, type ZookeeperOptions } from './options.js';
 import { createdOf, RevisionJournal, versionOf, zxidOf } from './revisions.js';
 import { ZkSession } from './client.js';
+import { readZkTls, warnUnverifiedZkTls } from './tls-socket.js';
 import { PrefixWatch, type NodeRead, type WatchHost } from './watch.js';
 
 /** Largest payload kept in one record: below ZooKeeper's default 1 MiB znode limit (jute.maxbuffer), with room for the record's fields. */
@@ -15,7 +16,8 @@ export const ZOOKEEPER_MAX_PAYLOAD_BYTES = 1_000_000;
 
 /**
  * Connects a session, checks the chroot, and creates `<root>/<cluster>` if
- * missing. Rejects UNAVAILABLE when no server answers within
+ * missing. Rejects INVALID_CONFIG when a server's TLS certificate does not
+ * verify (naming the key to fix), UNAVAILABLE when no server answers within
  * `connectTimeoutMs`, INVALID_CONFIG for a chroot that does not exist,
  * PERMISSION_DENIED when the ACLs refuse this identity.
  */
@@ -28,8 +30,11 @@ export async function connectZookeeperStore({ cluster, options, logger, clock, r
       { key: 'registry.zookeeper.openAcl', backend: BACKEND },
     );
   }
+  const tls = readZkTls(options.tls);
+  warnUnverifiedZkTls(logger, options.tls);
   const session = new ZkSession({
     connectString: options.connectString,
+    tls,
     sessionTimeoutMs: options.sessionTimeoutMs,
     connectTimeoutMs: options.connectTimeoutMs,
     requestTimeoutMs,

@@ -4,6 +4,8 @@ import { portsOf } from '../process/ports.js';
 import { startUnits } from '../process/unit.js';
 import { defineBackend, defineServer, offsetRange } from './server.js';
 import { zookeeperUnit } from './zookeeper/unit.js';
+import { zookeeperTlsFiles } from './zookeeper/tls.js';
+import { unitDir } from '../env/paths.js';
 
 export interface ZookeeperEnv {
   /** Client connect string, e.g. "127.0.0.1:21181". */
@@ -11,6 +13,19 @@ export interface ZookeeperEnv {
   host: string;
   port: number;
   version: string;
+  /** The same server's `secureClientPort` (TLS; the server requires a client certificate). */
+  tls: {
+    /** e.g. "127.0.0.1:21182". */
+    connectString: string;
+    port: number;
+    /** PEM: the CA of the server's certificate. */
+    caFile: string;
+    /** PEM: a client certificate and key the server accepts. */
+    certFile: string;
+    keyFile: string;
+    /** PEM: a CA that signed nothing the server shows. */
+    wrongCaFile: string;
+  };
 }
 
 export interface ZookeeperEnsembleMember {
@@ -34,19 +49,27 @@ export interface ZookeeperEnsembleEnv {
 const MEMBER_IDS = [1, 2, 3];
 
 /** Offsets from the instance's port base; the ensemble's are the first of three (members 1..3). */
-const PORTS = { standalone: 181, ensembleClient: 281, ensembleQuorum: 291, ensembleElection: 294 };
+const PORTS = { standalone: 181, standaloneSecure: 182, ensembleClient: 281, ensembleQuorum: 291, ensembleElection: 294 };
 const port = portsOf(PORTS);
 
-/** A standalone ZooKeeper from Debian's zookeeper package. */
+/** A standalone ZooKeeper from Debian's zookeeper package, also on a TLS port. */
 export const zookeeper = defineServer({
   name: 'zookeeper',
   envKey: 'zookeeper',
-  units: () => [zookeeperUnit({ name: 'zookeeper', clientPort: port('standalone') })],
+  units: () => [zookeeperUnit({ name: 'zookeeper', clientPort: port('standalone'), secureClientPort: port('standaloneSecure') })],
   install: () => ensureDebianPackages(['zookeeper']),
   up: (): Promise<void> => startUnits(zookeeper.units()),
   async describe(): Promise<ZookeeperEnv> {
     const p = port('standalone');
-    return { connectString: `127.0.0.1:${p}`, host: '127.0.0.1', port: p, version: debianPackageVersion('zookeeper') };
+    const securePort = port('standaloneSecure');
+    const { caFile, certFile, keyFile, wrongCaFile } = zookeeperTlsFiles(unitDir('zookeeper'));
+    return {
+      connectString: `127.0.0.1:${p}`,
+      host: '127.0.0.1',
+      port: p,
+      version: debianPackageVersion('zookeeper'),
+      tls: { connectString: `127.0.0.1:${securePort}`, port: securePort, caFile, certFile, keyFile, wrongCaFile },
+    };
   },
 });
 
@@ -89,6 +112,7 @@ export const zookeeperBackend = defineBackend({
   servers: [zookeeper, zookeeperEnsemble],
   portOffsets: [
     PORTS.standalone,
+    PORTS.standaloneSecure,
     ...[PORTS.ensembleClient, PORTS.ensembleQuorum, PORTS.ensembleElection].flatMap((first) => offsetRange(first, MEMBER_IDS.length)),
   ],
   executables: ['java'],

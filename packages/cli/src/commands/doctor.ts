@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { silentLogger, systemClock } from '@rollcall/core';
+import { hasCode, silentLogger, systemClock } from '@rollcall/core';
 import { accessReviewOf } from '@rollcall/core/admin';
 import type { AccessPermission, AccessReview, RecordStore } from '@rollcall/core/spi';
 import { describeKeys, resolveCliConfig, type CliConfig, type ConfigFlags } from '../config.js';
 import { CliError, ExitCode, toCliError, usageError } from '../errors.js';
 import { outputFormat, printJson } from '../output.js';
-import { applyCommand } from './manifests.js';
+import { applyCommand, manifestFile } from './manifests.js';
 import { printable } from '../terminal.js';
 
 export interface DoctorFlags extends ConfigFlags {
@@ -75,10 +75,131 @@ async function missingKubernetesPermissions(access: AccessReview, permissions: P
 
 const resourceName = (p: Permission) => `${p.group ? `${p.resource}.${p.group}` : p.resource}${p.subresource ? `/${p.subresource}` : ''}`;
 
+/** The shipped ValidatingAdmissionPolicies that judge a role's writes, each with its binding (`rollcall manifests --admission`). */
+export function shippedAdmission(role: DoctorRole): { policy: string; binding: string }[] {
+  const file = role === 'pod-runner' ? 'pod-runner-admission' : 'admission';
+  return manifestFile(file)
+    .split(/^---\s*$/m)
+    .flatMap((doc) => {
+      if (!/^kind: ValidatingAdmissionPolicyBinding\s*$/m.test(doc)) return [];
+      const binding = /^ {2}name: (\S+)/m.exec(doc)?.[1];
+      const policy = /^ {2}policyName: (\S+)/m.exec(doc)?.[1];
+      return binding && policy ? [{ policy, binding }] : [];
+    });
+}
+
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** Whether `selector` selects an object with `labels`, as the API server decides it (an empty selector selects everything). */
+export function selects(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
+  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) if (labels[key] !== value) return false;
+  for (const { key, operator, values = [] } of selector?.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, key);
+    if (operator === 'In' && !(has && values.includes(labels[key]!))) return false;
+    if (operator === 'NotIn' && has && values.includes(labels[key]!)) return false;
+    if (operator === 'Exists' && !has) return false;
+    if (operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
+}
+
+const describeSelector = (s: LabelSelector | undefined) =>
+  [...Object.entries(s?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`), ...(s?.matchExpressions ?? []).map((e) => `${e.key} ${e.operator}${e.values ? ` (${e.values.join(', ')})` : ''}`)].join(', ') || 'every namespace';
+
+const ADMISSION_API = '/apis/admissionregistration.k8s.io/v1';
+
+interface Binding {
+  spec?: { policyName?: string; validationActions?: string[]; matchResources?: { namespaceSelector?: LabelSelector } };
+}
+
+/**
+ * Whether the shipped admission policies of `role` and their bindings exist
+ * and bind `namespace` with Deny (read-only: GETs of the cluster-scoped
+ * objects and of the namespace). Missing or not binding is a warning, as the
+ * policies are a second layer an administrator opts into; an identity that
+ * may not read them (every Rollcall account: their Roles are namespaced) gets
+ * a skip saying so.
+ */
+async function admissionCheck(role: DoctorRole, options: Record<string, unknown>, namespace: string, requestTimeoutMs: number): Promise<Check> {
+  const name = 'admission';
+  const fix = `rollcall manifests --admission --namespace ${namespace} | kubectl apply -f - (as a cluster admin)`;
+  let kube: typeof import('@rollcall/kube-client');
+  try {
+    // a dependency of @rollcall/kubernetes, present wherever registry.type=kubernetes works
+    kube = await import('@rollcall/kube-client');
+  } catch {
+    return { name, status: 'skip', detail: '@rollcall/kube-client (installed with @rollcall/kubernetes) could not be loaded' };
+  }
+  const source: { kubeconfig?: string; context?: string } = {};
+  if (typeof options.kubeconfig === 'string') source.kubeconfig = options.kubeconfig;
+  if (typeof options.context === 'string') source.context = options.context;
+  const client = new kube.ApiClient(kube.loadKubeConfig(source), requestTimeoutMs, kube.userAgent(undefined));
+  const get = async <T>(path: string, resource: string, objectName?: string, inNamespace = '(cluster-scoped)'): Promise<T | undefined> => {
+    try {
+      return await client.request<T>({ method: 'GET', path, context: { verb: 'get', resource, namespace: inNamespace, ...(objectName ? { name: objectName } : {}) } });
+    } catch (err) {
+      if (hasCode(err, 'NOT_FOUND')) return undefined;
+      throw err;
+    }
+  };
+  const expected = shippedAdmission(role);
+  const what = expected.map((e) => e.policy).join(', ');
+  try {
+    const group = await get<{ resources?: { name?: string }[] }>(ADMISSION_API, 'admissionregistration.k8s.io/v1');
+    if (!group?.resources?.some((r) => r.name === 'validatingadmissionpolicies')) {
+      return { name, status: 'warn', detail: `the API server does not serve ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1, Kubernetes >= 1.30): only the Roles confine the accounts in namespace ${namespace}` };
+    }
+    const problems: string[] = [];
+    let labels: Record<string, string> | undefined;
+    let labelsUnreadable = false;
+    for (const { policy, binding } of expected) {
+      if (!(await get(`${ADMISSION_API}/validatingadmissionpolicies/${policy}`, 'validatingadmissionpolicies.admissionregistration.k8s.io', policy))) {
+        problems.push(`policy ${policy} does not exist`);
+        continue;
+      }
+      const bound = await get<Binding>(`${ADMISSION_API}/validatingadmissionpolicybindings/${binding}`, 'validatingadmissionpolicybindings.admissionregistration.k8s.io', binding);
+      if (!bound) {
+        problems.push(`binding ${binding} does not exist`);
+        continue;
+      }
+      const spec = bound.spec ?? {};
+      if (spec.policyName !== policy) problems.push(`binding ${binding} binds ${spec.policyName ?? 'no policy'}, not ${policy}`);
+      if (!spec.validationActions?.includes('Deny')) problems.push(`binding ${binding} does not deny (validationActions: ${spec.validationActions?.join(', ') || 'none'})`);
+      const selector = spec.matchResources?.namespaceSelector;
+      if (selector && (Object.keys(selector.matchLabels ?? {}).length || selector.matchExpressions?.length)) {
+        if (labels === undefined && !labelsUnreadable) {
+          try {
+            labels = (await get<{ metadata?: { labels?: Record<string, string> } }>(`/api/v1/namespaces/${namespace}`, 'namespaces', namespace, namespace))?.metadata?.labels ?? {};
+          } catch (err) {
+            if (!hasCode(err, 'PERMISSION_DENIED')) throw err;
+            labelsUnreadable = true;
+          }
+        }
+        if (labelsUnreadable) problems.push(`binding ${binding} selects namespaces by label (${describeSelector(selector)}), and this identity may not read namespace ${namespace}'s labels to tell`);
+        else if (!selects(selector, labels!)) problems.push(`binding ${binding} does not select namespace ${namespace} (it selects ${describeSelector(selector)}; label the namespace, e.g. kubectl label namespace ${namespace} rollcall.dev/admission=enabled)`);
+      }
+    }
+    if (problems.length === 0) return { name, status: 'ok', detail: `policies ${what} exist and their bindings deny in namespace ${namespace}` };
+    return { name, status: 'warn', detail: `the admission policies do not confine the accounts in namespace ${namespace} (only the Roles do): ${problems.join('; ')}; installed by: ${fix}`, fix };
+  } catch (err) {
+    if (hasCode(err, 'PERMISSION_DENIED')) {
+      return { name, status: 'skip', detail: `this identity may not read validatingadmissionpolicies (cluster-scoped; the Rollcall Roles grant none), so whether ${what} bind namespace ${namespace} is unknown: a cluster admin can run rollcall doctor, or kubectl get validatingadmissionpolicybindings` };
+    }
+    const e = toCliError(err, 'doctor');
+    return { name, status: 'fail', detail: `${e.code}: ${e.message}`, code: e.code };
+  } finally {
+    client.close();
+  }
+}
+
 /**
  * `rollcall doctor`: checks the configuration, the connection (a list of the
  * cluster's records) and, on Kubernetes, every permission the chosen role
- * needs, printing what is missing and the manifest that grants it.
+ * needs, printing what is missing and the manifest that grants it, and
+ * whether the shipped admission policies bind the namespace.
  */
 export async function doctorCommand(flags: DoctorFlags): Promise<number> {
   const format = outputFormat(flags);
@@ -157,6 +278,7 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
     } catch (err) {
       fail('permissions', err);
     }
+    checks.push(await admissionCheck(role, options, namespace, config.resolved.requestTimeoutMs));
   }
   await store?.close().catch(() => {});
 

@@ -2,10 +2,15 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { unitDir } from '../../env/paths.js';
 import { zookeeperMode } from './four-letter-word.js';
+import { ensureZookeeperTls, secureClientPortConfig } from './tls.js';
 import type { Unit } from '../../process/unit.js';
+import { isPortFree } from '../../process/ports.js';
 
-/** Debian's zookeeper package: the server jar, plus log4j and its slf4j binding for logs. */
-const CLASSPATH = ['/usr/share/java/zookeeper.jar', '/usr/share/java/slf4j-log4j12.jar', '/usr/share/java/log4j-1.2.jar'].join(':');
+/**
+ * Debian's zookeeper package: the server jar, plus log4j and its slf4j binding for logs, and
+ * the Netty codec and resolver jars its manifest leaves out (the TLS port's Netty factory needs them).
+ */
+const CLASSPATH = ['zookeeper', 'slf4j-log4j12', 'log4j-1.2', 'netty-codec', 'netty-resolver'].map((jar) => `/usr/share/java/${jar}.jar`).join(':');
 
 export interface QuorumPeer {
   id: number;
@@ -16,6 +21,8 @@ export interface QuorumPeer {
 export interface ZookeeperUnitOptions {
   name: string;
   clientPort: number;
+  /** Also a TLS port (`secureClientPort`, Netty), with a CA and certificates made at setup. */
+  secureClientPort?: number;
   /** Set for an ensemble member: its own id and every peer (itself included). */
   ensemble?: { id: number; peers: QuorumPeer[] };
 }
@@ -36,6 +43,7 @@ export function zookeeperUnit(options: ZookeeperUnitOptions): Unit {
   const configFile = join(dir, 'zoo.cfg');
   const ensemble = options.ensemble;
   const ports = [options.clientPort];
+  if (options.secureClientPort !== undefined) ports.push(options.secureClientPort);
   if (ensemble) {
     const self = ensemble.peers.find((p) => p.id === ensemble.id)!;
     ports.push(self.quorumPort, self.electionPort);
@@ -60,6 +68,7 @@ export function zookeeperUnit(options: ZookeeperUnitOptions): Unit {
         'autopurge.snapRetainCount=3',
         'autopurge.purgeInterval=1',
       ];
+      if (options.secureClientPort !== undefined) lines.push(...secureClientPortConfig(options.secureClientPort, await ensureZookeeperTls(dir)));
       if (ensemble) {
         for (const peer of ensemble.peers) lines.push(`server.${peer.id}=127.0.0.1:${peer.quorumPort}:${peer.electionPort}`);
         const myid = join(dataDir, 'myid');
@@ -86,7 +95,9 @@ export function zookeeperUnit(options: ZookeeperUnitOptions): Unit {
     async isHealthy() {
       // an ensemble member answers srvr without a Mode until a quorum has elected a leader
       const mode = await zookeeperMode('127.0.0.1', options.clientPort);
-      return ensemble ? mode === 'leader' || mode === 'follower' : mode === 'standalone';
+      const serving = ensemble ? mode === 'leader' || mode === 'follower' : mode === 'standalone';
+      // the TLS port opens after the plain one answers; a server started before it was configured never opens it
+      return serving && (options.secureClientPort === undefined || !(await isPortFree(options.secureClientPort)));
     },
   };
 }
