@@ -73,16 +73,3 @@ benchMain('bench:member-failover', USAGE, parse, async (options, { started, prog
   console.log('');
   console.log(`Ended ${new Date().toISOString()}, ${Math.round((Date.now() - started) / 1000)} s.`);
 });
-      }
-    } finally {
-      await target?.close();
-    }
-  }
-  console.log(`Rollcall member failover, ${new Date(started).toISOString()}; ${machine()}; load average ${loadBefore} before, ${load()} after; ${Math.round((Date.now() - started) / 1000)} s.`);
-  console.log('');
-  console.log('| backend | member heartbeat / lease ms | crash → handler start p50 / p99 / max ms (n) | leader requests per failover | leader requests/s with nobody dying |');
-  console.log('|---|---|---:|---:|---:|');
-  for (const { backend, figures: f } of rows) {
-    console.log(`| ${backend} | ${f.timing.heartbeatIntervalMs} / ${f.timing.leaseDurationMs} | ${ms(f.latency.p50)} / ${ms(f.latency.p99)} / ${ms(f.latency.max)} (${f.latency.n}) | ${f.requestsPerFailover.toFixed(1)} | ${f.baselinePerSecond.toFixed(2)} |`);
-  }
-});
