@@ -23,13 +23,15 @@ export interface ReadinessProbeOptions {
   /** What `lostGraceMs` is measured on (its monotonic `now()`), and the answers reported to the registry's pod members: the registry's own clock. Default the system clock. */
   clock?: Clock;
   /**
-   * The pod template's `readinessProbe` numbers, from which a pod member
-   * (`registry.member.liveness=pod`) of this registry is bounded: with no Ready
-   * answer for `failureThreshold × periodSeconds + timeoutSeconds` (less a
-   * tenth for clock-rate drift) the kubelet may have marked the pod not Ready
-   * and peers removed its members, so each is lost (`probe-missed`) by then — a
-   * paused or hung process stops before anyone may act on its removal. Seconds;
-   * defaults 1, 1 and 1, the stanza below. Give your stanza's numbers if they differ.
+   * The pod template's `readinessProbe` numbers. Given, each pod member
+   * (`registry.member.liveness=pod`) of this registry is bounded by the probe's
+   * answers: with no Ready answer for `failureThreshold × periodSeconds +
+   * timeoutSeconds` (less a tenth for clock-rate drift) the kubelet may have
+   * marked the pod not Ready and peers removed its members, so each is lost
+   * (`probe-missed`) by then — a paused or hung process stops before anyone may
+   * act on its removal. The price: a kubelet that probes late loses them too.
+   * Seconds; each field defaults to 1 (the stanza below). Default: not given,
+   * no bound (the probe's answers bound nothing).
    */
   kubeletProbe?: { periodSeconds?: number; failureThreshold?: number; timeoutSeconds?: number };
 }
@@ -67,9 +69,9 @@ function probeWindowMs({ periodSeconds = 1, failureThreshold = 1, timeoutSeconds
  * `lost` for less than `lostGraceMs` — and 503 otherwise (closing or closed,
  * lost for longer, or `healthy()` false). A process that hangs stops answering,
  * so the kubelet marks its pod not Ready and readers remove its members, as a
- * missed heartbeat would; and each Ready answer bounds this registry's pod
- * members (`kubeletProbe`), so a process paused past the kubelet's patience
- * is lost (`probe-missed`) before its peers may remove it. The pod template's stanza:
+ * missed heartbeat would; with `kubeletProbe`, each Ready answer bounds this
+ * registry's pod members, so a process paused past the kubelet's patience is
+ * lost (`probe-missed`) before its peers may remove it. The pod template's stanza:
  *
  * ```yaml
  * readinessProbe:
@@ -86,9 +88,9 @@ export async function serveReadinessProbe(registry: Registry, options: Readiness
   const track = (state: ConnectionState) => (lostSince = state === 'lost' ? (lostSince ?? clock.now()) : undefined);
   const offs = (['connected', 'suspended', 'lost', 'reconnected'] as const).map((type) => registry.on(type, (e: { state: ConnectionState }) => track(e.state)));
   const ready = () => registry.isOpen && (lostSince === undefined || clock.now() - lostSince < lostGraceMs) && (options.healthy?.() ?? true);
-  const notReadyAfterMs = probeWindowMs(options.kubeletProbe ?? {});
-  const podReadiness = storeOf(registry)?.podReadiness;
-  const answered = podReadiness instanceof EndpointReadiness ? (at: number) => podReadiness.selfProbeAnswered({ at, notReadyAfterMs }) : () => {};
+  const notReadyAfterMs = options.kubeletProbe ? probeWindowMs(options.kubeletProbe) : undefined;
+  const podReadiness = notReadyAfterMs === undefined ? undefined : storeOf(registry)?.podReadiness;
+  const answered = podReadiness instanceof EndpointReadiness ? (at: number) => podReadiness.selfProbeAnswered({ at, notReadyAfterMs: notReadyAfterMs! }) : () => {};
   const server: Server = createServer((req, res) => {
     if ((req.url ?? '').split('?')[0] !== path) {
       res.writeHead(404).end();

@@ -81,6 +81,23 @@ describe("the readiness probe bounds the registry's pod members", () => {
     await registry.close();
   });
 
+  it('without kubeletProbe its answers bound nothing: none is reported', async () => {
+    const clock = new ManualClock();
+    const readiness = new EndpointReadiness({ client: undefined as never, logger: silentLogger, namespace: 'ns', serviceTemplate: 'rollcall-{role}', podUid: 'uid-a', servedTimeoutMs: 1000, watchSilenceTimeoutMs: 1000, watchTimeoutSeconds: 60 });
+    class PodStore extends MemoryStore {
+      override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true };
+      readonly podReadiness = readiness;
+    }
+    const registry = await createRegistry({ type: 'memory', cluster: 'probe', identity: 'p' }, { store: new PodStore({ backend: new MemoryBackend(), cluster: 'probe' }), clock });
+    const answers: SelfProbeAnswer[] = [];
+    readiness.onSelfProbe((a) => answers.push(a));
+    const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', clock });
+    probes.push(probe);
+    expect((await fetch(`http://127.0.0.1:${probe.port}/readyz`)).status).toBe(200);
+    expect(answers).toEqual([]);
+    await registry.close();
+  });
+
   it('refuses a stanza that is not whole seconds from 1 to 3600', async () => {
     const { registry } = fakeRegistry('connected');
     await expect(serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', kubeletProbe: { periodSeconds: 0 } })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('kubeletProbe.periodSeconds 0') });
