@@ -92,17 +92,6 @@ export class ChaosCluster {
     return last && (last.type === 'announced' || last.type === 'reannounced') ? last.incarnation : undefined;
   }
 
-  /** Every member incarnation that ended without a withdraw so far: lost, or its process SIGKILLed. */
-  endedIncarnations(): string[] {
-    const ended = new Set<string>();
-    for (const r of this.records) {
-      for (const e of r.events) if (e.type === 'memberLost') ended.add(e.incarnation);
-      const created = r.events.filter((e) => e.type === 'announced' || e.type === 'reannounced').at(-1);
-      if (r.killedAt !== undefined && created && (created.type === 'announced' || created.type === 'reannounced')) ended.add(created.incarnation);
-    }
-    return [...ended];
-  }
-
   /** Whether some leader acknowledged the failover of `incarnation`. */
   acknowledged(incarnation: string): boolean {
     return this.records.some((r) => r.events.some((e) => e.type === 'acknowledged' && e.incarnation === incarnation));

@@ -52,13 +52,17 @@ interface Life {
   removals: { by: Record_; event: Of<'memberRemoved'> }[];
   started: { by: Record_; event: Of<'failoverStarted'> }[];
   acks: { by: Record_; event: Of<'acknowledged'> }[];
+  skips: { by: Record_; event: Of<'skipped'> }[];
+  /** Each process's `memberAdded` of it: when that process's view first held it. */
+  sightings: { by: Record_; t: number }[];
 }
 
 /**
  * Everything the failover chaos must never see, as one message each (empty:
  * the run passed). On the merged CLOCK_MONOTONIC timeline, per member incarnation:
  * - **failed over exactly once**: every incarnation that ended without a withdraw
- *   (its `lost`, or its process SIGKILLed) is acknowledged by exactly one
+ *   (its `lost`, or its process SIGKILLed) and that a leader's view held during
+ *   its term before it ended (the recipe's bound) is acknowledged by exactly one
  *   leader, never run again after its acknowledgement, and never run before
  *   it ended (lost, killed, or removed in some view);
  * - **no write after its failover began**: the resource accepted no write of an
@@ -80,13 +84,26 @@ export function judgeFailover(timeline: ChaosTimeline): string[] {
   return violations;
 }
 
+/**
+ * The member incarnations of `processes` that must be failed over by now: ended
+ * without a withdraw, and held in a leader's view during its term before they
+ * ended (what {@link judgeFailover} requires an acknowledgement of).
+ */
+export function requiredFailovers(processes: readonly IncarnationRecord<ChaosEvent>[]): string[] {
+  const lives = livesOf({ processes, work: [], fences: [], faults: [], startedAt: 0, endedAt: Infinity });
+  return [...lives.values()].filter((life) => mustFailOver(life, endOf(life))).map((life) => life.incarnation);
+}
+
+const endOf = (life: Life) => Math.min(life.lost?.t ?? Infinity, life.killedAt ?? Infinity, ...life.removals.map((r) => r.event.t));
+const mustFailOver = (life: Life, ended: number) => !life.withdrawn && (life.lost !== undefined || life.killedAt !== undefined) && seenByALeader(life, ended);
+
 const nameOf = (life: Life) => `${life.id} incarnation ${life.incarnation}`;
 
 function livesOf(timeline: ChaosTimeline): Map<string, Life> {
   const lives = new Map<string, Life>();
   const life = (id: string, incarnation: string): Life => {
     let found = lives.get(incarnation);
-    if (!found) lives.set(incarnation, (found = { id, incarnation, owner: undefined, lost: undefined, killedAt: undefined, withdrawn: false, removals: [], started: [], acks: [] }));
+    if (!found) lives.set(incarnation, (found = { id, incarnation, owner: undefined, lost: undefined, killedAt: undefined, withdrawn: false, removals: [], started: [], acks: [], skips: [], sightings: [] }));
     return found;
   };
   for (const p of timeline.processes) {
@@ -99,9 +116,10 @@ function livesOf(timeline: ChaosTimeline): Map<string, Life> {
       if (p.killedAt !== undefined) current.killedAt = p.killedAt;
       else if (p.shutdownAt !== undefined && !current.lost) current.withdrawn = true;
     }
-    for (const e of eventsOf(p, 'memberAdded')) life(e.id, e.incarnation);
+    for (const e of eventsOf(p, 'memberAdded')) life(e.id, e.incarnation).sightings.push({ by: p, t: e.t });
     for (const e of eventsOf(p, 'failoverStarted')) life(e.id, e.incarnation).started.push({ by: p, event: e });
     for (const e of eventsOf(p, 'acknowledged')) life(e.id, e.incarnation).acks.push({ by: p, event: e });
+    for (const e of eventsOf(p, 'skipped')) life(e.id, e.incarnation).skips.push({ by: p, event: e });
   }
   for (const p of timeline.processes) for (const e of eventsOf(p, 'memberRemoved')) {
     const removed = life(e.id, e.incarnation);
@@ -118,13 +136,28 @@ function exactlyOnce(life: Life, at: (t: number) => string): string[] {
   for (const s of life.started) {
     if (firstAck && s.event.t > firstAck.event.t) found.push(`failover run after its acknowledgement: ${describeHolder(s.by)} started ${nameOf(life)} at ${at(s.event.t)} (token ${s.event.token}, resumed ${s.event.resumed}), acknowledged at ${at(firstAck.event.t)} by ${describeHolder(firstAck.by)}`);
   }
-  const ended = Math.min(life.lost?.t ?? Infinity, life.killedAt ?? Infinity, ...life.removals.map((r) => r.event.t));
+  const ended = endOf(life);
   for (const s of life.started) {
     if (s.event.t < ended) found.push(`failed over while it lived: ${describeHolder(s.by)} started ${nameOf(life)} at ${at(s.event.t)}, before it was lost, killed or removed in any view${ended === Infinity ? '' : ` (${at(ended)})`}`);
   }
-  const mustFailOver = !life.withdrawn && (life.lost !== undefined || life.killedAt !== undefined);
-  if (mustFailOver && acks.length === 0) found.push(`never failed over: ${nameOf(life)} ended (${life.lost ? `lost, ${life.lost.reason}, at ${at(life.lost.t)}` : `SIGKILL at ${at(life.killedAt!)}`}) and no leader acknowledged its failover by the end of the run`);
+
+  const skip = life.skips[0];
+  const how = skip ? `; ${describeHolder(skip.by)} recorded it skipped, as a graceful withdraw, at ${at(skip.event.t)}` : '';
+  // The recipe's bound (docs/failover.md): an incarnation no leader saw alive, in its view during its term, may go unfailed-over.
+  if (mustFailOver(life, ended) && acks.length === 0) found.push(`never failed over: ${nameOf(life)} ended (${life.lost ? `lost, ${life.lost.reason}, at ${at(life.lost.t)}` : `SIGKILL at ${at(life.killedAt!)}`}) and no leader acknowledged its failover by the end of the run${how}`);
   return found;
+}
+
+/** Some leader's view held the incarnation during one of its terms, before the incarnation ended. */
+function seenByALeader(life: Life, ended: number): boolean {
+  return life.sightings.some(({ by, t }) => {
+    const gone = Math.min(by.killedAt ?? Infinity, by.exitedAt ?? Infinity);
+    return eventsOf(by, 'elected').some((e) => {
+      if (!e.valid) return false;
+      const lost = eventsOf(by, 'lost').find((l) => l.token === e.token && l.t >= e.t);
+      return Math.max(e.t, t) < Math.min(ended, lost?.t ?? Infinity, gone);
+    });
+  });
 }
 
 function lateWrites(life: Life, work: readonly WorkWrite[], at: (t: number) => string): string[] {

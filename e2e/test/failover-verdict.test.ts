@@ -96,9 +96,26 @@ describe('failover chaos verdict', () => {
   });
 
   it('catches an incarnation never failed over: lost, or SIGKILLed', () => {
-    expect(cutOff({ leader: [{ type: 'elected', token: 1, valid: true, t: 50 }, removed('10', 3000)] })).toEqual([expect.stringMatching(/^never failed over: w1 incarnation 10 ended \(lost, renew-deadline/)]);
+    expect(cutOff({ leader: [{ type: 'elected', token: 1, valid: true, t: 50 }, { type: 'memberAdded', id: 'w1', incarnation: '10', t: 110 }, removed('10', 3000)] })).toEqual([expect.stringMatching(/^never failed over: w1 incarnation 10 ended \(lost, renew-deadline/)]);
     const killed = process_('w2', [{ type: 'announced', incarnation: '30', t: 100 }], { killedAt: 1000, shutdownAt: undefined, exit: { code: null, signal: 'SIGKILL' } });
-    expect(judgeWith([killed])).toEqual([expect.stringMatching(/^never failed over: w2 incarnation 30 ended \(SIGKILL at \+1\.000 s\)/)]);
+    const observer = process_('m2', [{ type: 'memberAdded', id: 'w2', incarnation: '30', t: 110 }, { type: 'elected', token: 2, valid: true, t: 200 }]);
+    expect(judgeWith([killed, observer])).toEqual([expect.stringMatching(/^never failed over: w2 incarnation 30 ended \(SIGKILL at \+1\.000 s\)/)]);
+  });
+
+  it('names a lost incarnation a leader skipped as a graceful withdraw', () => {
+    const found = cutOff({ leader: [{ type: 'elected', token: 1, valid: true, t: 50 }, { type: 'memberAdded', id: 'w1', incarnation: '10', t: 110 }, { ...removed('10', 3000), reason: 'deleted' } as Event, { type: 'skipped', id: 'w1', incarnation: '10', token: 1, t: 3010 }] });
+    expect(found).toEqual([expect.stringMatching(/^never failed over: w1 incarnation 10 ended \(lost, .*; m1#1 recorded it skipped, as a graceful withdraw, at \+3\.010 s$/)]);
+  });
+
+  it('does not ask a failover of an incarnation no leader saw alive while leading (the recipe\'s bound)', () => {
+    // Lost at 2500; the leader's view held it from 110, but its term began at 2600.
+    const late = [{ type: 'memberAdded', id: 'w1', incarnation: '10', t: 110 }, { type: 'elected', token: 1, valid: true, t: 2600 }, removed('10', 3000)] as Event[];
+    expect(cutOff({ leader: late })).toEqual([]);
+    // Its term had begun at 50, and ended at 100: before the view held it.
+    const ended = [{ type: 'elected', token: 1, valid: true, t: 50 }, { type: 'lost', token: 1, reason: 'resigned', t: 100 }, { type: 'memberAdded', id: 'w1', incarnation: '10', t: 110 }, removed('10', 3000)] as Event[];
+    expect(cutOff({ leader: ended })).toEqual([]);
+    // Held during the term: required.
+    expect(cutOff({ leader: [{ type: 'elected', token: 1, valid: true, t: 50 }, { type: 'memberAdded', id: 'w1', incarnation: '10', t: 110 }, removed('10', 3000)] })).toEqual([expect.stringMatching(/^never failed over: w1 incarnation 10/)]);
   });
 
   it('does not ask a failover of an incarnation withdrawn at shutdown', () => {
