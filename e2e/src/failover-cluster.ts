@@ -97,6 +97,11 @@ export class ChaosCluster {
     return this.records.some((r) => r.events.some((e) => e.type === 'acknowledged' && e.incarnation === incarnation));
   }
 
+  /** Whether some leader recorded `incarnation` skipped (as a graceful withdraw). */
+  skipped(incarnation: string): boolean {
+    return this.records.some((r) => r.events.some((e) => e.type === 'skipped' && e.incarnation === incarnation));
+  }
+
   /** Starts the next process of `name` (its last one must be gone) and waits until it is ready. */
   async launch(name: string): Promise<void> {
     const slot = this.slots.get(name)!;
