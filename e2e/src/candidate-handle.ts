@@ -1,14 +1,21 @@
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
 import type { CandidateCommand, CandidateEvent, CandidateSpec } from './protocol.js';
 
-/** One process's life on the timeline: what it reported and what was done to it. */
-export interface IncarnationRecord {
+/** What every reported event has: its CLOCK_MONOTONIC stamp, and its line number in its process. */
+export interface StampedEvent {
+  type: string;
+  t: number;
+  n: number;
+}
+
+/** One process's life on the timeline: what it reported and what was done to it. `E`: its events (the soak candidate's by default). */
+export interface IncarnationRecord<E extends StampedEvent = CandidateEvent> {
   name: string;
   incarnation: number;
   pid: number;
   startedAt: number;
   /** Everything it reported, in the order it reported it. */
-  events: CandidateEvent[];
+  events: E[];
   /** SIGSTOP to SIGCONT; `to` is undefined while stopped. */
   pauses: { from: number; to: number | undefined }[];
   killedAt: number | undefined;
@@ -21,7 +28,7 @@ export interface IncarnationRecord {
 }
 
 /** The record of an incarnation that starts now: nothing reported or done to it yet. */
-export function newIncarnation(spec: CandidateSpec, pid: number, logFile: string): IncarnationRecord {
+export function newIncarnation<E extends StampedEvent = CandidateEvent>(spec: Pick<CandidateSpec, 'name' | 'incarnation'>, pid: number, logFile: string): IncarnationRecord<E> {
   return { name: spec.name, incarnation: spec.incarnation, pid, startedAt: monotonicMs(), events: [], pauses: [], killedAt: undefined, shutdownAt: undefined, exitedAt: undefined, exit: undefined, logFile };
 }
 
@@ -31,15 +38,15 @@ export function newIncarnation(spec: CandidateSpec, pid: number, logFile: string
  * events, the signals the soak sends it, its shutdown. Every signal is stamped
  * on the same CLOCK_MONOTONIC as the candidate's own events.
  */
-export interface CandidateHandle {
-  readonly record: IncarnationRecord;
+export interface CandidateHandle<C = CandidateCommand, E extends StampedEvent = CandidateEvent> {
+  readonly record: IncarnationRecord<E>;
   readonly name: string;
   readonly alive: boolean;
   /** Between `pause()` and `resume()`. */
   readonly stopped: boolean;
-  send(command: CandidateCommand): void;
+  send(command: C): void;
   /** Resolves with the first reported event (past or future) that matches; rejects when the incarnation ends first or after `timeoutMs`. */
-  event<T extends CandidateEvent['type']>(type: T, timeoutMs: number, match?: (e: Extract<CandidateEvent, { type: T }>) => boolean): Promise<Extract<CandidateEvent, { type: T }>>;
+  event<T extends E['type']>(type: T, timeoutMs: number, match?: (e: Extract<E, { type: T }>) => boolean): Promise<Extract<E, { type: T }>>;
   /** SIGKILL; resolves once the incarnation is gone. */
   kill(): Promise<void>;
   /** SIGSTOP: it stops running, its sockets stay open. */

@@ -24,9 +24,9 @@ export const FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cu
  */
 export const POD_FAULT_KINDS: readonly FaultKind[] = ['resign', 'kill', 'pause', 'cut', 'withdraw'];
 
-/** One fault as the soak applied it. */
-export interface FaultRecord {
-  kind: FaultKind;
+/** One fault as the soak applied it (`K`: the scenario's fault kinds; the soak's by default). */
+export interface FaultRecord<K extends string = FaultKind> {
+  kind: K;
   /** When it began: the signal sent, the command sent, the cut made, the server stop begun. CLOCK_MONOTONIC ms. */
   at: number;
   /** When it ended: SIGCONT, heal, the server healthy again, the candidate restarted. */
@@ -41,7 +41,7 @@ export interface FaultRecord {
 const ROUND: readonly FaultKind[] = ['resign', 'resign', 'kill', 'pause', 'cut', 'server-restart', 'withdraw'];
 
 /** How a cut breaks the connections (see tools' TcpProxy): refused at once, silent, or held. */
-const CUT_MODES: readonly TcpFault[] = ['reset', 'blackhole', 'stall'];
+export const CUT_MODES: readonly TcpFault[] = ['reset', 'blackhole', 'stall'];
 
 /** A fault at a candidate hits the current leader this often (the others hit a follower). */
 const LEADER_SHARE = 0.75;
@@ -78,9 +78,12 @@ export class FaultSchedule {
   }
 }
 
-const between = (min: number, max: number) => min + Math.random() * (max - min);
+/** Uniformly at random in [min, max). */
+export const between = (min: number, max: number) => min + Math.random() * (max - min);
+/** A cut mode at random. */
+export const randomCutMode = (): TcpFault => CUT_MODES[Math.floor(Math.random() * CUT_MODES.length)]!;
 /** How long a fault lasts; shapes the workload, synchronises nothing. */
-const hold = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const hold = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Applies one fault and resolves when it is over (the candidate resumed, healed or restarted; the server healthy). */
 export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend: SoakBackend, leaseMs: number): Promise<FaultRecord> {
@@ -111,7 +114,7 @@ export async function applyFault(kind: FaultKind, cluster: SoakCluster, backend:
       break;
     case 'cut': {
       const proxy = cluster.proxyOf(target!.name);
-      proxy.cut(CUT_MODES[Math.floor(Math.random() * CUT_MODES.length)]!);
+      proxy.cut(randomCutMode());
       await hold(leaseMs + between(500, 2000));
       proxy.heal();
       break;

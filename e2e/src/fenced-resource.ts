@@ -26,29 +26,26 @@ interface WriteRequest {
   readAt: number;
 }
 
-/**
- * A storage service guarded by fencing tokens, as the contract expects a
- * resource to use them: it accepts a write whose token is at least the highest
- * it has accepted, and rejects any other. The election and the lock each have
- * their own highest token. Every decision is kept for the verdict.
- */
-export class FencedResource {
-  readonly writes: ResourceWrite[] = [];
-  private readonly highest: Record<Fenced, number> = { election: 0, lock: 0 };
+/** What a resource's handler answers: 200 accepted, 409 refused. */
+export interface JsonAnswer {
+  status: 200 | 409;
+  body: unknown;
+}
 
+/**
+ * A small JSON-over-HTTP server for the candidates' resources: each request's
+ * body is parsed and handed to `decide` with its path; its answer goes back.
+ * Listens on 127.0.0.1, or on the unix socket `path` (for candidates in pods,
+ * which reach no address of the host: the socket's directory is mounted into
+ * them). Shared by the soak's {@link FencedResource} and the failover chaos's.
+ */
+export class JsonServer {
   private constructor(private readonly server: Server) {}
 
-  /**
-   * Listens on 127.0.0.1, or on the unix socket `options.path` (for candidates
-   * in pods, which reach no address of the host: the socket's directory is
-   * mounted into them).
-   */
-  static async start(options: { path?: string } = {}): Promise<FencedResource> {
-    let resource: FencedResource;
-    const server = createServer((req, res) => resource.handle(req, res));
-    resource = new FencedResource(server);
+  static async start(decide: (path: string, body: unknown) => JsonAnswer, options: { path?: string } = {}): Promise<JsonServer> {
+    const server = createServer((req, res) => JsonServer.handle(decide, req, res));
     await new Promise<void>((resolve) => (options.path ? server.listen(options.path, resolve) : server.listen(0, '127.0.0.1', resolve)));
-    return resource;
+    return new JsonServer(server);
   }
 
   /** `http://127.0.0.1:<port>`, or `unix:<path>`. */
@@ -62,25 +59,63 @@ export class FencedResource {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private static handle(decide: (path: string, body: unknown) => JsonAnswer, req: IncomingMessage, res: ServerResponse): void {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
-      const write = JSON.parse(body) as WriteRequest;
-      const accepted = write.token >= this.highest[write.of];
-      if (accepted) this.highest[write.of] = write.token;
-      this.writes.push({ ...write, decidedAt: monotonicMs(), accepted });
-      res.writeHead(accepted ? 200 : 409, { 'content-type': 'application/json' }).end(JSON.stringify({ highest: this.highest[write.of] }));
+      const answer = decide(req.url ?? '/', JSON.parse(body));
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
     });
+  }
+}
+
+/**
+ * A storage service guarded by fencing tokens, as the contract expects a
+ * resource to use them: it accepts a write whose token is at least the highest
+ * it has accepted, and rejects any other. The election and the lock each have
+ * their own highest token. Every decision is kept for the verdict.
+ */
+export class FencedResource {
+  readonly writes: ResourceWrite[] = [];
+  private readonly highest: Record<Fenced, number> = { election: 0, lock: 0 };
+  private server!: JsonServer;
+
+  private constructor() {}
+
+  /** Listens on 127.0.0.1, or on the unix socket `options.path` (see {@link JsonServer.start}). */
+  static async start(options: { path?: string } = {}): Promise<FencedResource> {
+    const resource = new FencedResource();
+    resource.server = await JsonServer.start((_path, body) => resource.decide(body as WriteRequest), options);
+    return resource;
+  }
+
+  /** `http://127.0.0.1:<port>`, or `unix:<path>`. */
+  get url(): string {
+    return this.server.url;
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  private decide(write: WriteRequest): JsonAnswer {
+    const accepted = write.token >= this.highest[write.of];
+    if (accepted) this.highest[write.of] = write.token;
+    this.writes.push({ ...write, decidedAt: monotonicMs(), accepted });
+    return { status: accepted ? 200 : 409, body: { highest: this.highest[write.of] } };
   }
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
 
-/** A candidate's write to the resource (`url` as {@link FencedResource.url} gives it); resolves with the decision, or `failed` when the resource did not answer within `timeoutMs`. */
-export function writeFenced(url: string, write: WriteRequest, timeoutMs: number): Promise<'accepted' | 'rejected' | 'failed'> {
-  const target = url.startsWith('unix:') ? { socketPath: url.slice('unix:'.length), path: '/write' } : new URL(`${url}/write`);
+/**
+ * A candidate's request to a {@link JsonServer} (`url` as its `url` gives it,
+ * `path` e.g. `/write`); resolves with the decision, or `failed` when the
+ * resource did not answer within `timeoutMs`.
+ */
+export function postJson(url: string, path: string, body: unknown, timeoutMs: number): Promise<'accepted' | 'rejected' | 'failed'> {
+  const target = url.startsWith('unix:') ? { socketPath: url.slice('unix:'.length), path } : new URL(`${url}${path}`);
   return new Promise((resolve) => {
     const req = request({ ...(target instanceof URL ? { host: target.hostname, port: target.port, path: target.pathname } : target), method: 'POST', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json' } }, (res) => {
       res.resume();
@@ -89,6 +124,11 @@ export function writeFenced(url: string, write: WriteRequest, timeoutMs: number)
     });
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve('failed'));
-    req.end(JSON.stringify(write));
+    req.end(JSON.stringify(body));
   });
+}
+
+/** A candidate's write to the {@link FencedResource}; resolves with the decision, or `failed` when the resource did not answer within `timeoutMs`. */
+export function writeFenced(url: string, write: WriteRequest, timeoutMs: number): Promise<'accepted' | 'rejected' | 'failed'> {
+  return postJson(url, '/write', write, timeoutMs);
 }

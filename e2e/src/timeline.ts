@@ -1,4 +1,4 @@
-import type { IncarnationRecord } from './candidate-handle.js';
+import type { IncarnationRecord, StampedEvent } from './candidate-handle.js';
 import type { ResourceWrite } from './fenced-resource.js';
 import type { FaultRecord } from './faults.js';
 import type { Fenced } from './protocol.js';
@@ -45,7 +45,7 @@ export interface Term {
   to: number;
 }
 
-export const describeHolder = (r: IncarnationRecord) => `${r.name}#${r.incarnation}`;
+export const describeHolder = (r: Pick<IncarnationRecord, 'name' | 'incarnation'>) => `${r.name}#${r.incarnation}`;
 
 /** The terms (holds) of one process, from its events. */
 export function termsOf(record: IncarnationRecord, of: Fenced, endOfRun: number): Term[] {
@@ -74,9 +74,11 @@ export function termsOf(record: IncarnationRecord, of: Fenced, endOfRun: number)
  * When a process could not act: each SIGSTOP until its first event after the
  * SIGCONT (the contract's allowance for a paused process), and each stall it
  * reported (a gap in its sampling: it did not run, whatever the cause).
+ * Shared by the soak's verdict and the failover chaos's.
  */
-export function blindWindows(record: IncarnationRecord, endOfRun: number): Window[] {
-  const windows: Window[] = record.events.flatMap((e) => (e.type === 'stall' ? [{ from: e.from, to: e.t }] : []));
+export function blindWindows<E extends StampedEvent>(record: IncarnationRecord<E>, endOfRun: number): Window[] {
+  // Any process of the timeline reports a stall as `{ type: 'stall', from, t }`.
+  const windows: Window[] = record.events.flatMap((e) => (e.type === 'stall' ? [{ from: (e as unknown as { from: number }).from, to: e.t }] : []));
   const gone = Math.min(record.killedAt ?? Infinity, record.exitedAt ?? Infinity, endOfRun);
   for (const pause of record.pauses) {
     const resumed = pause.to;

@@ -1,4 +1,4 @@
-import type { IncarnationRecord } from './candidate-handle.js';
+import type { IncarnationRecord, StampedEvent } from './candidate-handle.js';
 import type { Fenced } from './protocol.js';
 import { blindWindows, describeHolder, termsOf, uncovered, type Term, type Timeline, type Window } from './timeline.js';
 
@@ -55,10 +55,11 @@ function endAtLongPause(term: Term, record: IncarnationRecord, renewDeadlineMs: 
   return term;
 }
 
-function crashes(record: IncarnationRecord, at: (t: number) => string): string[] {
+/** A process that exited without being SIGKILLed or asked to shut down, or reported a fatal error (`{ type: 'fatal', message }`). Shared with the failover chaos's verdict. */
+export function crashes<E extends StampedEvent>(record: IncarnationRecord<E>, at: (t: number) => string): string[] {
   const found: string[] = [];
-  const fatal = record.events.find((e) => e.type === 'fatal');
-  if (fatal && fatal.type === 'fatal') found.push(`candidate crash: ${describeHolder(record)} reported a fatal error at ${at(fatal.t)}: ${fatal.message}`);
+  const fatal = record.events.find((e) => e.type === 'fatal') as (StampedEvent & { message: string }) | undefined;
+  if (fatal) found.push(`candidate crash: ${describeHolder(record)} reported a fatal error at ${at(fatal.t)}: ${fatal.message}`);
   const { exit } = record;
   const expected = record.killedAt !== undefined || (record.shutdownAt !== undefined && exit?.code === 0);
   if (exit && !expected && !fatal) found.push(`candidate crash: ${describeHolder(record)} exited at ${at(record.exitedAt!)} with ${JSON.stringify(exit)}; see ${record.logFile}`);

@@ -78,6 +78,8 @@ export class FailoverTerm {
   private readonly running = new Set<RecordKey>();
   private readonly resolved = new Set<RecordKey>();
   private readonly claimed = new Set<RecordKey>();
+  /** The claim behind each ack this term is writing: an ack that landed with its reply lost is found on the re-read and finished. */
+  private readonly acking = new Map<RecordKey, Extract<FailoverState, { state: 'claimed' }>>();
   private readonly retries = new Map<RecordKey, Backoff>();
   /** What this term's own writes and re-reads returned (null: gone), until the cache shows the same version. */
   private readonly known = new Map<RecordKey, StoredRecord | null>();
@@ -208,6 +210,8 @@ export class FailoverTerm {
     const done = state !== undefined && state !== 'corrupt' && (state.state === 'acked' || state.state === 'skipped');
     since(this.absentSince, key, state !== undefined && state !== 'corrupt' && state.state === 'seen' && !present, now);
     since(this.doneSince, key, done, now);
+    const acking = this.acking.get(key);
+    if (acking && state !== undefined && state !== 'corrupt' && state.state === 'acked' && state.token === this.o.token) this.acknowledged(key, parsed, acking);
     if (done) this.evictOldest(key);
     const action = decide(
       {
@@ -247,13 +251,9 @@ export class FailoverTerm {
         return this.run(key, { role, ...dead, lastPayload: state?.state === 'claimed' ? state.lastPayload : undefined, reason: state?.state === 'claimed' ? state.reason : 'unseen' }, action.resumed);
       case 'ack': {
         const claim = state as Extract<FailoverState, { state: 'claimed' }>;
+        this.acking.set(key, claim);
         await this.write(key, { state: 'acked', token, reason: claim.reason, claims: claim.claims }, stored);
-        this.resolved.delete(key);
-        this.claimed.delete(key);
-        this.retries.delete(key);
-        this.removals.delete(key);
-        this.o.pendingChanged();
-        this.o.emit('acknowledged', { role, ...dead, lastPayload: claim.lastPayload, reason: claim.reason, fencingToken: token });
+        this.acknowledged(key, dead, claim);
         return this.enqueue(key);
       }
       case 'skip': {
@@ -276,6 +276,17 @@ export class FailoverTerm {
         this.o.pendingChanged();
         return this.o.deposed();
     }
+  }
+
+  /** This term's ack of `key` landed: nothing of it is left to run or retry. */
+  private acknowledged(key: RecordKey, dead: { id: string; incarnation: string }, claim: Extract<FailoverState, { state: 'claimed' }>): void {
+    this.acking.delete(key);
+    this.resolved.delete(key);
+    this.claimed.delete(key);
+    this.retries.delete(key);
+    this.removals.delete(key);
+    this.o.pendingChanged();
+    this.o.emit('acknowledged', { role: this.o.role, ...dead, lastPayload: claim.lastPayload, reason: claim.reason, fencingToken: this.o.token });
   }
 
   /** Creates (no version) or compare-and-sets `key` to `state`, reading this term's validity as the last step. */
