@@ -108,14 +108,5 @@ export function memberLog(registry: Registry, role: string, clock?: Clock) {
   return { events, at, summary: () => events.map((e) => `${e.type} ${e.member.id}${e.type === 'removed' ? ` ${e.reason}` : ''}`) };
 }
 
-/** A small seeded generator (mulberry32), shared by the model tests: a failing sequence is replayed by its seed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator of `@rollcall/core/testing`, shared by the model tests: a failing sequence is replayed by its seed. */
+export { seeded } from '../src/seeded.js';

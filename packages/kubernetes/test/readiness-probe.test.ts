@@ -57,17 +57,23 @@ describe('the readiness probe counts lostGraceMs on its clock', () => {
   });
 });
 
+/** A registry on a memory store that offers the Kubernetes pod readiness source, and the probe answers that source hears. */
+async function podRegistry() {
+  const clock = new ManualClock();
+  const readiness = new EndpointReadiness({ client: undefined as never, logger: silentLogger, namespace: 'ns', serviceTemplate: 'rollcall-{role}', podUid: 'uid-a', servedTimeoutMs: 1000, watchSilenceTimeoutMs: 1000, watchTimeoutSeconds: 60 });
+  class PodStore extends MemoryStore {
+    override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true };
+    readonly podReadiness = readiness;
+  }
+  const registry = await createRegistry({ type: 'memory', cluster: 'probe', identity: 'p' }, { store: new PodStore({ backend: new MemoryBackend(), cluster: 'probe' }), clock });
+  const answers: SelfProbeAnswer[] = [];
+  readiness.onSelfProbe((a) => answers.push(a));
+  return { clock, registry, answers };
+}
+
 describe("the readiness probe bounds the registry's pod members", () => {
   it('each Ready answer reaches the pod readiness source with the kubelet window of the stanza given; a 503 reports nothing', async () => {
-    const clock = new ManualClock();
-    const readiness = new EndpointReadiness({ client: undefined as never, logger: silentLogger, namespace: 'ns', serviceTemplate: 'rollcall-{role}', podUid: 'uid-a', servedTimeoutMs: 1000, watchSilenceTimeoutMs: 1000, watchTimeoutSeconds: 60 });
-    class PodStore extends MemoryStore {
-      override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true };
-      readonly podReadiness = readiness;
-    }
-    const registry = await createRegistry({ type: 'memory', cluster: 'probe', identity: 'p' }, { store: new PodStore({ backend: new MemoryBackend(), cluster: 'probe' }), clock });
-    const answers: SelfProbeAnswer[] = [];
-    readiness.onSelfProbe((a) => answers.push(a));
+    const { clock, registry, answers } = await podRegistry();
     let healthy = true;
     const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', clock, healthy: () => healthy, kubeletProbe: { periodSeconds: 10, failureThreshold: 3, timeoutSeconds: 1 } });
     probes.push(probe);
@@ -82,15 +88,7 @@ describe("the readiness probe bounds the registry's pod members", () => {
   });
 
   it('without kubeletProbe its answers bound nothing: none is reported', async () => {
-    const clock = new ManualClock();
-    const readiness = new EndpointReadiness({ client: undefined as never, logger: silentLogger, namespace: 'ns', serviceTemplate: 'rollcall-{role}', podUid: 'uid-a', servedTimeoutMs: 1000, watchSilenceTimeoutMs: 1000, watchTimeoutSeconds: 60 });
-    class PodStore extends MemoryStore {
-      override readonly supports: StoreSupports = { syncedProgress: true, podReadiness: true };
-      readonly podReadiness = readiness;
-    }
-    const registry = await createRegistry({ type: 'memory', cluster: 'probe', identity: 'p' }, { store: new PodStore({ backend: new MemoryBackend(), cluster: 'probe' }), clock });
-    const answers: SelfProbeAnswer[] = [];
-    readiness.onSelfProbe((a) => answers.push(a));
+    const { clock, registry, answers } = await podRegistry();
     const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', clock });
     probes.push(probe);
     expect((await fetch(`http://127.0.0.1:${probe.port}/readyz`)).status).toBe(200);

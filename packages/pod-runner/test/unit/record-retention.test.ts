@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@rollcall/core/testing';
+import { ManualClock, seeded } from '@rollcall/core/testing';
 import { DEFAULT_RECORD_RETAIN_DONE_MS, deleteAt, dueRecords } from '../../src/record-retention.js';
 import type { TaskRecordState } from '../../src/task-record.js';
 
-/** mulberry32: the sequence of a failing seed is replayed by it. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HOUR = 3_600_000;
 

@@ -18,13 +18,19 @@ function heldSyncs() {
   };
 }
 
+/** A manual clock and held syncs on it. */
+function setup() {
+  const clock = new ManualClock();
+  const held = heldSyncs();
+  held.bind(clock);
+  return { clock, held };
+}
+
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('SyncLoop', () => {
   it('collapses enqueues before a sync into one, and an enqueue during a sync into exactly one more after it', async () => {
-    const clock = new ManualClock();
-    const held = heldSyncs();
-    held.bind(clock);
+    const { clock, held } = setup();
     const loop = new SyncLoop({ clock, sync: held.sync });
     for (let i = 0; i < 5; i++) loop.enqueue('a');
     await clock.advance(0);
@@ -45,9 +51,7 @@ describe('SyncLoop', () => {
   });
 
   it('looks again at the wake time a sync returns; a later enqueue never postpones it, an earlier one brings it forward', async () => {
-    const clock = new ManualClock();
-    const held = heldSyncs();
-    held.bind(clock);
+    const { clock, held } = setup();
     const loop = new SyncLoop({ clock, sync: held.sync });
     loop.enqueue('a');
     await clock.advance(0);
@@ -68,9 +72,7 @@ describe('SyncLoop', () => {
   });
 
   it('a wake asked for by the sync itself and an event during the sync: one more sync, at the earlier of the two', async () => {
-    const clock = new ManualClock();
-    const held = heldSyncs();
-    held.bind(clock);
+    const { clock, held } = setup();
     const loop = new SyncLoop({ clock, sync: held.sync });
     loop.enqueue('a');
     await clock.advance(0);
@@ -86,9 +88,7 @@ describe('SyncLoop', () => {
   });
 
   it('a failed sync is retried with a growing backoff, reset by a success', async () => {
-    const clock = new ManualClock();
-    const held = heldSyncs();
-    held.bind(clock);
+    const { clock, held } = setup();
     const errors: string[] = [];
     const loop = new SyncLoop({ clock, sync: held.sync, onError: (id, err) => errors.push(`${id}: ${(err as Error).message}`), retryInitialMs: 1_000 });
     loop.enqueue('a');
@@ -119,9 +119,7 @@ describe('SyncLoop', () => {
   });
 
   it('runs at most `concurrency` syncs at once; the rest start in the order they fell due as slots free', async () => {
-    const clock = new ManualClock();
-    const held = heldSyncs();
-    held.bind(clock);
+    const { clock, held } = setup();
     const loop = new SyncLoop({ clock, sync: held.sync, concurrency: 2 });
     for (const id of ['a', 'b', 'c', 'd']) loop.enqueue(id);
     await clock.advance(0);
@@ -138,9 +136,7 @@ describe('SyncLoop', () => {
   });
 
   it('close() waits for the syncs in flight and runs nothing after', async () => {
-    const clock = new ManualClock();
-    const held = heldSyncs();
-    held.bind(clock);
+    const { clock, held } = setup();
     const loop = new SyncLoop({ clock, sync: held.sync });
     loop.enqueue('a');
     loop.enqueue('b', 1_000);

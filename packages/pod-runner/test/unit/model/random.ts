@@ -1,14 +1,4 @@
-/** A small seeded generator (mulberry32, as core's test harness has it): a failing sequence is replayed by its seed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '@rollcall/core/testing';
 
 /** Draws from one seeded generator. */
 export class Rng {
