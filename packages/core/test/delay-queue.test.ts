@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/manual-clock.js';
 import { DelayQueue } from '../src/spi.js';
+import { seeded } from '../src/seeded.js';
 
 /** A queue on a manual clock that records each run as `key@time`. */
 function recorded<K = string>(run?: (key: K, queue: DelayQueue<K>) => void) {
@@ -148,17 +149,6 @@ describe('DelayQueue', () => {
   });
 });
 
-/** A small seeded generator (mulberry32), so a failing sequence can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The reference: a map of key → (due, order), scanned in full at each step. */
 class Model {
