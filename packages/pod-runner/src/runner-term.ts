@@ -68,6 +68,8 @@ export class RunnerTerm {
   private readonly unseen = new Map<string, string>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /** Until every cached task is accounted, events only wait: {@link start} enqueues them all. */
+  private started = false;
 
   constructor(private readonly options: RunnerTermOptions) {
     const { client, namespace, runner, clock, logger } = options;
@@ -95,7 +97,7 @@ export class RunnerTerm {
       upsert: (record) => this.recordChanged(record),
       delete: (record) => {
         this.unseen.delete(record.name);
-        this.loop.enqueue(record.body.task.taskId);
+        this.enqueue(record.body.task.taskId);
       },
     });
     await this.pods.start();
@@ -103,6 +105,7 @@ export class RunnerTerm {
     // every slot held is counted before any task is admitted
     for (const record of records) this.account(record.body.task.taskId, record);
     this.admission.recompute();
+    this.started = true;
     for (const record of records) this.loop.enqueue(record.body.task.taskId);
   }
 
@@ -183,11 +186,15 @@ export class RunnerTerm {
     const ours = this.unseen.get(record.name);
     // the informer shows this term's write, or a later one (resourceVersions are etcd revisions: ordered)
     if (ours !== undefined && (record.resourceVersion === ours || Number(record.resourceVersion) > Number(ours))) this.unseen.delete(record.name);
-    this.loop.enqueue(record.body.task.taskId);
+    this.enqueue(record.body.task.taskId);
+  }
+
+  private enqueue(taskId: string): void {
+    if (this.started) this.loop.enqueue(taskId);
   }
 
   private podChanged(pod: Pod): void {
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
-    if (taskId !== undefined) this.loop.enqueue(taskId);
+    if (taskId !== undefined) this.enqueue(taskId);
   }
 }

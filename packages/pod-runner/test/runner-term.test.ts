@@ -1,0 +1,119 @@
+import { waitFor } from '@rollcall/conformance';
+import { type Logger, systemClock } from '@rollcall/core';
+import { ApiClient, ResourceInformer, userAgent } from '@rollcall/kube-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPod } from '../src/pod-build.js';
+import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from '../src/pod.js';
+import { RunnerTerm } from '../src/runner-term.js';
+import type { TaskRecordBody } from '../src/task-record.js';
+import { cancelTask, submitTask } from '../src/task-requests.js';
+import { TaskStore } from '../src/task-store.js';
+import type { Task, TaskStatus } from '../src/task.js';
+import { admin, exits, podTemplate } from './runner-env.js';
+
+/**
+ * A runner term alone — no PodRunner façade, no election: a term number, a
+ * record store, and kwok running the pods it creates. Tasks are submitted as
+ * records (as a follower or `rollcall tasks` would); the term creates their
+ * pods within capacity, writes each end, hands it over and, once
+ * acknowledged, marks the record done and deletes the pod. Capacity is judged
+ * from the pods themselves, through a watch of the test's own.
+ */
+
+const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const RUNNER = 'rterm';
+const CAPACITY = 2;
+const template = podTemplate();
+let namespace: string;
+const closers: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  namespace = await admin.namespace('runner-term', { forPods: true });
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+let seq = 0;
+function record(task: Task): TaskRecordBody {
+  const submittedAt = new Date().toISOString();
+  const { specHash } = buildPod({ runner: RUNNER, namespace, task, template, templateName: 'default', submittedAt });
+  return { v: 2, state: 'queued', task: { ...task, attempt: 1 }, template: 'default', specHash, submittedAt, seq: ++seq };
+}
+
+/** Every change of the runner's pods in watch order: the most live (not ended) at once, and every task that ever had one. */
+async function watchPods(client: ApiClient) {
+  const pods = new Map<string, Pod>();
+  const seen = { mostLive: 0, tasks: new Set<string>() };
+  const count = () => (seen.mostLive = Math.max(seen.mostLive, [...pods.values()].filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length));
+  const informer = new ResourceInformer<Pod>(
+    { client, logger: quiet, path: `/api/v1/namespaces/${namespace}/pods`, labelSelector: `${RUNNER_LABEL}=${RUNNER}`, resource: 'pods', namespace, silenceTimeoutMs: 90_000, timeoutSeconds: 300 },
+    {
+      upsert: (pod) => {
+        pods.set(pod.metadata.name, pod);
+        seen.tasks.add(pod.metadata.labels![TASK_ID_LABEL]!);
+        count();
+      },
+      delete: (pod) => void pods.delete(pod.metadata.name),
+    },
+  );
+  closers.push(() => informer.close());
+  await informer.start();
+  return { seen, pods };
+}
+
+describe('RunnerTerm on kwok', () => {
+  it('runs submitted records through capacity to finished, hands each over, marks it done on the acknowledgement; a queued cancel makes no pod', async () => {
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { seen, pods } = await watchPods(client);
+
+    const ids = Array.from({ length: 6 }, (_, i) => `t${i}`);
+    for (const taskId of ids) expect((await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 300 }) }))).type).toBe('created');
+    // a type with no slot: queued until cancelled, whatever the timing
+    expect((await submitTask(store, record({ taskId: 'held', taskType: 'held' }))).type).toBe('created');
+
+    const delivered: TaskStatus[] = [];
+    const states = new Map<string, string[]>();
+    closers.push(store.subscribe({ upsert: (r) => void states.set(r.body.task.taskId, [...(states.get(r.body.task.taskId) ?? []), r.body.state]) }));
+    const term = new RunnerTerm({
+      client, namespace, runner: RUNNER, term: 3, store, clock: systemClock, logger: quiet,
+      templates: new Map([['default', { template }]]),
+      capacity: CAPACITY, perTypeCapacity: { held: 0 },
+      deliver: (status) => {
+        delivered.push(status);
+        return Promise.resolve();
+      },
+    });
+    closers.push(() => term.close());
+    await term.start();
+
+    await waitFor(() => pods.size > 0 || undefined, 30_000, 'the term to create a pod');
+    expect((await cancelTask(store, 'held', 'not wanted')).type).toBe('requested');
+
+    const all = [...ids, 'held'];
+    await waitFor(() => all.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
+    for (const id of ids) {
+      const r = store.get(id)!;
+      expect(r.body.status).toMatchObject({ phase: 'succeeded', exitCode: 0, attempt: 1 });
+      expect(r.writeTerm).toBe(3);
+      expect(r.body.ackedAt).toBeTypeOf('number');
+      // finished before done: the acknowledgement came after the end was stored
+      expect(states.get(id)).toContain('finished');
+    }
+    expect(store.get('held')!.body.status).toMatchObject({ phase: 'cancelled', reason: 'Cancelled', message: 'not wanted' });
+    expect(delivered.map((s) => `${s.taskId}:${s.phase}`).sort()).toEqual([...ids.map((id) => `${id}:succeeded`), 'held:cancelled'].sort());
+
+    expect(seen.mostLive).toBeGreaterThan(0);
+    expect(seen.mostLive).toBeLessThanOrEqual(CAPACITY);
+    expect([...seen.tasks].sort()).toEqual([...ids].sort());
+    // the line is submit order: the first two slots went to the first two submitted
+    expect([...seen.tasks].slice(0, CAPACITY).sort()).toEqual(['t0', 't1']);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
+    await term.close();
+  });
+});
