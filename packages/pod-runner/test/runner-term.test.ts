@@ -9,7 +9,7 @@ import type { TaskRecordBody } from '../src/task-record.js';
 import { cancelTask, submitTask } from '../src/task-requests.js';
 import { TaskStore } from '../src/task-store.js';
 import type { Task, TaskStatus } from '../src/task.js';
-import { admin, exits, podTemplate } from './runner-env.js';
+import { admin, enforcedPodQuota, exits, podTemplate } from './runner-env.js';
 
 /**
  * A runner term alone — no PodRunner façade, no election: a term number, a
@@ -36,19 +36,19 @@ afterAll(async () => {
 });
 
 let seq = 0;
-function record(task: Task): TaskRecordBody {
+function record(task: Task, ns = namespace): TaskRecordBody {
   const submittedAt = new Date().toISOString();
-  const { specHash } = buildPod({ runner: RUNNER, namespace, task, template, templateName: 'default', submittedAt });
+  const { specHash } = buildPod({ runner: RUNNER, namespace: ns, task, template, templateName: 'default', submittedAt });
   return { v: 2, state: 'queued', task: { ...task, attempt: 1 }, template: 'default', specHash, submittedAt, seq: ++seq };
 }
 
 /** Every change of the runner's pods in watch order: the most live (not ended) at once, and every task that ever had one. */
-async function watchPods(client: ApiClient) {
+async function watchPods(client: ApiClient, ns = namespace) {
   const pods = new Map<string, Pod>();
   const seen = { mostLive: 0, tasks: new Set<string>() };
   const count = () => (seen.mostLive = Math.max(seen.mostLive, [...pods.values()].filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length));
   const informer = new ResourceInformer<Pod>(
-    { client, logger: quiet, path: `/api/v1/namespaces/${namespace}/pods`, labelSelector: `${RUNNER_LABEL}=${RUNNER}`, resource: 'pods', namespace, silenceTimeoutMs: 90_000, timeoutSeconds: 300 },
+    { client, logger: quiet, path: `/api/v1/namespaces/${ns}/pods`, labelSelector: `${RUNNER_LABEL}=${RUNNER}`, resource: 'pods', namespace: ns, silenceTimeoutMs: 90_000, timeoutSeconds: 300 },
     {
       upsert: (pod) => {
         pods.set(pod.metadata.name, pod);
@@ -113,6 +113,35 @@ describe('RunnerTerm on kwok', () => {
     expect([...seen.tasks].sort()).toEqual([...ids].sort());
     // the line is submit order: the first two slots went to the first two submitted
     expect([...seen.tasks].slice(0, CAPACITY).sort()).toEqual(['t0', 't1']);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
+    await term.close();
+  });
+
+  it('a quota refusal requeues: nothing ends for it, the queue pauses and resumes, every task is done', async () => {
+    const ns = await admin.namespace('runner-term-quota', { forPods: true });
+    await enforcedPodQuota(ns, 'two-pods', 2);
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace: ns, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { seen, pods } = await watchPods(client, ns);
+    const ids = Array.from({ length: 6 }, (_, i) => `q${i}`);
+    for (const taskId of ids) await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 300 }) }, ns));
+    let refusals = 0;
+    const logger: Logger = { ...quiet, info: (_fields: unknown, message?: string) => void (message?.includes('refused for quota') && (refusals += 1)) };
+    const term = new RunnerTerm({
+      client, namespace: ns, runner: RUNNER, term: 1, store, clock: systemClock, logger,
+      templates: new Map([['default', { template }]]),
+      capacity: 4, requeueDelayMs: 100,
+      deliver: () => Promise.resolve(),
+    });
+    closers.push(() => term.close());
+    await term.start();
+    await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
+    for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
+    expect(refusals).toBeGreaterThan(0);
+    expect(seen.mostLive).toBeLessThanOrEqual(2);
     await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
     await term.close();
   });
