@@ -36,6 +36,8 @@ export interface ActionApplierOptions {
   enqueue(taskId: string, delayMs?: number): void;
   /** Hands a terminal status over; its settlement is the acknowledgement (a rejection hands it over again on a later sync). */
   deliver(status: TaskStatus): PromiseLike<void> | void;
+  /** Called before each record write; throws to hold it back (the term is over). The pod writes' is the PodsApi's own. */
+  fence?(): void;
   /** A record write was answered: the record as stored (the informer shows it later). */
   recordWritten?(record: TaskRecord): void;
   /** A status change, for the activity stream and metrics. */
@@ -78,16 +80,25 @@ export class ActionApplier {
     this.events.delete(taskId);
   }
 
-  /** Performs `actions` in order for the task of `record` (as read). Stops at a conflict: the sync that follows decides again. */
-  async apply(record: TaskRecord, actions: readonly Action[]): Promise<void> {
+  /**
+   * Performs `actions` in order for the task of `record` (as read). Stops at a
+   * conflict, or where the record was written otherwise than decided: the task
+   * is enqueued and the sync that follows decides again. Resolves false then
+   * (the rest, a publish included, was not done).
+   */
+  async apply(record: TaskRecord, actions: readonly Action[]): Promise<boolean> {
     const taskId = record.body.task.taskId;
     for (const action of actions) {
       const done = await this.perform(record, action);
-      if (!done) return this.options.enqueue(taskId);
+      if (!done) {
+        this.options.enqueue(taskId);
+        return false;
+      }
     }
+    return true;
   }
 
-  /** One action; false when it met a conflict (nothing written) and the rest must wait for a new read. */
+  /** One action; false when the rest must wait for a new read (a conflict: nothing written). */
   private async perform(record: TaskRecord, action: Action): Promise<boolean> {
     const { store, pods, term } = this.options;
     const taskId = record.body.task.taskId;
@@ -97,26 +108,28 @@ export class ActionApplier {
       case 'resolveCreate':
         return this.resolveCreate(record, action.podName);
       case 'writeRecord': {
+        this.options.fence?.();
         const outcome = await store.update(record, this.withSpecHash(record, action.body), { term, clearRequests: action.clearRequests });
         if (outcome.type === 'conflict') return false;
         this.options.recordWritten?.(outcome.record);
         if (action.meaning === 'ack' || action.meaning === 'resubmit') this.deliveries.delete(taskId);
         this.events.delete(taskId);
         await this.wrote(action.meaning);
-        return false; // what follows was decided on the old record
+        return true;
       }
       case 'deleteRecord': {
+        this.options.fence?.();
         const outcome = await store.delete(record);
         if (outcome.type === 'conflict') return false;
         await this.wrote('deleteRecord');
-        return false;
+        return true;
       }
       case 'releasePod': {
         const finalizers = action.pod.metadata.finalizers;
         const metadata = finalizers?.includes(FINALIZER) ? { finalizers: finalizers.filter((f) => f !== FINALIZER) } : {};
         const ok = await this.conditional(() => pods.patchMetadata(action.pod.metadata.name, metadata, { resourceVersion: action.pod.metadata.resourceVersion, term }));
         if (ok) await this.wrote('releasePod');
-        return false; // the delete (if any) needs the new resourceVersion: next sync
+        return ok;
       }
       case 'deletePod': {
         const { uid, resourceVersion, name } = action.pod.metadata;
@@ -128,7 +141,8 @@ export class ActionApplier {
         return true; // log capture is not part of this term yet: logsStored is always true
       case 'fetchEvents':
         this.events.set(taskId, { podName: action.pod.metadata.name, lines: await pods.recentEvents(action.pod.metadata.name, this.options.logger) });
-        return false;
+        this.options.enqueue(taskId);
+        return true;
       case 'deliver':
         this.handOver(taskId, action.status);
         return true;
@@ -216,10 +230,13 @@ export class ActionApplier {
       if (!hasCode(err, 'NOT_FOUND')) throw err;
       this.unexpect(taskId);
     }
-    return false;
+    this.options.enqueue(taskId);
+    return true;
   }
 
+  /** Writes the attempt's end; false either way, as the decision's publish is of the status before it. */
   private async endCreateFailed(record: TaskRecord, message: string, reason = 'CreateFailed'): Promise<boolean> {
+    this.options.fence?.();
     const body = record.body;
     const attempt = body.task.attempt ?? 1;
     const status: TaskStatus = {

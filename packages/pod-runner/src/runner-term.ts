@@ -46,6 +46,9 @@ export interface RunnerTermOptions {
   hooks?: TestHooks;
 }
 
+/** Whether resourceVersion `seen` is `ours` or later (they are etcd revisions: ordered as numbers, though the API calls them opaque). */
+const atOrAfter = (seen: string, ours: string) => seen === ours || Number(seen) > Number(ours);
+
 /** A pod that holds a capacity slot: not ended. */
 const live = (pod: Pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
 
@@ -75,14 +78,15 @@ export class RunnerTerm {
     const { client, namespace, runner, clock, logger } = options;
     this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried') });
     this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
-    const api = new PodsApi(client, namespace, () => {
+    const fence = () => {
       if (this.closed) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
-    });
+    };
+    const api = new PodsApi(client, namespace, fence);
     this.applier = new ActionApplier({
       runner, namespace, term: options.term, store: options.store, pods: api, expectations: this.expectations, admission: this.admission, clock, logger,
       template: (name) => options.templates.get(name),
       enqueue: (id, delayMs) => this.loop.enqueue(id, delayMs),
-      recordWritten: (record) => this.wrote(record),
+      fence, recordWritten: (record) => this.wrote(record),
       deliver: options.deliver, publish: options.publish, hooks: options.hooks,
     });
     this.pods = new ResourceInformer<Pod>(
@@ -128,6 +132,7 @@ export class RunnerTerm {
     const { store, clock } = this.options;
     const record = store.get(taskId);
     if (!record) {
+      this.unseen.delete(store.nameOf(taskId));
       this.expectations.forget(taskId);
       this.admission.dequeue(taskId);
       this.admission.release(taskId);
@@ -155,8 +160,9 @@ export class RunnerTerm {
       now,
       this.options.settings ?? DEFAULT_DECIDE_SETTINGS,
     );
-    this.memos.set(taskId, decision.memo);
-    await this.applier.apply(record, decision.actions);
+    const applied = await this.applier.apply(record, decision.actions);
+    // a decision cut short published nothing: the memo keeps the status last published, so the next sync publishes again
+    this.memos.set(taskId, applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status });
     const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs()].filter((d): d is number => d !== undefined);
     return delays.length ? Math.min(...delays) : undefined;
   }
@@ -179,13 +185,14 @@ export class RunnerTerm {
   }
 
   private wrote(record: TaskRecord): void {
-    if (this.options.store.get(record.body.task.taskId)?.resourceVersion !== record.resourceVersion) this.unseen.set(record.name, record.resourceVersion);
+    const cached = this.options.store.get(record.body.task.taskId);
+    if (!cached || !atOrAfter(cached.resourceVersion, record.resourceVersion)) this.unseen.set(record.name, record.resourceVersion);
   }
 
   private recordChanged(record: TaskRecord): void {
     const ours = this.unseen.get(record.name);
     // the informer shows this term's write, or a later one (resourceVersions are etcd revisions: ordered)
-    if (ours !== undefined && (record.resourceVersion === ours || Number(record.resourceVersion) > Number(ours))) this.unseen.delete(record.name);
+    if (ours !== undefined && atOrAfter(record.resourceVersion, ours)) this.unseen.delete(record.name);
     this.enqueue(record.body.task.taskId);
   }
 

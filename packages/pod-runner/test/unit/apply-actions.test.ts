@@ -29,9 +29,10 @@ const template: PodTemplateSpec = { spec: { containers: [{ name: 'main', image: 
 const body = (change: Partial<TaskRecordBody> = {}): TaskRecordBody => ({ v: 2, state: 'queued', task: { taskId: 't1', taskType: 'report', attempt: 1 }, template: 'default', specHash: 'h', submittedAt: '2026-12-07T16:00:00.000Z', seq: 1, ...change });
 const record = (b = body()): TaskRecord => ({ name: 'rc-task-t1', uid: 'u1', resourceVersion: '10', body: b });
 
-function setup(createAnswer?: Error, stored?: Pod, conflict = false) {
+function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = false) {
   const clock = new ManualClock();
   const writes: { body: TaskRecordBody; options: WriteOptions }[] = [];
+  const published: string[] = [];
   const enqueued: [string, number | undefined][] = [];
   const created: Pod[] = [];
   const expectations = new Expectations();
@@ -59,8 +60,12 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false) {
     template: (name) => (name === 'default' ? { template } : undefined),
     enqueue: (id, delay) => void enqueued.push([id, delay]),
     deliver: () => {},
+    publish: (status) => void published.push(status.phase),
+    fence: () => {
+      if (over) throw new Error('term over');
+    },
   });
-  return { applier, clock, writes, enqueued, created, expectations, admission };
+  return { applier, clock, writes, enqueued, created, expectations, admission, published };
 }
 
 const built = () => buildPod({ runner: 'rc', namespace: 'ns', task: body().task, template, templateName: 'default', submittedAt: body().submittedAt, fencingToken: 7 });
@@ -177,5 +182,22 @@ describe('ActionApplier: record writes', () => {
     await s.applier.apply(record(), [{ type: 'writeRecord', meaning: 'end', body: { ...body(), state: 'finished' } }, { type: 'createPod', attempt: 1 }]);
     expect(s.created).toEqual([]);
     expect(s.enqueued).toEqual([['t1', undefined]]);
+  });
+
+  it("a written end goes on to the decision's publish; a conflict publishes nothing", async () => {
+    const ended = { ...body(), state: 'finished' as const };
+    const status = { taskId: 't1', taskType: 'report', tags: {}, attempt: 1, phase: 'succeeded' as const, podName: 'rc-t1-1', template: 'default', submittedAt: body().submittedAt };
+    const ok = setup();
+    expect(await ok.applier.apply(record(), [{ type: 'writeRecord', meaning: 'end', body: ended }, { type: 'publish', status }])).toBe(true);
+    expect(ok.published).toEqual(['succeeded']);
+    const conflict = setup(undefined, undefined, true);
+    expect(await conflict.applier.apply(record(), [{ type: 'writeRecord', meaning: 'end', body: ended }, { type: 'publish', status }])).toBe(false);
+    expect(conflict.published).toEqual([]);
+  });
+
+  it('a term that is over writes no record: the fence throws before the request', async () => {
+    const s = setup(undefined, undefined, false, true);
+    await expect(s.applier.apply(record(), [{ type: 'writeRecord', meaning: 'end', body: { ...body(), state: 'finished' } }])).rejects.toThrow('term over');
+    expect(s.writes).toEqual([]);
   });
 });
