@@ -45,7 +45,7 @@ function record(task: Task, ns = namespace): TaskRecordBody {
 /** Every change of the runner's pods in watch order: the most live (not ended) at once, and every task that ever had one. */
 async function watchPods(client: ApiClient, ns = namespace) {
   const pods = new Map<string, Pod>();
-  const seen = { mostLive: 0, tasks: new Set<string>() };
+  const seen = { mostLive: 0, tasks: new Set<string>(), uids: new Map<string, Set<string>>() };
   const count = () => (seen.mostLive = Math.max(seen.mostLive, [...pods.values()].filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length));
   const informer = new ResourceInformer<Pod>(
     { client, logger: quiet, path: `/api/v1/namespaces/${ns}/pods`, labelSelector: `${RUNNER_LABEL}=${RUNNER}`, resource: 'pods', namespace: ns, silenceTimeoutMs: 90_000, timeoutSeconds: 300 },
@@ -53,6 +53,7 @@ async function watchPods(client: ApiClient, ns = namespace) {
       upsert: (pod) => {
         pods.set(pod.metadata.name, pod);
         seen.tasks.add(pod.metadata.labels![TASK_ID_LABEL]!);
+        seen.uids.set(pod.metadata.name, (seen.uids.get(pod.metadata.name) ?? new Set()).add(pod.metadata.uid!));
         count();
       },
       delete: (pod) => void pods.delete(pod.metadata.name),
@@ -144,5 +145,44 @@ describe('RunnerTerm on kwok', () => {
     expect(seen.mostLive).toBeLessThanOrEqual(2);
     await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
     await term.close();
+  });
+
+  it('a later term resumes where an earlier one was closed: every task done, no pod created twice, capacity kept across both', async () => {
+    const ns = await admin.namespace('runner-term-next', { forPods: true });
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace: ns, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { seen, pods } = await watchPods(client, ns);
+    const ids = Array.from({ length: 6 }, (_, i) => `n${i}`);
+    for (const taskId of ids) await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 400 }) }, ns));
+    const delivered = new Set<string>();
+    const open = (term: number) => {
+      const t = new RunnerTerm({
+        client, namespace: ns, runner: RUNNER, term, store, clock: systemClock, logger: quiet,
+        templates: new Map([['default', { template }]]),
+        capacity: CAPACITY,
+        deliver: (status) => void delivered.add(status.taskId),
+      });
+      closers.push(() => t.close());
+      return t;
+    };
+    const first = open(3);
+    await first.start();
+    await waitFor(() => ids.filter((id) => store.get(id)?.body.state === 'done').length >= 2 || undefined, 30_000, 'two tasks done in the first term');
+    await first.close();
+    const second = open(4);
+    await second.start();
+    await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
+    expect([...delivered].sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
+    expect([...seen.uids.entries()].filter(([, uids]) => uids.size !== 1)).toEqual([]);
+    expect(seen.uids.size).toBe(ids.length);
+    expect(seen.mostLive).toBeLessThanOrEqual(CAPACITY);
+    // the second term wrote the last records: the fence (when bound) would judge them by term 4
+    expect(ids.some((id) => store.get(id)!.writeTerm === 4)).toBe(true);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
+    await second.close();
   });
 });
