@@ -1,0 +1,207 @@
+import { LeaseLostError, type Clock, type Logger } from '@rollcall/core';
+import { type ApiClient, BACKEND, ResourceInformer } from '@rollcall/kube-client';
+import { ActionApplier, type ApplierTemplate } from './apply-actions.js';
+import { decide, DEFAULT_DECIDE_SETTINGS, type DecideMemo, type DecideSettings } from './decide.js';
+import { Expectations } from './expectations.js';
+import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
+import { PodsApi } from './pods-api.js';
+import { SyncLoop } from './sync-loop.js';
+import { TaskAdmission } from './task-admission.js';
+import type { TaskRecord } from './task-record.js';
+import type { TaskStore } from './task-store.js';
+import type { TaskStatus } from './task.js';
+import type { TestHooks } from './test-hooks.js';
+
+/** What a {@link RunnerTerm} takes. */
+export interface RunnerTermOptions {
+  client: ApiClient;
+  namespace: string;
+  runner: string;
+  /** The term's fencing token, as the term fence entered it: every write is stamped with it. */
+  term: number;
+  /** The runner's record store, started (its informer is shared with the process; the term only subscribes). */
+  store: TaskStore;
+  clock: Clock;
+  logger: Logger;
+  /** The template rules by name. */
+  templates: ReadonlyMap<string, ApplierTemplate>;
+  /** Pods pending or running at once, all task types. */
+  capacity: number;
+  /** Pods pending or running at once, per task type. Default none. */
+  perTypeCapacity?: Readonly<Record<string, number>>;
+  /** The first pause after a quota refusal. Milliseconds. Default 1000. */
+  requeueDelayMs?: number;
+  /** Hands a terminal status over; its settlement acknowledges it (the record then becomes `done`). */
+  deliver(status: TaskStatus): PromiseLike<void> | void;
+  /** Every status change. */
+  publish?(status: TaskStatus): void;
+  settings?: DecideSettings;
+  /** Tasks synced at once. Default 8. */
+  concurrency?: number;
+  /** Pod watch: restart after this much silence. Milliseconds. Default 90000. */
+  watchSilenceTimeoutMs?: number;
+  /** Pod watch: server-side lifetime of one request. Seconds. Default 300. */
+  watchTimeoutSeconds?: number;
+  /** @internal */
+  hooks?: TestHooks;
+}
+
+/** Whether resourceVersion `seen` is `ours` or later (they are etcd revisions: ordered as numbers, though the API calls them opaque). */
+const atOrAfter = (seen: string, ours: string) => seen === ours || Number(seen) > Number(ours);
+
+/** A pod that holds a capacity slot: not ended. */
+const live = (pod: Pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
+
+/**
+ * One term of the pod runner's leadership (core's failover term's shape):
+ * created when this process is elected and its term fence is up, closed when
+ * it loses. It owns what only a leader has — the sync loop, admission,
+ * expectations, the applier — and the pod informer. Informer events only
+ * enqueue a task id; one {@link sync} reads the record and the task's pods
+ * from the caches, asks `decide`, and has the applier act.
+ */
+export class RunnerTerm {
+  private readonly loop: SyncLoop;
+  private readonly admission: TaskAdmission;
+  private readonly expectations = new Expectations();
+  private readonly applier: ActionApplier;
+  private readonly pods: ResourceInformer<Pod>;
+  private readonly memos = new Map<string, DecideMemo>();
+  /** Record versions this term wrote that its informer has not shown yet, by record name. */
+  private readonly unseen = new Map<string, string>();
+  private unsubscribe: (() => void) | undefined;
+  private closed = false;
+  /** Until every cached task is accounted, events only wait: {@link start} enqueues them all. */
+  private started = false;
+
+  constructor(private readonly options: RunnerTermOptions) {
+    const { client, namespace, runner, clock, logger } = options;
+    this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried') });
+    this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
+    const fence = () => {
+      if (this.closed) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
+    };
+    const api = new PodsApi(client, namespace, fence);
+    this.applier = new ActionApplier({
+      runner, namespace, term: options.term, store: options.store, pods: api, expectations: this.expectations, admission: this.admission, clock, logger,
+      template: (name) => options.templates.get(name),
+      enqueue: (id, delayMs) => this.loop.enqueue(id, delayMs),
+      fence, recordWritten: (record) => this.wrote(record),
+      deliver: options.deliver, publish: options.publish, hooks: options.hooks,
+    });
+    this.pods = new ResourceInformer<Pod>(
+      { client, logger, path: api.path, labelSelector: `${RUNNER_LABEL}=${runner}`, resource: 'pods', namespace, silenceTimeoutMs: options.watchSilenceTimeoutMs ?? 90_000, timeoutSeconds: options.watchTimeoutSeconds ?? 300 },
+      { upsert: (pod) => this.podChanged(pod), delete: (pod) => this.podChanged(pod) },
+    );
+  }
+
+  /** Lists the pods, then accounts every cached task's slot and enqueues each in submit order. */
+  async start(): Promise<void> {
+    this.unsubscribe = this.options.store.subscribe({
+      upsert: (record) => this.recordChanged(record),
+      delete: (record) => {
+        this.unseen.delete(record.name);
+        this.enqueue(record.body.task.taskId);
+      },
+    });
+    await this.pods.start();
+    const records = this.options.store.inSubmitOrder();
+    // every slot held is counted before any task is admitted
+    for (const record of records) this.account(record.body.task.taskId, record);
+    this.admission.recompute();
+    this.started = true;
+    for (const record of records) this.loop.enqueue(record.body.task.taskId);
+  }
+
+  /** Ends the term: nothing more is written (the pods' fence throws), pending syncs are dropped; resolves once the syncs in flight end. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    this.pods.close();
+    await this.loop.close();
+  }
+
+  /** The task's pods of every attempt, from the informer. */
+  podsOf(taskId: string): Pod[] {
+    return this.pods.list().filter((p) => p.metadata.labels?.[TASK_ID_LABEL] === taskId);
+  }
+
+  /** Syncs one task; resolves with the milliseconds until it must look again. */
+  async sync(taskId: string): Promise<number | undefined> {
+    if (this.closed) return undefined;
+    const { store, clock } = this.options;
+    const record = store.get(taskId);
+    if (!record) {
+      this.unseen.delete(store.nameOf(taskId));
+      this.expectations.forget(taskId);
+      this.admission.dequeue(taskId);
+      this.admission.release(taskId);
+      this.applier.forget(taskId);
+      this.memos.delete(taskId);
+      this.loop.forget(taskId);
+      this.admitNext();
+      return undefined;
+    }
+    const pods = this.podsOf(taskId);
+    this.account(taskId, record, pods);
+    this.admitNext();
+    const now = clock.wallNow().getTime();
+    const decision = decide(
+      {
+        runner: this.options.runner, term: this.options.term, record, pods,
+        writeUnseen: this.unseen.has(record.name),
+        expecting: this.expectations.get(taskId, pods),
+        admitted: this.admission.admits(taskId),
+        delivery: this.applier.delivery(taskId),
+        logsStored: () => true,
+        events: this.applier.eventsOf(taskId),
+        memo: this.memos.get(taskId),
+      },
+      now,
+      this.options.settings ?? DEFAULT_DECIDE_SETTINGS,
+    );
+    const applied = await this.applier.apply(record, decision.actions);
+    // a decision cut short published nothing: the memo keeps the status last published, so the next sync publishes again
+    this.memos.set(taskId, applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status });
+    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs()].filter((d): d is number => d !== undefined);
+    return delays.length ? Math.min(...delays) : undefined;
+  }
+
+  /** The task's slot and place in line, from its record and its pods as cached. */
+  private account(taskId: string, record: TaskRecord, pods = this.podsOf(taskId)): void {
+    const type = record.body.task.taskType;
+    const expecting = this.expectations.get(taskId, pods);
+    if (pods.some(live) || expecting) return this.admission.occupy(taskId, type);
+    this.admission.release(taskId);
+    if (record.body.state === 'queued' && record.cancelRequested === undefined) {
+      const body = record.body;
+      this.admission.enqueue(taskId, type, { joinedAt: body.retryAt ?? Date.parse(body.submittedAt), seq: body.seq });
+    } else this.admission.dequeue(taskId);
+  }
+
+  /** Syncs the tasks a freed slot admits. */
+  private admitNext(): void {
+    for (const id of this.admission.recompute()) this.loop.enqueue(id);
+  }
+
+  private wrote(record: TaskRecord): void {
+    const cached = this.options.store.get(record.body.task.taskId);
+    if (!cached || !atOrAfter(cached.resourceVersion, record.resourceVersion)) this.unseen.set(record.name, record.resourceVersion);
+  }
+
+  private recordChanged(record: TaskRecord): void {
+    const ours = this.unseen.get(record.name);
+    // the informer shows this term's write, or a later one (resourceVersions are etcd revisions: ordered)
+    if (ours !== undefined && atOrAfter(record.resourceVersion, ours)) this.unseen.delete(record.name);
+    this.enqueue(record.body.task.taskId);
+  }
+
+  private enqueue(taskId: string): void {
+    if (this.started) this.loop.enqueue(taskId);
+  }
+
+  private podChanged(pod: Pod): void {
+    const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
+    if (taskId !== undefined) this.enqueue(taskId);
+  }
+}

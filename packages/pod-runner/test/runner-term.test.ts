@@ -1,0 +1,188 @@
+import { waitFor } from '@rollcall/conformance';
+import { type Logger, systemClock } from '@rollcall/core';
+import { ApiClient, ResourceInformer, userAgent } from '@rollcall/kube-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPod } from '../src/pod-build.js';
+import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from '../src/pod.js';
+import { RunnerTerm } from '../src/runner-term.js';
+import type { TaskRecordBody } from '../src/task-record.js';
+import { cancelTask, submitTask } from '../src/task-requests.js';
+import { TaskStore } from '../src/task-store.js';
+import type { Task, TaskStatus } from '../src/task.js';
+import { admin, enforcedPodQuota, exits, podTemplate } from './runner-env.js';
+
+/**
+ * A runner term alone — no PodRunner façade, no election: a term number, a
+ * record store, and kwok running the pods it creates. Tasks are submitted as
+ * records (as a follower or `rollcall tasks` would); the term creates their
+ * pods within capacity, writes each end, hands it over and, once
+ * acknowledged, marks the record done and deletes the pod. Capacity is judged
+ * from the pods themselves, through a watch of the test's own.
+ */
+
+const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const RUNNER = 'rterm';
+const CAPACITY = 2;
+const template = podTemplate();
+let namespace: string;
+const closers: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  namespace = await admin.namespace('runner-term', { forPods: true });
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+let seq = 0;
+function record(task: Task, ns = namespace): TaskRecordBody {
+  const submittedAt = new Date().toISOString();
+  const { specHash } = buildPod({ runner: RUNNER, namespace: ns, task, template, templateName: 'default', submittedAt });
+  return { v: 2, state: 'queued', task: { ...task, attempt: 1 }, template: 'default', specHash, submittedAt, seq: ++seq };
+}
+
+/** Every change of the runner's pods in watch order: the most live (not ended) at once, and every task that ever had one. */
+async function watchPods(client: ApiClient, ns = namespace) {
+  const pods = new Map<string, Pod>();
+  const seen = { mostLive: 0, tasks: new Set<string>(), uids: new Map<string, Set<string>>() };
+  const count = () => (seen.mostLive = Math.max(seen.mostLive, [...pods.values()].filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length));
+  const informer = new ResourceInformer<Pod>(
+    { client, logger: quiet, path: `/api/v1/namespaces/${ns}/pods`, labelSelector: `${RUNNER_LABEL}=${RUNNER}`, resource: 'pods', namespace: ns, silenceTimeoutMs: 90_000, timeoutSeconds: 300 },
+    {
+      upsert: (pod) => {
+        pods.set(pod.metadata.name, pod);
+        seen.tasks.add(pod.metadata.labels![TASK_ID_LABEL]!);
+        seen.uids.set(pod.metadata.name, (seen.uids.get(pod.metadata.name) ?? new Set()).add(pod.metadata.uid!));
+        count();
+      },
+      delete: (pod) => void pods.delete(pod.metadata.name),
+    },
+  );
+  closers.push(() => informer.close());
+  await informer.start();
+  return { seen, pods };
+}
+
+describe('RunnerTerm on kwok', () => {
+  it('runs submitted records through capacity to finished, hands each over, marks it done on the acknowledgement; a queued cancel makes no pod', async () => {
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { seen, pods } = await watchPods(client);
+
+    const ids = Array.from({ length: 6 }, (_, i) => `t${i}`);
+    for (const taskId of ids) expect((await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 300 }) }))).type).toBe('created');
+    // a type with no slot: queued until cancelled, whatever the timing
+    expect((await submitTask(store, record({ taskId: 'held', taskType: 'held' }))).type).toBe('created');
+
+    const delivered: TaskStatus[] = [];
+    const states = new Map<string, string[]>();
+    closers.push(store.subscribe({ upsert: (r) => void states.set(r.body.task.taskId, [...(states.get(r.body.task.taskId) ?? []), r.body.state]) }));
+    const term = new RunnerTerm({
+      client, namespace, runner: RUNNER, term: 3, store, clock: systemClock, logger: quiet,
+      templates: new Map([['default', { template }]]),
+      capacity: CAPACITY, perTypeCapacity: { held: 0 },
+      deliver: (status) => {
+        delivered.push(status);
+        return Promise.resolve();
+      },
+    });
+    closers.push(() => term.close());
+    await term.start();
+
+    await waitFor(() => pods.size > 0 || undefined, 30_000, 'the term to create a pod');
+    expect((await cancelTask(store, 'held', 'not wanted')).type).toBe('requested');
+
+    const all = [...ids, 'held'];
+    await waitFor(() => all.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
+    for (const id of ids) {
+      const r = store.get(id)!;
+      expect(r.body.status).toMatchObject({ phase: 'succeeded', exitCode: 0, attempt: 1 });
+      expect(r.writeTerm).toBe(3);
+      expect(r.body.ackedAt).toBeTypeOf('number');
+      // finished before done: the acknowledgement came after the end was stored
+      expect(states.get(id)).toContain('finished');
+    }
+    expect(store.get('held')!.body.status).toMatchObject({ phase: 'cancelled', reason: 'Cancelled', message: 'not wanted' });
+    expect(delivered.map((s) => `${s.taskId}:${s.phase}`).sort()).toEqual([...ids.map((id) => `${id}:succeeded`), 'held:cancelled'].sort());
+
+    expect(seen.mostLive).toBeGreaterThan(0);
+    expect(seen.mostLive).toBeLessThanOrEqual(CAPACITY);
+    expect([...seen.tasks].sort()).toEqual([...ids].sort());
+    // the line is submit order: the first two slots went to the first two submitted
+    expect([...seen.tasks].slice(0, CAPACITY).sort()).toEqual(['t0', 't1']);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
+    await term.close();
+  });
+
+  it('a quota refusal requeues: nothing ends for it, the queue pauses and resumes, every task is done', async () => {
+    const ns = await admin.namespace('runner-term-quota', { forPods: true });
+    await enforcedPodQuota(ns, 'two-pods', 2);
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace: ns, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { seen, pods } = await watchPods(client, ns);
+    const ids = Array.from({ length: 6 }, (_, i) => `q${i}`);
+    for (const taskId of ids) await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 300 }) }, ns));
+    let refusals = 0;
+    const logger: Logger = { ...quiet, info: (_fields: unknown, message?: string) => void (message?.includes('refused for quota') && (refusals += 1)) };
+    const term = new RunnerTerm({
+      client, namespace: ns, runner: RUNNER, term: 1, store, clock: systemClock, logger,
+      templates: new Map([['default', { template }]]),
+      capacity: 4, requeueDelayMs: 100,
+      deliver: () => Promise.resolve(),
+    });
+    closers.push(() => term.close());
+    await term.start();
+    await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
+    for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
+    expect(refusals).toBeGreaterThan(0);
+    expect(seen.mostLive).toBeLessThanOrEqual(2);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
+    await term.close();
+  });
+
+  it('a later term resumes where an earlier one was closed: every task done, no pod created twice, capacity kept across both', async () => {
+    const ns = await admin.namespace('runner-term-next', { forPods: true });
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace: ns, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { seen, pods } = await watchPods(client, ns);
+    const ids = Array.from({ length: 6 }, (_, i) => `n${i}`);
+    for (const taskId of ids) await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 400 }) }, ns));
+    const delivered = new Set<string>();
+    const open = (term: number) => {
+      const t = new RunnerTerm({
+        client, namespace: ns, runner: RUNNER, term, store, clock: systemClock, logger: quiet,
+        templates: new Map([['default', { template }]]),
+        capacity: CAPACITY,
+        deliver: (status) => void delivered.add(status.taskId),
+      });
+      closers.push(() => t.close());
+      return t;
+    };
+    const first = open(3);
+    await first.start();
+    await waitFor(() => ids.filter((id) => store.get(id)?.body.state === 'done').length >= 2 || undefined, 30_000, 'two tasks done in the first term');
+    await first.close();
+    const second = open(4);
+    await second.start();
+    await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
+    expect([...delivered].sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
+    expect([...seen.uids.entries()].filter(([, uids]) => uids.size !== 1)).toEqual([]);
+    expect(seen.uids.size).toBe(ids.length);
+    expect(seen.mostLive).toBeLessThanOrEqual(CAPACITY);
+    // the second term wrote the last records: the fence (when bound) would judge them by term 4
+    expect(ids.some((id) => store.get(id)!.writeTerm === 4)).toBe(true);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
+    await second.close();
+  });
+});
