@@ -21,7 +21,7 @@ interface Doc extends KubernetesObject {
 const files = readdirSync(DEPLOY).filter((f) => /^rollcall-.+\.yaml$/.test(f));
 /** Every Role shipped, so one added later is covered by the check below. */
 const SHIPPED_ROLES = files.flatMap((f) => (loadAllYaml(readFileSync(new URL(f, DEPLOY), 'utf8')) as Doc[]).filter((d) => d.kind === 'Role').map((d) => d.metadata!.name!)).sort();
-const COMPONENTS = files.map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness' && !r.endsWith('admission'));
+const COMPONENTS = files.map((f) => /^rollcall-(.+)\.yaml$/.exec(f)![1]!).filter((r) => r !== 'configmap-lock' && r !== 'pod-liveness' && !r.endsWith('admission') && !r.endsWith('fencing'));
 type Liveness = 'heartbeat' | 'pod';
 const CASES = COMPONENTS.flatMap((role) =>
   (role === 'pod-runner'
