@@ -84,7 +84,9 @@ beforeAll(async () => {
   const env = { ...process.env, FORCE_COLOR: '0' };
   const started = monotonicMs();
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'orders', version: '1.0.0', private: true, type: 'module' }, null, 2));
-  const install = await runProcess('npm', ['--prefix', REPO, 'run', 'install-from-checkout', '--', '@rollcall/core', '@rollcall/kubernetes'], { cwd: project, env, timeoutMs: 600_000 });
+  // The route's script alone: `npm run install-from-checkout` first runs nx's build, which `npm test` has run already, and
+  // a rebuild (`rm -rf dist`) under the suites running beside this one breaks their imports (release/ tests the whole route).
+  const install = await runProcess('node', [join(REPO, 'release', 'dist', 'install-from-checkout.js'), '@rollcall/core', '@rollcall/kubernetes'], { cwd: project, env: { ...env, ROLLCALL_PROJECT: project }, timeoutMs: 600_000 });
   expect(install.code, install.stdout + install.stderr).toBe(0);
   copyFileSync(join(REPO, 'packages', 'kubernetes', 'examples', 'worker.mjs'), join(project, 'worker.mjs'));
   for (const f of ['Dockerfile', '.dockerignore']) copyFileSync(join(REPO, 'deploy', 'image', f), join(project, f));
