@@ -20,7 +20,9 @@ describe('installing from a checkout', () => {
   it('npm --prefix <checkout> run install-from-checkout -- @rollcall/core @rollcall/sqlite vendors them into the project, relative file: paths, no @rollcall package from the registry, and a registry runs', async () => {
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }, null, 2));
     const env = { ...process.env, FORCE_COLOR: '0' };
-    const install = await runProcess('npm', ['--prefix', REPO_ROOT, 'run', 'install-from-checkout', '--', '@rollcall/core', '@rollcall/sqlite'], { cwd: project, env, timeoutMs: 900_000 });
+    // ROLLCALL_CHECKOUT_BUILT skips the route's nx build, which `npm test` ran already: nx rewrites every package's dist
+    // even when it reads the build from its cache, and the suites running beside this one would miss their modules.
+    const install = await runProcess('npm', ['--prefix', REPO_ROOT, 'run', 'install-from-checkout', '--', '@rollcall/core', '@rollcall/sqlite'], { cwd: project, env: { ...env, ROLLCALL_CHECKOUT_BUILT: '1' }, timeoutMs: 900_000 });
     expect(install.code, install.stdout + install.stderr).toBe(0);
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; overrides: Record<string, string> };
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['@rollcall/core', '@rollcall/sqlite']);
