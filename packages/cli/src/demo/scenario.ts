@@ -169,7 +169,21 @@ export class DemoScenario {
     this.signal(node, signal, `${signal} ${id} (pid ${node.pid}): ${what}`, `${id} ${phase}`);
     const removed = await this.cluster.until(`${id} leaving`, 30_000, () => this.view!.removedSince(id, signalledAt));
     const failover = await this.cluster.until(`${id}'s failover`, 30_000, () => this.ledger.acked(incarnation));
+    // A master fails over the items a dead worker's last heartbeat listed: wait until each live worker heartbeats the items
+    // the task table now gives it, so the next worker to die has announced what it holds.
+    await this.cluster.until('the moved items heartbeated by their new workers', 30_000, () => (this.itemsHeartbeated() ? true : undefined));
     return { id, incarnation: incarnation ?? '', signalledAt, removedMs: removed.at - signalledAt, reason: removed.reason, failover, ackedMs: (failover.ackedAt ?? performance.now()) - signalledAt };
+  }
+
+  /** Whether every live worker's last heartbeat payload lists each item the task table gives its incarnation. */
+  private itemsHeartbeated(): boolean {
+    for (const [id, incarnation] of this.ledger.incarnations) {
+      const member = this.view!.member('worker', id);
+      if (!member || member.incarnation !== incarnation) continue;
+      const listed = new Set((member.payload as { items?: unknown[] } | undefined)?.items?.map(String) ?? []);
+      if (this.ledger.table.ownedBy(incarnation).some((item) => !listed.has(item))) return false;
+    }
+    return true;
   }
 
   private spawn(kind: 'master' | 'worker', id: string): void {
