@@ -118,3 +118,13 @@ export function migrationsUnderTest(env: Readonly<Record<string, string | undefi
   const names = env.MIGRATE_FROM === undefined ? MIGRATION_SOURCES : env.MIGRATE_FROM.split(',').map((n) => n.trim()).filter(Boolean);
   return names.map((n) => soakBackend(n).name);
 }
+
+/**
+ * The backends a rolling update from the release before incarnations is
+ * proven on: all of them, or those named in RELEASE_ROLLING (comma-separated;
+ * empty: none).
+ */
+export function releaseRollingUnderTest(env: Readonly<Record<string, string | undefined>> = process.env): SoakBackend[] {
+  const names = env.RELEASE_ROLLING === undefined ? BACKEND_NAMES : env.RELEASE_ROLLING.split(',').map((n) => n.trim()).filter(Boolean);
+  return names.map(soakBackend);
+}
