@@ -141,7 +141,9 @@ registry.watchMembers(spec.role, (e) => {
 let seq = 0;
 const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
 // Taken over from an earlier incarnation (same ids), which may still heartbeat them: peers see them updated, never removed.
-const announce = (id: string, payload: unknown) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: payload as never }), [ErrorCode.CONFLICT]);
+// ALREADY_EXISTS: a predecessor of the release before incarnations writes its record back each time this one removes it
+// (it re-creates a vanished record), until it is stopped; each refusal is reported as an error event.
+const announce = (id: string, payload: unknown) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: payload as never }), [ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS]);
 let member: MemberHandle = await announce(spec.name, nextPayload()).catch(fatal);
 await Promise.all((spec.extraMembers ?? []).map((id) => announce(id, { incarnation: spec!.incarnation }))).catch(fatal);
 // In a pod with registry.member.liveness=pod, the kubelet's probe of this endpoint is the member's liveness.

@@ -30,8 +30,12 @@ export interface ReleaseRollingResult {
   timeline: Timeline;
   workDir: string;
   old: OldRelease;
-  /** Restarts made; failover handlers started (and of those, of members written by the release before incarnations); writes the resource accepted. */
-  counts: { restarts: number; failovers: number; legacyFailovers: number; termsOld: number; termsNew: number; writesAccepted: number };
+  /**
+   * Restarts made; failover handlers started (and of those, of members written by the release before incarnations);
+   * election terms begun by processes of each release; announces of this release refused ALREADY_EXISTS and retried
+   * (a predecessor writing its record back); writes the resource accepted.
+   */
+  counts: { restarts: number; failovers: number; legacyFailovers: number; termsOld: number; termsNew: number; announceRefusals: number; writesAccepted: number };
 }
 
 /** Bound on a leader emerging after a step, milliseconds. */
@@ -130,8 +134,12 @@ export async function runReleaseRolling(options: ReleaseRollingOptions): Promise
     const before = cluster.current(name);
     before.send({ op: 'handoff' });
     await before.event('handedOff', ANSWER_BOUND_MS);
-    await cluster.restart(name);
-    await before.kill();
+    try {
+      await cluster.restart(name);
+    } finally {
+      // Also when the successor never got ready: the cluster kills only the current process of each name.
+      await before.kill();
+    }
     await cluster.waitForLeader(LEADER_BOUND_MS);
     await new Promise((resolve) => setTimeout(resolve, WORK_MS)); // the leader works a while: not a synchronisation
     cluster.checkpoint();
@@ -173,6 +181,7 @@ export async function runReleaseRolling(options: ReleaseRollingOptions): Promise
       legacyFailovers: failovers.filter((e) => writerOf(e.lastPayload) === 1).length,
       termsOld: terms(true),
       termsNew: terms(false),
+      announceRefusals: timeline.incarnations.flatMap((r) => r.events.filter((e) => e.type === 'error' && e.where === 'announce' && e.code === 'ALREADY_EXISTS')).length,
       writesAccepted: resource.writes.filter((w) => w.accepted).length,
     },
   };
