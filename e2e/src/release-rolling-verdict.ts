@@ -97,3 +97,47 @@ export function failoverOnce(timeline: Timeline, expected: readonly ExpectedFail
   }
   return found;
 }
+
+/**
+ * An `updated` never spans two incarnations, in the views of this release
+ * (whose member events carry the incarnation): each `updated` names the
+ * incarnation the same view last had for that id.
+ */
+export function updatesWithinIncarnation(timeline: Timeline): string[] {
+  const found: string[] = [];
+  for (const record of timeline.incarnations) {
+    const last = new Map<string, string | undefined>();
+    for (const e of record.events as CandidateEvent[]) {
+      if (e.type === 'memberAdded') last.set(e.id, e.incarnation);
+      else if (e.type === 'memberRemoved') last.delete(e.id);
+      else if (e.type === 'memberUpdated' && e.incarnation !== undefined) {
+        const before = last.get(e.id);
+        if (before !== undefined && before !== e.incarnation) found.push(`an updated spans two incarnations: ${describeHolder(record)} saw ${e.id} updated from incarnation ${before} to ${e.incarnation} at ${at(timeline, e.t)}`);
+        last.set(e.id, e.incarnation);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * How often a view saw a member updated by another process than the one that
+ * last wrote it: a predecessor of the release before incarnations, still
+ * heartbeating, taking its successor's record back (a figure, not a violation:
+ * the old release cannot know it was superseded).
+ */
+export function updatesAcrossWriters(timeline: Timeline): number {
+  let count = 0;
+  for (const record of timeline.incarnations) {
+    const last = new Map<string, number | undefined>();
+    for (const e of record.events as CandidateEvent[]) {
+      if (e.type === 'memberRemoved') last.delete(e.id);
+      else if (e.type === 'memberAdded' || e.type === 'memberUpdated') {
+        const writer = writerOf(e.payload);
+        if (e.type === 'memberUpdated' && last.has(e.id) && writer !== undefined && last.get(e.id)! > writer) count++;
+        last.set(e.id, writer);
+      }
+    }
+  }
+  return count;
+}

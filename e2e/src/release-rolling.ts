@@ -10,7 +10,7 @@ import { SoakCluster } from './cluster.js';
 import { FencedResource } from './fenced-resource.js';
 import { oldRelease, type OldRelease } from './old-release.js';
 import { SPEC_VARIABLE, type CandidateEvent, type CandidateSpec } from './protocol.js';
-import { failoverOnce, liveMembersStay, writerOf, type ExpectedFailover } from './release-rolling-verdict.js';
+import { failoverOnce, liveMembersStay, updatesAcrossWriters, updatesWithinIncarnation, writerOf, type ExpectedFailover } from './release-rolling-verdict.js';
 import { everyViewHoldsAll, membersKept, ROLLING_TIMING } from './rolling-restart.js';
 import { judgeRun, runCluster, type ClusterRun } from './run-cluster.js';
 import type { Timeline } from './timeline.js';
@@ -32,10 +32,11 @@ export interface ReleaseRollingResult {
   old: OldRelease;
   /**
    * Restarts made; failover handlers started (and of those, of members written by the release before incarnations);
-   * election terms begun by processes of each release; announces of this release refused ALREADY_EXISTS and retried
-   * (a predecessor writing its record back); writes the resource accepted.
+   * election terms begun by processes of each release; updates a view saw from an earlier process than the member's
+   * last writer (an old predecessor taking its successor's record back); announces of this release refused
+   * ALREADY_EXISTS and retried (a predecessor writing its record back); writes the resource accepted.
    */
-  counts: { restarts: number; failovers: number; legacyFailovers: number; termsOld: number; termsNew: number; announceRefusals: number; writesAccepted: number };
+  counts: { restarts: number; failovers: number; legacyFailovers: number; termsOld: number; termsNew: number; takenBack: number; announceRefusals: number; writesAccepted: number };
 }
 
 /** Bound on a leader emerging after a step, milliseconds. */
@@ -98,8 +99,9 @@ function releaseRunner(old: OldRelease): CandidateRunner {
  * Judged by the soak's verdict (one leader at every instant, rising tokens, no
  * stale write, no lost or phantom member event), by `membersKept` (no member
  * leaves a view), by {@link liveMembersStay} (no member of a process that runs
- * on is removed: a member that did not restart is never removed-then-added)
- * and by {@link failoverOnce} (no incarnation failed over twice, none of a
+ * on is removed: a member that did not restart is never removed-then-added),
+ * by {@link updatesWithinIncarnation} (this release's views never see an
+ * `updated` span two incarnations) and by {@link failoverOnce} (no incarnation failed over twice, none of a
  * process that runs on, and the last step's failed over).
  */
 export async function runReleaseRolling(options: ReleaseRollingOptions): Promise<ReleaseRollingResult> {
@@ -167,7 +169,12 @@ export async function runReleaseRolling(options: ReleaseRollingOptions): Promise
     keptUntil = monotonicMs();
   });
   const timeline = judgeRun(run, { names: allIds, cluster, faults: [], watchSeesEveryChange: backend.watchSeesEveryChange, timing: ROLLING_TIMING });
-  run.violations.push(...membersKept(timeline, allIds, keptFrom, keptUntil), ...liveMembersStay(timeline, keptFrom, keptUntil), ...failoverOnce(timeline, expected));
+  run.violations.push(
+    ...membersKept(timeline, allIds, keptFrom, keptUntil),
+    ...liveMembersStay(timeline, keptFrom, keptUntil),
+    ...updatesWithinIncarnation(timeline),
+    ...failoverOnce(timeline, expected),
+  );
   const failovers = timeline.incarnations.flatMap((r) => r.events.filter((e) => e.type === 'failoverStarted'));
   const terms = (oldRelease: boolean) => timeline.incarnations.filter((r) => (r.incarnation === 1) === oldRelease).flatMap((r) => r.events.filter((e) => e.type === 'elected')).length;
   return {
@@ -181,6 +188,7 @@ export async function runReleaseRolling(options: ReleaseRollingOptions): Promise
       legacyFailovers: failovers.filter((e) => writerOf(e.lastPayload) === 1).length,
       termsOld: terms(true),
       termsNew: terms(false),
+      takenBack: updatesAcrossWriters(timeline),
       announceRefusals: timeline.incarnations.flatMap((r) => r.events.filter((e) => e.type === 'error' && e.where === 'announce' && e.code === 'ALREADY_EXISTS')).length,
       writesAccepted: resource.writes.filter((w) => w.accepted).length,
     },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IncarnationRecord } from '../src/candidate-handle.js';
 import type { CandidateEvent } from '../src/protocol.js';
-import { failoverOnce, liveMembersStay, type ExpectedFailover } from '../src/release-rolling-verdict.js';
+import { failoverOnce, liveMembersStay, updatesAcrossWriters, updatesWithinIncarnation, type ExpectedFailover } from '../src/release-rolling-verdict.js';
 import type { Timeline } from '../src/timeline.js';
 
 // The rolling update's own verdicts on hand-made timelines: each violation caught, what the update does allowed.
@@ -85,5 +85,27 @@ describe('failoverOnce: each replaced incarnation once, never a live one', () =>
   it('catches an expected failover never started, and one started and never acknowledged', () => {
     expect(failoverOnce(timeline([process('c1', 2, 1000, undefined), ...c2]), expected)).toEqual(['never failed over: c2 as c2#1 wrote it, replaced while every process ran this release']);
     expect(failoverOnce(timeline([process('c1', 2, 1000, undefined, [started('c2', '9', 1, 5100)]), ...c2]), expected)).toEqual(['never acknowledged: c2@9']);
+  });
+});
+
+describe('updatesWithinIncarnation: an updated never spans two incarnations', () => {
+  const added = (id: string, incarnation: string | undefined, writer: number, t: number): Event => ({ type: 'memberAdded', id, payload: { incarnation: writer }, incarnation, t });
+  const updated = (id: string, incarnation: string | undefined, writer: number, t: number): Event => ({ type: 'memberUpdated', id, payload: { incarnation: writer }, incarnation, t });
+
+  it('catches an updated whose incarnation differs from the one the view had', () => {
+    const observer = process('c1', 2, 0, undefined, [added('c2', '5', 1, 100), updated('c2', '5', 1, 200), updated('c2', '9', 2, 300)]);
+    expect(updatesWithinIncarnation(timeline([observer]))).toEqual([expect.stringMatching(/^an updated spans two incarnations: c1#2 saw c2 updated from incarnation 5 to 9 at \+0\.300 s$/)]);
+  });
+
+  it('allows removed then added with a new incarnation, and views of the old release (no incarnation)', () => {
+    const observer = process('c1', 2, 0, undefined, [added('c2', '5', 1, 100), removed('c2', 1, 200), added('c2', '9', 2, 210), updated('c2', '9', 2, 300)]);
+    const old = process('c3', 1, 0, undefined, [added('c2', undefined, 1, 100), updated('c2', undefined, 2, 300)]);
+    expect(updatesWithinIncarnation(timeline([observer, old]))).toEqual([]);
+  });
+
+  it('counts updates by an earlier writer than the last (a predecessor taking the record back) as a figure', () => {
+    const observer = process('c1', 2, 0, undefined, [added('c2', '9', 2, 100), updated('c2', '9', 1, 200), updated('c2', '9', 2, 300)]);
+    expect(updatesAcrossWriters(timeline([observer]))).toBe(1);
+    expect(updatesAcrossWriters(timeline([process('c1', 2, 0, undefined, [added('c2', '5', 1, 100), updated('c2', '5', 2, 200)])]))).toBe(0);
   });
 });
