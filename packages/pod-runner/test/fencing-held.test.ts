@@ -363,7 +363,8 @@ describe('what the policy does not judge', () => {
   // BUG (fence-policy.ts, reported): the API server resolves a binding's params before its matchConditions, so
   // with parameterNotFoundAction Deny a namespace opted into fencing that holds no term Lease yet refuses every
   // pod and ConfigMap write, by anyone (422 "no params found"), not only the runner accounts' task objects. A
-  // fix narrows the policy's match before params (an objectSelector), which matchConditions cannot do.
+  // fix must narrow the match before params are resolved (untried: a binding per label, each with an
+  // objectSelector); matchConditions come too late.
   it.fails('in a fenced namespace with no term Lease yet, an admin\'s plain ConfigMap create is not judged', async () => {
     const ns = await admin.namespace('fencing-held-nolease', { forPods: true });
     await grantRunner(ns, [ACCOUNT_A]);
