@@ -360,12 +360,9 @@ describe('a deposed term\'s held write, released after the next term finished th
 });
 
 describe('what the policy does not judge', () => {
-  // BUG (fence-policy.ts, reported): the API server resolves a binding's params before its matchConditions, so
-  // with parameterNotFoundAction Deny a namespace opted into fencing that holds no term Lease yet refuses every
-  // pod and ConfigMap write, by anyone (422 "no params found"), not only the runner accounts' task objects. A
-  // fix must narrow the match before params are resolved (untried: a binding per label, each with an
-  // objectSelector); matchConditions come too late.
-  it.fails('in a fenced namespace with no term Lease yet, an admin\'s plain ConfigMap create is not judged', async () => {
+  // A binding's params are looked up before a policy's matchConditions: with parameterNotFoundAction Deny, only the
+  // bindings' object selectors keep a namespace opted in before its first runner started from refusing everyone.
+  it('in a fenced namespace with no term Lease yet, an admin\'s plain ConfigMap and pod creates are not judged', async () => {
     const ns = await admin.namespace('fencing-held-nolease', { forPods: true });
     await grantRunner(ns, [ACCOUNT_A]);
     await admin.core.patchNamespace({ name: ns, body: { metadata: { labels: { [FENCING_NAMESPACE_LABEL]: SUITE } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
@@ -373,6 +370,7 @@ describe('what the policy does not judge', () => {
     const fence = new TermFence({ client: clientAs(ns, ACCOUNT_A), namespace: ns, runner: 'hnone' });
     await waitFor(async () => (await fence.dryRun(undefined)) === 'unseen' || undefined, 30_000, 'the fencing policy to judge the namespace');
     await admin.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'not-a-task' }, data: { a: 'b' } }, dryRun: 'All' });
+    await admin.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'not-a-task' }, spec: { containers: [{ name: 'c', image: 'example.invalid/none' }] } }, dryRun: 'All' });
   });
 });
 
