@@ -108,5 +108,25 @@ export function legacyRowCases(h: SqlDesignHarness): void {
       expect(await store.get(key)).toMatchObject({ version: back, created });
       expect(await column()).toBeNull();
     });
+
+    it('a write of the previous release over a row this release created keeps that row\'s creation, in get, list and the watch (its change row has none)', async () => {
+      const prefix = uniquePrefix();
+      const t = tableNames(prefix);
+      const key = 'member/worker/new-1';
+      const store = await open('c1', { tablePrefix: prefix, pollIntervalMs: 50 });
+      const watched: string[] = [];
+      store.watch('member/', (await store.list('member/')).revision, {
+        event: (e) => void (e.type === 'put' && watched.push(`${e.record.version}@${e.record.created}`)),
+        error: () => undefined,
+      });
+      const mine = await store.create(key, previousReleaseMember('new-1', formatMicroTime(new Date()), { n: 0 }));
+      // Its predecessor of the previous release, still heartbeating, takes the record back by compare-and-set.
+      const old = previousReleaseWriter(options, t, 'c1');
+      const takenBack = await old.update(key, previousReleaseMember('new-1', formatMicroTime(new Date(Date.now() - 60_000)), { n: 1 }), mine.version);
+      await waitFor(() => watched.length >= 2 || undefined, WAIT_MS, 'the watch to see the write back');
+      expect(watched).toEqual([`${mine.version}@${mine.created}`, `${takenBack}@${mine.created}`]);
+      expect(await store.get(key)).toMatchObject({ version: takenBack, created: mine.created });
+      expect((await store.list('member/')).records.map((r) => r.created)).toEqual([mine.created]);
+    });
   });
 }
