@@ -1,4 +1,5 @@
 import { handEditCases } from './sql-design/hand-edit-cases.js';
+import { legacyRowCases } from './sql-design/legacy-row-cases.js';
 import { createSqlDesignHarness, type SqlDesignConformanceOptions } from './sql-design/harness.js';
 import { pollerCases } from './sql-design/poller-cases.js';
 import { purgeCases } from './sql-design/purge-cases.js';
@@ -11,7 +12,7 @@ export type { SqlDesignConformanceOptions } from './sql-design/harness.js';
 /**
  * The cases of `@rollcall/sql`'s design itself — schema creation and detection,
  * the revision counter, the change table, its poller and purge, rows edited by
- * hand — beyond the SPI that `storeConformance` proves. Every SQL backend
+ * hand, rows of the release before incarnations — beyond the SPI that `storeConformance` proves. Every SQL backend
  * (`@rollcall/mysql`, `@rollcall/sqlite`) runs them on its real database. Call
  * it at the top level of a vitest file.
  */
@@ -23,4 +24,5 @@ export function sqlDesignConformance(options: SqlDesignConformanceOptions): void
   purgeCases(h);
   readOnlyCases(h);
   handEditCases(h);
+  legacyRowCases(h);
 }

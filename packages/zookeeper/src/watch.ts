@@ -55,11 +55,18 @@ export class PrefixWatch implements WatchSubscription {
     this.enqueueChildren(false);
   }
 
-  /** A record's znode changed or was deleted. */
-  nodeChanged(key: RecordKey, deleted: boolean): void {
+  /**
+   * A record's znode changed or was deleted. A delete is read too, never
+   * assumed: a list or read sent before this notification may have been
+   * answered after the key was created again (it lists the key as known, or
+   * reads the new node), and it is applied before this notification, so taking
+   * the key as gone here would lose the new node until its next change (no
+   * watch is armed on it). The read, sent after every earlier request, sees
+   * the server at least as late as any of them.
+   */
+  nodeChanged(key: RecordKey, _deleted: boolean): void {
     if (!key.startsWith(this.prefix)) return;
-    if (deleted) this.enqueue(Promise.resolve([{ key, read: { kind: 'missing', key } }]));
-    else this.enqueue(this.host.read(key).then((read) => [{ key, read }]));
+    this.enqueue(this.host.read(key).then((read) => [{ key, read }]));
   }
 
   /** Ends the watch with `error` (delivered once, asynchronously). */

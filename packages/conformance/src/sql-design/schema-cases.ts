@@ -68,7 +68,7 @@ export function schemaCases(h: SqlDesignHarness): void {
       expect(err2.message).toContain(t2.records);
     });
 
-    it('tables of an earlier release (no created_revision) get the column on open, and their rows read as created at their version until a write pins it', async () => {
+    it('tables of an earlier release (no created_revision) get the column on open; their rows read as created at their acquireTime, and no write of this release pins them', async () => {
       const prefix = uniquePrefix();
       const t = tableNames(prefix);
       const first = await open('c1', { tablePrefix: prefix });
@@ -88,21 +88,27 @@ export function schemaCases(h: SqlDesignHarness): void {
       // Three processes upgrading at once all connect (one adds the column, the others find it).
       const [s1, s2] = (await Promise.all([150, 160, 170].map((pollIntervalMs) => open('c1', { tablePrefix: prefix, pollIntervalMs })))) as unknown as [SqlRecordStore, SqlRecordStore];
       const legacy = await s1.get('lock/a');
-      expect(legacy).toMatchObject({ version: a1.version, created: a1.version });
-      expect((await s2.list('lock/')).records[0]?.created).toBe(a1.version);
-      const pinned = await s1.update('lock/a', leaseRecord('a', { n: 2 }), a1.version);
-      expect(pinned.created).toBe(a1.version);
-      expect((await s2.get('lock/a'))?.created).toBe(a1.version);
+      const created = `legacy:${legacy!.record.acquireTime}`;
+      expect(legacy).toMatchObject({ version: a1.version, created });
+      expect((await s2.list('lock/')).records[0]?.created).toBe(created);
+      // An update of this release keeps it, and leaves the column NULL: a number now would be one more creation.
+      const kept = await s1.update('lock/a', { ...legacy!.record, payload: { n: 2 } }, a1.version);
+      expect(kept.created).toBe(created);
+      expect((await s2.get('lock/a'))?.created).toBe(created);
+      expect((await options.exec(`SELECT created_revision FROM ${t.records} WHERE record_key = ?`, ['lock/a']))[0]!.created_revision ?? null).toBeNull();
+      // A record without an acquireTime (a free lease) reads as created at its version, as before.
+      const free = await s1.update('lock/a', { ...leaseRecord(''), acquireTime: null }, kept.version);
+      expect(free.created).toBe(free.version);
+      expect((await s2.get('lock/a'))?.created).toBe(free.version);
       const b = await s2.create('lock/b', leaseRecord('b'));
       expect(b.created).toBe(b.version);
-      expect(BigInt(b.created) > BigInt(pinned.created)).toBe(true);
 
       // A row a process of the previous release inserts during the rolling update (created_revision NULL).
       await options.exec(`UPDATE ${t.records} SET created_revision = NULL WHERE record_key = ?`, ['lock/b']);
-      expect((await s1.get('lock/b'))?.created).toBe(b.version);
+      expect((await s1.get('lock/b'))?.created).toBe(`legacy:${b.record.acquireTime}`);
       const b1 = await s1.update('lock/b', leaseRecord('b', { n: 1 }), b.version);
-      expect(b1.created).toBe(b.version);
-      expect(Number((await options.exec(`SELECT created_revision FROM ${t.records} WHERE record_key = ?`, ['lock/b']))[0]!.created_revision)).toBe(Number(b.version));
+      expect(b1.created).toBe(`legacy:${b1.record.acquireTime}`);
+      expect((await options.exec(`SELECT created_revision FROM ${t.records} WHERE record_key = ?`, ['lock/b']))[0]!.created_revision ?? null).toBeNull();
     });
 
     it('with createSchema false and no schema, connect fails SCHEMA_MISMATCH pointing at schema.sql and creates nothing', async () => {
