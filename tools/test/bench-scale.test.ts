@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { UsageError } from '../bench/args.js';
-import { latency, requestRates, seenByEvery, watchRates } from '../bench/scale/aggregate.js';
+import { latency, requestRates, seenByEvery, watchRates, writesPerHeartbeat } from '../bench/scale/aggregate.js';
 import { parseScaleArgs, SCALE_DEFAULTS } from '../bench/scale/args.js';
 import { planCluster } from '../bench/scale/plan.js';
 import { coresBetween, parseCpuTicks, parseParentPid, parseRssBytes, processTree, sampleProcess } from '../bench/scale/proc.js';
@@ -207,6 +207,19 @@ describe('bench:scale aggregation', () => {
     expect(before![column('member writes/s')]).toBe('n/a');
     expect(before![column('load avg before / after')]).toBe('n/a');
     expect(renderScaleNotes([{ ...base, members: 0, liveness: undefined, opened: 300 }])).toContain("- N = 0, kubernetes (elections only): 300 candidates' registries (no member) open; window 60 s.");
+  });
+
+  it('divides the member writes by the heartbeats the open members send: one write each is 1.00, n/a where nobody heartbeats', () => {
+    const none = { attempted: 0 };
+    const row = (over: Partial<ScaleRow>): ScaleRow => ({ backend: 'kubernetes', liveness: 'heartbeat', members: 1000, opened: 1000, windowSeconds: 60, saturated: [], requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 200 }, announce: none, crash: none, handover: none, ...over });
+    expect(writesPerHeartbeat(row({}))).toBe(1);
+    expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 452, memberWritesPerSecond: 400 } }))).toBe(2);
+    expect(writesPerHeartbeat(row({ memberTiming: { heartbeatIntervalMs: 10_000, leaseDurationMs: 40_000 }, requests: { source: 'audit', perSecond: 151, memberWritesPerSecond: 100 } }))).toBe(1);
+    expect(writesPerHeartbeat(row({ liveness: 'pod' }))).toBeUndefined();
+    expect(writesPerHeartbeat(row({ members: 0, liveness: undefined, opened: 300 }))).toBeUndefined();
+    expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 252 } }))).toBeUndefined();
+    const [, , cells] = renderScaleTable([row({ requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 199.9 } })]).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
+    expect(cells![SCALE_COLUMNS.findIndex((c) => c.header === 'writes per heartbeat')]).toBe('1.00');
   });
 
   it('names a member timing that is not the default, and records one only then', () => {

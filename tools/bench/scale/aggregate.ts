@@ -1,3 +1,4 @@
+import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { summarize } from '../../testenv/measure/stats.js';
 import type { RequestTotals } from '../scenarios/idle-requests.js';
 import type { SimProcess, WatchCounts } from './protocol.js';
@@ -8,6 +9,19 @@ export function requestRates(totals: RequestTotals & { memberWrites?: number }, 
   const rate = (n: number) => n / seconds;
   const byMethod = totals.byMethod && Object.fromEntries(Object.entries(totals.byMethod).map(([method, n]) => [method, rate(n)]));
   return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}), ...(totals.memberWrites !== undefined ? { memberWritesPerSecond: rate(totals.memberWrites) } : {}) };
+}
+
+/**
+ * Member writes per heartbeat: the member writes of a second times the heartbeat interval, over the members open when
+ * the window began — 1.0 when each heartbeat is one write and nothing else writes. The window's crashes (their removal
+ * deletes, and the heartbeats they no longer send) and timed announces move it by about their share of N. Undefined
+ * where members send no heartbeat (`pod` mode, N = 0) or the writes were not counted.
+ */
+export function writesPerHeartbeat(row: Pick<ScaleRow, 'members' | 'opened' | 'liveness' | 'memberTiming' | 'requests'>): number | undefined {
+  const writes = row.requests?.memberWritesPerSecond;
+  if (writes === undefined || row.members === 0 || row.opened === 0 || row.liveness === 'pod') return undefined;
+  const intervalMs = row.memberTiming?.heartbeatIntervalMs ?? DEFAULT_MEMBER_TIMING.heartbeatIntervalMs;
+  return (writes * intervalMs) / 1000 / row.opened;
 }
 
 type RoleCounts = Record<SimProcess['role'], WatchCounts>;

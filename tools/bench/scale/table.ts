@@ -1,3 +1,4 @@
+import { writesPerHeartbeat } from './aggregate.js';
 import { seriesName, type Latency, type ScaleResults, type ScaleRow } from './results.js';
 
 /** One column: its header and how a row fills it ('' for a skipped row). */
@@ -27,6 +28,7 @@ export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'server RSS MiB', cell: (r) => fixed(0)(r.server && r.server.rssBytes / MiB) },
   { header: 'requests/s', cell: (r) => fixed(1)(r.requests?.perSecond) },
   { header: 'member writes/s', cell: (r) => fixed(1)(r.requests?.memberWritesPerSecond) },
+  { header: 'writes per heartbeat', cell: (r) => fixed(2)(writesPerHeartbeat(r)) },
   { header: 'watch events/s', cell: (r) => fixed(0)(r.watch?.eventsPerSecond) },
   { header: 'events/s per process', cell: (r) => fixed(1)(r.watch?.perProcessPerSecond) },
   { header: 'events/s per master / worker', cell: (r) => (r.watch ? `${r.watch.perMasterPerSecond.toFixed(1)} / ${r.watch.perWorkerPerSecond.toFixed(1)}` : NA) },
