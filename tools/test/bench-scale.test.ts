@@ -122,6 +122,7 @@ describe('bench:scale aggregation', () => {
     expect(requestRates({ total: 30 }, 10)).toEqual({ perSecond: 3 });
     expect(requestRates({ total: 30, memberWrites: 0 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 0 });
     expect(requestRates({ total: 30, memberWrites: 20 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2 });
+    expect(requestRates({ total: 30, memberWrites: 20, memberWriters: 4 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2, memberWriters: 4 });
     const zero = { put: 0, delete: 0, corrupt: 0, progress: 0 };
     // two worker processes: the first hosts the masters
     const before = [
@@ -218,6 +219,8 @@ describe('bench:scale aggregation', () => {
     expect(writesPerHeartbeat(row({ liveness: 'pod' }))).toBeUndefined();
     expect(writesPerHeartbeat(row({ members: 0, liveness: undefined, opened: 300 }))).toBeUndefined();
     expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 252 } }))).toBeUndefined();
+    // over the records written, where counted: 900 of the 1000 open wrote
+    expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 232, memberWritesPerSecond: 180, memberWriters: 900 } }))).toBe(1);
     const [, , cells] = renderScaleTable([row({ requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 199.9 } })]).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
     expect(cells![SCALE_COLUMNS.findIndex((c) => c.header === 'writes per heartbeat')]).toBe('1.00');
   });

@@ -30,7 +30,7 @@ export function sampleServer(backend: ScaleBackend): ProcSample {
 export interface RequestWindow {
   source: string;
   /** Starts counting now; the function it resolves with ends the window. */
-  start(): Promise<() => Promise<RequestTotals & { memberWrites?: number }>>;
+  start(): Promise<() => Promise<RequestTotals & { memberWrites?: number; memberWriters?: number }>>;
 }
 
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
@@ -68,12 +68,13 @@ export function requestWindow(backend: ScaleBackend, target: BenchTarget): Reque
           const window = audit.open();
           return async () => {
             let memberWrites = 0;
+            const writers = new Set<string>();
             const totals = await audit.closeWhere(window, (e) => {
               if (e.objectRef?.namespace !== namespace) return false;
-              if (isMemberWrite(e)) memberWrites++;
+              if (isMemberWrite(e)) memberWrites++, writers.add(e.objectRef.name!);
               return true;
             });
-            return { ...totals, memberWrites };
+            return { ...totals, memberWrites, memberWriters: writers.size };
           };
         },
       };
