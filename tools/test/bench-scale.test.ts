@@ -123,6 +123,7 @@ describe('bench:scale aggregation', () => {
     expect(requestRates({ total: 30, memberWrites: 0 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 0 });
     expect(requestRates({ total: 30, memberWrites: 20 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2 });
     expect(requestRates({ total: 30, memberWrites: 20, memberWriters: 4 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2, memberWriters: 4 });
+    expect(requestRates({ total: 30, memberWrites: 20, memberWritesByMethod: { patch: 18, create: 2 } }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2, memberWritesByMethod: { patch: 1.8, create: 0.2 } });
     const zero = { put: 0, delete: 0, corrupt: 0, progress: 0 };
     // two worker processes: the first hosts the masters
     const before = [
@@ -223,6 +224,7 @@ describe('bench:scale aggregation', () => {
     expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 232, memberWritesPerSecond: 180, memberWriters: 900 } }))).toBe(1);
     const [, , cells] = renderScaleTable([row({ requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 199.9 } })]).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
     expect(cells![SCALE_COLUMNS.findIndex((c) => c.header === 'writes per heartbeat')]).toBe('1.00');
+    expect(renderScaleNotes([row({ requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 201, memberWritesByMethod: { patch: 199.9, create: 1.1 }, memberWriters: 1003 } })])).toContain('member writes/s by method: patch 199.9, create 1.1 (1003 records written)');
   });
 
   it('names a member timing that is not the default, and records one only then', () => {

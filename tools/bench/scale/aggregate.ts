@@ -1,14 +1,16 @@
 import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { summarize } from '../../testenv/measure/stats.js';
 import type { RequestTotals } from '../scenarios/idle-requests.js';
+import type { MemberWriteCounts } from './server.js';
 import type { SimProcess, WatchCounts } from './protocol.js';
 import type { Latency, ScaleRow } from './results.js';
 
 /** Requests counted over `seconds`, per second, in all, by method, and the member writes where counted. */
-export function requestRates(totals: RequestTotals & { memberWrites?: number; memberWriters?: number }, seconds: number): { perSecond: number; byMethod?: Record<string, number>; memberWritesPerSecond?: number; memberWriters?: number } {
+export function requestRates(totals: RequestTotals & MemberWriteCounts, seconds: number): { perSecond: number; byMethod?: Record<string, number>; memberWritesPerSecond?: number; memberWritesByMethod?: Record<string, number>; memberWriters?: number } {
   const rate = (n: number) => n / seconds;
-  const byMethod = totals.byMethod && Object.fromEntries(Object.entries(totals.byMethod).map(([method, n]) => [method, rate(n)]));
-  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}), ...(totals.memberWrites !== undefined ? { memberWritesPerSecond: rate(totals.memberWrites) } : {}), ...(totals.memberWriters !== undefined ? { memberWriters: totals.memberWriters } : {}) };
+  const rates = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([method, n]) => [method, rate(n)]));
+  const byMethod = totals.byMethod && rates(totals.byMethod);
+  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}), ...(totals.memberWrites !== undefined ? { memberWritesPerSecond: rate(totals.memberWrites) } : {}), ...(totals.memberWritesByMethod ? { memberWritesByMethod: rates(totals.memberWritesByMethod) } : {}), ...(totals.memberWriters !== undefined ? { memberWriters: totals.memberWriters } : {}) };
 }
 
 /**

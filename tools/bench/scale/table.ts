@@ -61,6 +61,8 @@ export function renderScaleNotes(rows: readonly ScaleRow[]): string {
     if (row.requests) {
       const verbs = Object.entries(row.requests.byMethod ?? {}).filter(([, n]) => n >= 0.05);
       parts.push(`requests/s by method: ${verbs.length === 0 ? 'not split by the server' : verbs.map(([m, n]) => `${m} ${n.toFixed(1)}`).join(', ')} (${row.requests.source})`);
+      const writes = Object.entries(row.requests.memberWritesByMethod ?? {}).filter(([, n]) => n >= 0.05);
+      if (writes.length > 0) parts.push(`member writes/s by method: ${writes.map(([m, n]) => `${m} ${n.toFixed(1)}`).join(', ')}${row.requests.memberWriters === undefined ? '' : ` (${row.requests.memberWriters} records written)`}`);
     }
     if (row.server) parts.push(`server processes: ${row.server.units.join(' + ')}`);
     if (row.watch) parts.push(`bookmarks/s ${row.watch.bookmarksPerSecond.toFixed(1)}`);
