@@ -107,6 +107,10 @@ class PodKeeper implements MemberKeeper {
     // Its own probe's answers bound it too: a pause longer than the kubelet allows loses it before peers may remove it.
     this.unsubscribe = this.source.onSelfProbe?.((answer) => {
       if (this.stopped) return;
+      // Past the bound the kubelet may have marked the pod not Ready and peers removed the member: a later answer (the
+      // probe in flight at a resume) must not make it alive again before its overdue timer announces the loss.
+      const until = this.vouchedUntil();
+      if (until !== undefined && this.member.clock.now() >= until) return;
       this.probe = answer;
       this.member.vouched();
     });

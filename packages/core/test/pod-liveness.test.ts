@@ -206,6 +206,29 @@ describe('registry.member.liveness=pod', () => {
     expect(seen.at[1]).toBeGreaterThanOrEqual(lost[0]!.at);
   });
 
+  it('a probe answer served after the bound passed (the kubelet probe in flight at SIGCONT) does not revive the incarnation: lost once, at the resume', async () => {
+    const NOT_READY_AFTER = 1_800;
+    pods.set('worker', 'uid-a', true);
+    const a = await open('a', 'uid-a', { member: { liveness: 'pod', afterLost: 'reannounce' } });
+    const handle = await a.registry.announce({ role: 'worker', id: 'w1' });
+    const first = handle.incarnation;
+    const firstSignal = handle.signal;
+    const lost: { reason: string; at: number; incarnation: string }[] = [];
+    handle.on('lost', (e) => lost.push({ reason: e.reason, at: h.clock.now(), incarnation: first }));
+    pods.probeAnswered('uid-a', h.clock.now(), NOT_READY_AFTER);
+    const lastAnswer = h.clock.now();
+    h.clock.jump(5_000); // SIGSTOP for 5 s: the overdue timer has not run yet
+    expect(handle.alive).toBe(false);
+    // resumed: the probe request the kubelet sent meanwhile is answered before the overdue timer runs
+    pods.probeAnswered('uid-a', h.clock.now(), NOT_READY_AFTER);
+    expect(handle.alive, 'an answer past the bound vouches for nothing').toBe(false);
+    expect(handle.incarnation).toBe(first);
+    await h.clock.advance(0);
+    expect(lost).toEqual([{ reason: 'probe-missed', at: lastAnswer + 5_000, incarnation: first }]);
+    expect(firstSignal.aborted).toBe(true);
+    await until(() => handle.incarnation !== first);
+  });
+
   it('a pod member whose probe has not answered yet has no probe bound; one that answered and then stops being answered is lost once, at the last answer plus the window', async () => {
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a', { member: { liveness: 'pod', afterLost: 'reannounce' } });
