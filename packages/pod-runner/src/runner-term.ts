@@ -3,14 +3,18 @@ import { type ApiClient, BACKEND, ResourceInformer } from '@rollcall/kube-client
 import { ActionApplier, type ApplierTemplate } from './apply-actions.js';
 import { decide, DEFAULT_DECIDE_SETTINGS, type DecideMemo, type DecideSettings } from './decide.js';
 import { Expectations } from './expectations.js';
+import type { LogCapture } from './log-capture.js';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
 import { PodsApi } from './pods-api.js';
+import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
 import { TaskAdmission } from './task-admission.js';
 import type { TaskRecord } from './task-record.js';
 import type { TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
+import { TermLogs } from './term-logs.js';
 import type { TestHooks } from './test-hooks.js';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
 
 /** What a {@link RunnerTerm} takes. */
 export interface RunnerTermOptions {
@@ -31,10 +35,19 @@ export interface RunnerTermOptions {
   perTypeCapacity?: Readonly<Record<string, number>>;
   /** The first pause after a quota refusal. Milliseconds. Default 1000. */
   requeueDelayMs?: number;
-  /** Hands a terminal status over; its settlement acknowledges it (the record then becomes `done`). */
-  deliver(status: TaskStatus): PromiseLike<void> | void;
-  /** Every status change. */
+  /**
+   * Hands a terminal status over (the runner's `onStatus`): a return that is not
+   * a thenable, or a thenable that resolves, acknowledges it (the record then
+   * becomes `done`); a throw or a rejection hands it over again after a pause
+   * (status-delivery.ts), on this term's queue.
+   */
+  deliver(status: TaskStatus): unknown;
+  /** Every status change (the runner's events and activity; a change on the way goes to `onStatus` from there). */
   publish?(status: TaskStatus): void;
+  /** Retries and quota requeues, for the activity stream and metrics. */
+  emit?(activity: RunnerActivity): void;
+  /** The runner's log capture (one per process); undefined when logs are not captured. The term stops its captures when it closes. */
+  logs?: LogCapture;
   settings?: DecideSettings;
   /** Tasks synced at once. Default 8. */
   concurrency?: number;
@@ -65,6 +78,8 @@ export class RunnerTerm {
   private readonly admission: TaskAdmission;
   private readonly expectations = new Expectations();
   private readonly applier: ActionApplier;
+  private readonly delivery: StatusDelivery;
+  private readonly logs: TermLogs;
   private readonly pods: ResourceInformer<Pod>;
   private readonly memos = new Map<string, DecideMemo>();
   /** Record versions this term wrote that its informer has not shown yet, by record name. */
@@ -82,16 +97,20 @@ export class RunnerTerm {
       if (this.closed) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
     };
     const api = new PodsApi(client, namespace, fence);
+    const enqueue = (id: string, delayMs?: number) => this.loop.enqueue(id, delayMs);
+    // the hand-over's pauses and acknowledgements come back as syncs: no timer of its own
+    this.delivery = new StatusDelivery({ onStatus: options.deliver, clock, logger, schedule: enqueue });
+    this.logs = new TermLogs({ capture: options.logs, store: options.store, enqueue });
     this.applier = new ActionApplier({
       runner, namespace, term: options.term, store: options.store, pods: api, expectations: this.expectations, admission: this.admission, clock, logger,
       template: (name) => options.templates.get(name),
-      enqueue: (id, delayMs) => this.loop.enqueue(id, delayMs),
-      fence, recordWritten: (record) => this.wrote(record),
-      deliver: options.deliver, publish: options.publish, hooks: options.hooks,
+      enqueue, fence, recordWritten: (record) => this.wrote(record),
+      delivery: this.delivery, publish: options.publish, emit: options.emit, hooks: options.hooks,
+      followLogs: (record, pod) => this.logs.follow(record, pod),
     });
     this.pods = new ResourceInformer<Pod>(
       { client, logger, path: api.path, labelSelector: `${RUNNER_LABEL}=${runner}`, resource: 'pods', namespace, silenceTimeoutMs: options.watchSilenceTimeoutMs ?? 90_000, timeoutSeconds: options.watchTimeoutSeconds ?? 300 },
-      { upsert: (pod) => this.podChanged(pod), delete: (pod) => this.podChanged(pod) },
+      { upsert: (pod) => this.podChanged(pod), delete: (pod) => this.podGone(pod) },
     );
   }
 
@@ -118,7 +137,9 @@ export class RunnerTerm {
     this.closed = true;
     this.unsubscribe?.();
     this.pods.close();
+    this.delivery.close();
     await this.loop.close();
+    await this.logs.close();
   }
 
   /** The task's pods of every attempt, from the informer. */
@@ -143,6 +164,7 @@ export class RunnerTerm {
       return undefined;
     }
     const pods = this.podsOf(taskId);
+    this.logs.seen(record, pods);
     this.account(taskId, record, pods);
     this.admitNext();
     const now = clock.wallNow().getTime();
@@ -153,7 +175,7 @@ export class RunnerTerm {
         expecting: this.expectations.get(taskId, pods),
         admitted: this.admission.admits(taskId),
         delivery: this.applier.delivery(taskId),
-        logsStored: () => true,
+        logsStored: (name) => this.logs.logsStored(this.pods.get(name)),
         events: this.applier.eventsOf(taskId),
         memo: this.memos.get(taskId),
       },
@@ -163,7 +185,7 @@ export class RunnerTerm {
     const applied = await this.applier.apply(record, decision.actions);
     // a decision cut short published nothing: the memo keeps the status last published, so the next sync publishes again
     this.memos.set(taskId, applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status });
-    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs()].filter((d): d is number => d !== undefined);
+    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs(), this.delivery.pauseLeftMs(taskId)].filter((d): d is number => d !== undefined);
     return delays.length ? Math.min(...delays) : undefined;
   }
 
@@ -198,6 +220,12 @@ export class RunnerTerm {
 
   private enqueue(taskId: string): void {
     if (this.started) this.loop.enqueue(taskId);
+  }
+
+  private podGone(pod: Pod): void {
+    const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
+    if (taskId !== undefined) this.logs.gone(taskId, pod);
+    this.podChanged(pod);
   }
 
   private podChanged(pod: Pod): void {

@@ -1,4 +1,5 @@
 import { type Clock, ClosedError, ConfigurationError, hasCode, InvalidArgumentError, type Logger, StoreConflictError } from '@rollcall/core';
+import { DelayQueue } from '@rollcall/core/spi';
 import { type ApiClient, ResourceInformer } from '@rollcall/kube-client';
 import { LEDGER_FORMAT, type QueuedEntry, tombstone, tombstoneStatus, type LedgerEntry } from './ledger-format.js';
 import { StatusDelivery } from './status-delivery.js';
@@ -71,6 +72,8 @@ export class PodRunner {
   private readonly activity: RunnerActivityReporter;
   private readonly ledger: TaskLedger;
   private readonly delivery: StatusDelivery;
+  /** The delivery's pauses and acknowledgements, looked at when due. */
+  private readonly redeliveries: DelayQueue<string>;
   /** The ledger is read for this term (the leader's, or a runner's without a registry): until then nothing is created and a submit waits. */
   private ledgerLoaded: Promise<void> | undefined;
   private ledgerReady = false;
@@ -109,7 +112,8 @@ export class PodRunner {
       // a ledger write is a write like a pod's: not sent by a runner whose term may be over
       fence: (verb) => this.gate.fence(verb),
     });
-    this.delivery = new StatusDelivery({ onStatus: options.onStatus, clock: this.clock, logger: this.logger, acknowledged: (status) => this.acknowledged(status) });
+    this.redeliveries = new DelayQueue({ clock: this.clock, run: (taskId) => this.deliveryDue(taskId) });
+    this.delivery = new StatusDelivery({ onStatus: options.onStatus, clock: this.clock, logger: this.logger, schedule: (taskId, delayMs) => this.redeliveries.schedule(taskId, delayMs) });
     this.releaser = new PodReleaser({
       api: this.api,
       clock: this.clock,
@@ -206,6 +210,17 @@ export class PodRunner {
     this.freeSlot(entry);
     entry.status = { ...entry.status, ...status };
     for (const waiter of entry.waiters.splice(0)) waiter.resolve(copyStatus(entry.status));
+  }
+
+  /** A delivery asked to be looked at: an acknowledgement to store, or a pause over. */
+  private deliveryDue(taskId: string): void {
+    const status = this.delivery.status(taskId);
+    if (!status) return;
+    const state = this.delivery.state(taskId);
+    if (state === 'none') return this.delivery.deliver(status);
+    if (state !== 'acked') return;
+    this.delivery.forget(taskId);
+    this.acknowledged(status);
   }
 
   /** `onStatus` acknowledged a terminal status: its tombstone replaces it in the ledger (by the leader; another runner delivers it again). */
@@ -347,7 +362,7 @@ export class PodRunner {
     }
     // cancelled while it was being stored
     if (isTerminal(entry.status)) return copyStatus(entry.status);
-    if (existing) this.delivery.drop(task.taskId);
+    if (existing) this.delivery.forget(task.taskId);
     this.publish(entry.status);
     this.enqueue(entry, Date.parse(submittedAt));
     if (entry.creating) await entry.creating;
@@ -471,6 +486,7 @@ export class PodRunner {
     if (this.closed) return;
     this.closed = true;
     this.delivery.close();
+    this.redeliveries.close();
     this.informer?.close();
     await this.gate.close();
     this.queue.close();
