@@ -55,6 +55,8 @@ export interface RunnerTermOptions {
   watchSilenceTimeoutMs?: number;
   /** Pod watch: server-side lifetime of one request. Seconds. Default 300. */
   watchTimeoutSeconds?: number;
+  /** Whether this process still leads the term, asked before each write (runner-election.ts). Default: while the term is open. */
+  leads?(): boolean;
   /** @internal */
   hooks?: TestHooks;
 }
@@ -94,7 +96,7 @@ export class RunnerTerm {
     this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried') });
     this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
     const fence = () => {
-      if (this.closed) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
+      if (this.closed || options.leads?.() === false) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
     };
     const api = new PodsApi(client, namespace, fence);
     const enqueue = (id: string, delayMs?: number) => this.loop.enqueue(id, delayMs);
