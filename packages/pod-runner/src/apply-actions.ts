@@ -61,6 +61,8 @@ export interface ActionApplierOptions {
  */
 export class ActionApplier {
   private readonly events = new Map<string, { podName: string; lines: string[] }>();
+  /** The last quota or rate refusal of each task's create in this term. */
+  private readonly refusals = new Map<string, string>();
 
   constructor(private readonly options: ActionApplierOptions) {}
 
@@ -74,10 +76,16 @@ export class ActionApplier {
     return this.events.get(taskId);
   }
 
+  /** The last quota or rate refusal of the task's create in this term, if its pod was not created since. */
+  refusalOf(taskId: string): string | undefined {
+    return this.refusals.get(taskId);
+  }
+
   /** Drops what the applier remembers of a task (its record is gone). */
   forget(taskId: string): void {
     this.options.delivery.forget(taskId);
     this.events.delete(taskId);
+    this.refusals.delete(taskId);
   }
 
   /**
@@ -182,6 +190,7 @@ export class ActionApplier {
     try {
       await pods.create(pod, term);
       admission.created();
+      this.refusals.delete(taskId);
       await this.wrote('createPod');
       return true;
     } catch (err) {
@@ -191,6 +200,7 @@ export class ActionApplier {
         case 'requeue': {
           this.unexpect(taskId);
           this.options.enqueue(taskId, admission.refused());
+          this.refusals.set(taskId, err instanceof Error ? err.message : String(err));
           if (err instanceof RegistryError) this.options.emit?.({ type: 'requeue', taskType: body.task.taskType, reason: requeueReason(err) });
           this.options.logger.info({ err, task: taskId }, '[rollcall] [pod-runner] a pod create was refused for quota; the queue pauses');
           return true;

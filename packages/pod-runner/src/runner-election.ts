@@ -58,9 +58,20 @@ export class RunnerElection<T extends ElectedTerm> {
     this.fence = new TermFence({ client: options.client, namespace: options.namespace, runner: options.runner, clock: options.clock, logger: options.logger, probe: options.probe });
   }
 
-  /** The term now, while this process leads; undefined otherwise. */
+  /** The term now, while it is open; undefined otherwise. */
   get term(): T | undefined {
     return this.current;
+  }
+
+  /**
+   * Whether this process leads now: with a registry, the elector holds the
+   * election at this moment (a process resumed past its renew deadline does
+   * not, before it hears `lost`; its term may still be entering); without
+   * one, its term is open.
+   */
+  get leads(): boolean {
+    if (!this.options.registry) return this.current !== undefined;
+    return this.leadership?.isLeader === true;
   }
 
   /**

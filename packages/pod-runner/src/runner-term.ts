@@ -86,6 +86,8 @@ export class RunnerTerm {
   private readonly memos = new Map<string, DecideMemo>();
   /** Record versions this term wrote that its informer has not shown yet, by record name. */
   private readonly unseen = new Map<string, string>();
+  /** Submits waiting for their task's first complete sync, by task id. */
+  private readonly waiters = new Map<string, (() => void)[]>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
   /** Until every cached task is accounted, events only wait: {@link start} enqueues them all. */
@@ -93,7 +95,10 @@ export class RunnerTerm {
 
   constructor(private readonly options: RunnerTermOptions) {
     const { client, namespace, runner, clock, logger } = options;
-    this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried') });
+    this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => {
+        logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried');
+        this.wake(id);
+      } });
     this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
     const fence = () => {
       if (this.closed || options.leads?.() === false) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
@@ -112,11 +117,18 @@ export class RunnerTerm {
     });
     this.pods = new ResourceInformer<Pod>(
       { client, logger, path: api.path, labelSelector: `${RUNNER_LABEL}=${runner}`, resource: 'pods', namespace, silenceTimeoutMs: options.watchSilenceTimeoutMs ?? 90_000, timeoutSeconds: options.watchTimeoutSeconds ?? 300 },
-      { upsert: (pod) => this.podChanged(pod), delete: (pod) => this.podGone(pod) },
+      {
+        upsert: (pod) => this.podChanged(pod),
+        delete: (pod) => this.podGone(pod),
+        interrupted: (err) => {
+          options.emit?.({ type: 'watchEnded', code: err.code });
+          logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming');
+        },
+      },
     );
   }
 
-  /** Lists the pods, then accounts every cached task's slot and enqueues each in submit order. */
+  /** Lists the pods, then accounts every cached task's slot and enqueues each in submit order; resolves once each was synced (or its sync failed). */
   async start(): Promise<void> {
     this.unsubscribe = this.options.store.subscribe({
       upsert: (record) => this.recordChanged(record),
@@ -131,7 +143,10 @@ export class RunnerTerm {
     for (const record of records) this.account(record.body.task.taskId, record);
     this.admission.recompute();
     this.started = true;
+    // start resolves once each task was synced: what ended while no runner was up is stored and handed over by then
+    const first = records.map((record) => this.synced(record.body.task.taskId));
     for (const record of records) this.loop.enqueue(record.body.task.taskId);
+    await Promise.all(first);
   }
 
   /** Ends the term: nothing more is written (the pods' fence throws), pending syncs are dropped; resolves once the syncs in flight end. */
@@ -140,6 +155,8 @@ export class RunnerTerm {
     this.unsubscribe?.();
     this.pods.close();
     this.delivery.close();
+    for (const waiting of this.waiters.values()) for (const wake of waiting) wake();
+    this.waiters.clear();
     await this.loop.close();
     await this.logs.close();
   }
@@ -147,6 +164,34 @@ export class RunnerTerm {
   /** The task's pods of every attempt, from the informer. */
   podsOf(taskId: string): Pod[] {
     return this.pods.list().filter((p) => p.metadata.labels?.[TASK_ID_LABEL] === taskId);
+  }
+
+  /** The status this term last published for the task (its pods as they show), if it synced the task. */
+  status(taskId: string): TaskStatus | undefined {
+    const status = this.memos.get(taskId)?.status;
+    const refusal = this.applier.refusalOf(taskId);
+    // a refusal answered after the decision that published the status: said at once, as decide says it next time
+    return status?.phase === 'queued' && !status.reason && refusal !== undefined ? { ...status, message: `requeued: ${refusal}` } : status;
+  }
+
+  /** Resolves after the next sync that decided on the task's record, as the informer shows it, and did all it decided (or when the term closes). */
+  synced(taskId: string): Promise<void> {
+    return new Promise((resolve) => this.waiters.set(taskId, [...(this.waiters.get(taskId) ?? []), resolve]));
+  }
+
+  /** Resolves once the task's end, as its record holds it, has been handed to `onStatus` (or the record moved on, or the term closed). */
+  async handedOver(taskId: string): Promise<void> {
+    while (!this.closed && this.options.store.get(taskId)?.body.state === 'finished' && this.delivery.state(taskId) === 'none') await this.synced(taskId);
+  }
+
+  /** Tasks waiting for a slot (not those in a retry's backoff). */
+  get queueDepth(): number {
+    return this.admission.waiting;
+  }
+
+  /** How many times the pod collection was listed (1 after start; one more per 410). */
+  get podLists(): number {
+    return this.pods.lists;
   }
 
   /** Syncs one task; resolves with the milliseconds until it must look again. */
@@ -179,6 +224,7 @@ export class RunnerTerm {
         delivery: this.applier.delivery(taskId),
         logsStored: (name) => this.logs.logsStored(this.pods.get(name)),
         events: this.applier.eventsOf(taskId),
+        refusal: this.applier.refusalOf(taskId),
         memo: this.memos.get(taskId),
       },
       now,
@@ -186,9 +232,22 @@ export class RunnerTerm {
     );
     const applied = await this.applier.apply(record, decision.actions);
     // a decision cut short published nothing: the memo keeps the status last published, so the next sync publishes again
-    this.memos.set(taskId, applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status });
+    const memo = applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status };
+    if (applied && memo.status && decision.actions.some((a) => a.type === 'createPod') && this.expectations.get(taskId, pods)) {
+      // the create answered: its pod waits on its scheduling until the informer shows more (the watch may skip that state)
+      memo.status = { ...memo.status, phase: 'pending', pendingCause: 'scheduling' };
+      this.options.publish?.(memo.status);
+    }
+    this.memos.set(taskId, memo);
+    if (applied && !this.unseen.has(record.name)) this.wake(taskId);
     const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs(), this.delivery.pauseLeftMs(taskId)].filter((d): d is number => d !== undefined);
     return delays.length ? Math.min(...delays) : undefined;
+  }
+
+  private wake(taskId: string): void {
+    const waiting = this.waiters.get(taskId);
+    this.waiters.delete(taskId);
+    for (const resolve of waiting ?? []) resolve();
   }
 
   /** The task's slot and place in line, from its record and its pods as cached. */

@@ -29,6 +29,16 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
+/** A status on the way, told to `onStatus` once and not awaited: a throw or a rejection is logged. */
+export function notifyStatus(onStatus: ((status: TaskStatus) => unknown) | undefined, status: TaskStatus, logger: Logger): void {
+  try {
+    const answer = onStatus?.(copyStatus(status));
+    if (isThenable(answer)) Promise.resolve(answer).catch((err: unknown) => logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback rejected a status on the way (only terminal statuses are delivered again)'));
+  } catch (err) {
+    logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback threw');
+  }
+}
+
 /** A terminal status on its way: its state, and the pauses between its deliveries. */
 interface Slot {
   status: TaskStatus;
@@ -55,12 +65,7 @@ export class StatusDelivery {
 
   /** A status on the way: told once. */
   notify(status: TaskStatus): void {
-    try {
-      const answer = this.options.onStatus?.(copyStatus(status));
-      if (isThenable(answer)) Promise.resolve(answer).catch((err: unknown) => this.options.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback rejected a status on the way (only terminal statuses are delivered again)'));
-    } catch (err) {
-      this.options.logger.error({ err }, '[rollcall] [pod-runner] the onStatus callback threw');
-    }
+    notifyStatus(this.options.onStatus, status, this.options.logger);
   }
 
   /** The hand-over of the task's terminal status: `none` also once a refusal's pause is over. */
