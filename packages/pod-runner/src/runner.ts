@@ -19,9 +19,8 @@ import { nextSubmitSeq } from './submit-order.js';
 import { TaskEventHub } from './task-events.js';
 import type { TaskRecord } from './task-record.js';
 import { cancelTask, submitTask } from './task-requests.js';
-import { copyStatus } from './task-state.js';
 import { TaskStore } from './task-store.js';
-import { assertTask, isTerminal, type Task, type TaskStatus } from './task.js';
+import { assertTask, copyStatus, isTerminal, type Task, type TaskStatus } from './task.js';
 import { type ResolvedTemplate, selectTemplate, templateForSubmit } from './templates.js';
 
 /** Filter of {@link PodRunner.list}. */
@@ -91,7 +90,7 @@ export class PodRunner {
       capacity: options.capacity.total, perTypeCapacity: options.capacity.perType, requeueDelayMs: options.requeueDelayMs,
       settings: { keepFailedPodsMs: options.keepFailedPodsMs, retainDoneMs: options.records.retainDoneMs, expectationTtlMs: 30_000 },
       watchSilenceTimeoutMs: options.watchSilenceTimeoutMs, watchTimeoutSeconds: options.watchTimeoutSeconds,
-      deliver: (status) => options.onStatus?.(copyStatus(status)),
+      deliver: (status) => options.onStatus?.(status),
       publish: (status) => this.publish(status),
       emit: (activity) => this.activity.emit(activity),
       logs: this.logCapture,

@@ -1,7 +1,6 @@
 import type { Clock, Logger } from '@rollcall/core';
 import { Backoff } from '@rollcall/core/spi';
-import { copyStatus } from './task-state.js';
-import type { TaskStatus } from './task.js';
+import { copyStatus, type TaskStatus } from './task.js';
 
 /** First pause before delivering a terminal status again after `onStatus` rejected it; doubles up to {@link MAX_REDELIVERY_MS}. Milliseconds. */
 export const FIRST_REDELIVERY_MS = 1000;
