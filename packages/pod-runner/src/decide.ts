@@ -119,7 +119,9 @@ export function decide(o: Observed, now: number, settings: DecideSettings = DEFA
     if (!o.logsStored(name)) return void actions.push({ type: 'followLogs', pod });
     if (keepUntil !== undefined && now < keepUntil) return void wakes.push(keepUntil);
     if (pod.metadata.annotations?.[WRITE_TERM_ANNOTATION] !== String(o.term)) return void actions.push({ type: 'releasePod', pod });
-    actions.push({ type: 'deletePod', pod });
+    // a cancelled task's pod goes with the grace its cancel asked for
+    const graceSeconds = status.phase === 'cancelled' ? o.record.cancelGraceSeconds : undefined;
+    actions.push({ type: 'deletePod', pod, ...(graceSeconds === undefined ? {} : { graceSeconds }) });
   };
   /** Writes the attempt's end: finished, or the next attempt when the snapshotted retry policy retries it. */
   const end = (change: EndChange, meaning: RecordWriteMeaning = 'end') => {

@@ -31,7 +31,7 @@ export interface TaskFilter {
 
 /** Options of {@link PodRunner.cancel}. */
 export interface CancelOptions {
-  /** Accepted for compatibility; the leader deletes a cancelled task's pod with the pod's own `terminationGracePeriodSeconds`. Whole seconds, 0 or more. */
+  /** The time the task's processes get between SIGTERM and SIGKILL. Whole seconds, 0 or more; the kubelet gives at least 2. Default the pod's own `terminationGracePeriodSeconds` (30 unless its template says otherwise). */
   graceSeconds?: number;
   /** Recorded as the task's message. */
   reason?: string;
@@ -217,7 +217,7 @@ export class PodRunner {
       throw new InvalidArgumentError(`graceSeconds ${options.graceSeconds} is not valid: a whole number of seconds, 0 or more`, { backend: BACKEND });
     }
     if (isTerminal(now)) return now;
-    const answer = await cancelTask(this.store, taskId, options.reason ?? 'cancelled');
+    const answer = await cancelTask(this.store, taskId, options.reason ?? 'cancelled', options.graceSeconds);
     if (answer.type === 'ended') return this.statusOf(answer.record);
     return this.untilEnded(taskId);
   }
