@@ -1,5 +1,7 @@
-import { hasCode, type Clock, type Logger } from '@rollcall/core';
+import { hasCode, RegistryError, type Clock, type Logger } from '@rollcall/core';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
 import type { Action } from './actions.js';
+import { requeueReason } from './errors.js';
 import type { Expectations } from './expectations.js';
 import { buildPod, podName } from './pod-build.js';
 import { classifyPodCreate } from './pod-create-answer.js';
@@ -8,6 +10,7 @@ import type { PodsApi } from './pods-api.js';
 import type { TaskAdmission } from './task-admission.js';
 import type { TaskRecord, TaskRecordBody } from './task-record.js';
 import type { TaskStore } from './task-store.js';
+import type { DeliveryState, StatusDelivery } from './status-delivery.js';
 import type { TaskStatus } from './task.js';
 import type { TestHooks, WriteMeaning } from './test-hooks.js';
 
@@ -34,8 +37,12 @@ export interface ActionApplierOptions {
   template(name: string): ApplierTemplate | undefined;
   /** Asks for a sync of the task within `delayMs` (default now): every answer goes back through the sync. */
   enqueue(taskId: string, delayMs?: number): void;
-  /** Hands a terminal status over; its settlement is the acknowledgement (a rejection hands it over again on a later sync). */
-  deliver(status: TaskStatus): PromiseLike<void> | void;
+  /** Hands terminal statuses over to `onStatus`; its acknowledgement comes back through a later sync as `writeRecord(ack)`. */
+  delivery: StatusDelivery;
+  /** Starts (or goes on with) the capture of the pod's log: a `followLogs` action. Default: logs are not captured. */
+  followLogs?(record: TaskRecord, pod: Pod): void;
+  /** Retries and requeues, for the activity stream and metrics. */
+  emit?(activity: RunnerActivity): void;
   /** Called before each record write; throws to hold it back (the term is over). The pod writes' is the PodsApi's own. */
   fence?(): void;
   /** A record write was answered: the record as stored (the informer shows it later). */
@@ -45,12 +52,6 @@ export interface ActionApplierOptions {
   hooks?: TestHooks;
 }
 
-/** What the term's memory holds of a terminal status's hand-over, as decide reads it. */
-export type Delivery = 'none' | 'pending' | 'acked';
-
-/** How long a rejected hand-over waits before the sync hands it over again. Milliseconds. */
-const REDELIVER_MS = 1000;
-
 /**
  * The only writer of the second-generation runner: performs the actions
  * `decide` returns for one task, each one conditional request stamped with
@@ -59,14 +60,15 @@ const REDELIVER_MS = 1000;
  * from what the informers show — no blind retry.
  */
 export class ActionApplier {
-  private readonly deliveries = new Map<string, Delivery>();
   private readonly events = new Map<string, { podName: string; lines: string[] }>();
+  /** The last quota or rate refusal of each task's create in this term. */
+  private readonly refusals = new Map<string, string>();
 
   constructor(private readonly options: ActionApplierOptions) {}
 
   /** The hand-over state of the task's terminal status in this term. */
-  delivery(taskId: string): Delivery {
-    return this.deliveries.get(taskId) ?? 'none';
+  delivery(taskId: string): DeliveryState {
+    return this.options.delivery.state(taskId);
   }
 
   /** The pod events fetched for the task's timeout, if any. */
@@ -74,10 +76,16 @@ export class ActionApplier {
     return this.events.get(taskId);
   }
 
+  /** The last quota or rate refusal of the task's create in this term, if its pod was not created since. */
+  refusalOf(taskId: string): string | undefined {
+    return this.refusals.get(taskId);
+  }
+
   /** Drops what the applier remembers of a task (its record is gone). */
   forget(taskId: string): void {
-    this.deliveries.delete(taskId);
+    this.options.delivery.forget(taskId);
     this.events.delete(taskId);
+    this.refusals.delete(taskId);
   }
 
   /**
@@ -112,7 +120,8 @@ export class ActionApplier {
         const outcome = await store.update(record, this.withSpecHash(record, action.body), { term, clearRequests: action.clearRequests });
         if (outcome.type === 'conflict') return false;
         this.options.recordWritten?.(outcome.record);
-        if (action.meaning === 'ack' || action.meaning === 'resubmit') this.deliveries.delete(taskId);
+        if (action.meaning === 'ack' || action.meaning === 'resubmit') this.options.delivery.forget(taskId);
+        if (action.meaning === 'retry') this.retried(action.body);
         this.events.delete(taskId);
         await this.wrote(action.meaning);
         return true;
@@ -138,13 +147,14 @@ export class ActionApplier {
         return ok;
       }
       case 'followLogs':
-        return true; // log capture is not part of this term yet: logsStored is always true
+        this.options.followLogs?.(record, action.pod);
+        return true;
       case 'fetchEvents':
         this.events.set(taskId, { podName: action.pod.metadata.name, lines: await pods.recentEvents(action.pod.metadata.name, this.options.logger) });
         this.options.enqueue(taskId);
         return true;
       case 'deliver':
-        this.handOver(taskId, action.status);
+        this.options.delivery.deliver(action.status);
         return true;
       case 'publish':
         this.options.publish?.(action.status);
@@ -180,6 +190,7 @@ export class ActionApplier {
     try {
       await pods.create(pod, term);
       admission.created();
+      this.refusals.delete(taskId);
       await this.wrote('createPod');
       return true;
     } catch (err) {
@@ -189,6 +200,8 @@ export class ActionApplier {
         case 'requeue': {
           this.unexpect(taskId);
           this.options.enqueue(taskId, admission.refused());
+          this.refusals.set(taskId, err instanceof Error ? err.message : String(err));
+          if (err instanceof RegistryError) this.options.emit?.({ type: 'requeue', taskType: body.task.taskType, reason: requeueReason(err) });
           this.options.logger.info({ err, task: taskId }, '[rollcall] [pod-runner] a pod create was refused for quota; the queue pauses');
           return true;
         }
@@ -263,21 +276,10 @@ export class ActionApplier {
     }
   }
 
-  private handOver(taskId: string, status: TaskStatus): void {
-    this.deliveries.set(taskId, 'pending');
-    Promise.resolve()
-      .then(() => this.options.deliver(status))
-      .then(
-        () => {
-          if (this.deliveries.get(taskId) === 'pending') this.deliveries.set(taskId, 'acked');
-          this.options.enqueue(taskId);
-        },
-        (err: unknown) => {
-          this.options.logger.warn({ err, task: taskId }, '[rollcall] [pod-runner] onStatus rejected; the status is handed over again');
-          if (this.deliveries.get(taskId) === 'pending') this.deliveries.delete(taskId);
-          this.options.enqueue(taskId, REDELIVER_MS);
-        },
-      );
+  /** A retry's next attempt is stored: the ended attempt's outcome names why. */
+  private retried(body: TaskRecordBody): void {
+    const ended = body.previousAttempts?.at(-1);
+    this.options.emit?.({ type: 'retry', taskType: body.task.taskType, reason: ended?.reason ?? ended?.phase ?? 'unknown' });
   }
 
   private async wrote(meaning: WriteMeaning): Promise<void> {

@@ -31,6 +31,8 @@ export interface Observed {
   logsStored(podName: string): boolean;
   /** The pod's last events, fetched after a `fetchEvents` (an empty list when the fetch failed). */
   events?: { podName: string; lines: string[] };
+  /** The API server's last refusal of this attempt's create for quota or rate, in this term: the queued status says so. */
+  refusal?: string;
   /** What the previous decide of this term returned; absent at a term's start. */
   memo?: DecideMemo;
 }
@@ -76,6 +78,20 @@ export function podAttempt(pod: Pod): number {
 const clean = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 const LIVE: ReadonlySet<string> = new Set(['pending', 'running', 'unknown']);
 
+/** The status of a record's current attempt before any pod shows more: queued. */
+export function queuedStatus(runner: string, body: TaskRecordBody): TaskStatus {
+  const attempt = body.task.attempt ?? 1;
+  return clean({
+    taskId: body.task.taskId, taskType: body.task.taskType, tags: { ...body.task.tags }, attempt, phase: 'queued' as const, podName: podName(runner, body.task.taskId, attempt),
+    template: body.template, submittedAt: body.submittedAt, previousAttempts: body.previousAttempts,
+  });
+}
+
+/** A queued record in its retry's backoff. */
+function backingOff(runner: string, body: TaskRecordBody): TaskStatus {
+  return { ...queuedStatus(runner, body), reason: 'RetryBackoff', message: `attempt ${body.task.attempt ?? 1} at ${new Date(body.retryAt!).toISOString()}` };
+}
+
 /**
  * The leader's whole decision for one task, level-triggered: a pure function
  * of what is observed and the wall-clock `now` (ms). Every deadline derives
@@ -91,10 +107,7 @@ export function decide(o: Observed, now: number, settings: DecideSettings = DEFA
   const actions: Action[] = [];
   const wakes: number[] = [];
   const memo: DecideMemo = {};
-  const base: TaskStatus = clean({
-    taskId: body.task.taskId, taskType: body.task.taskType, tags: { ...body.task.tags }, attempt, phase: 'queued' as const, podName: podName(o.runner, body.task.taskId, attempt),
-    template: body.template, submittedAt: body.submittedAt, previousAttempts: body.previousAttempts,
-  });
+  const base = queuedStatus(o.runner, body);
   const last = o.memo?.status?.attempt === attempt ? o.memo.status : undefined;
   let status: TaskStatus = body.state === 'queued' ? base : { ...base, ...body.status };
 
@@ -106,7 +119,9 @@ export function decide(o: Observed, now: number, settings: DecideSettings = DEFA
     if (!o.logsStored(name)) return void actions.push({ type: 'followLogs', pod });
     if (keepUntil !== undefined && now < keepUntil) return void wakes.push(keepUntil);
     if (pod.metadata.annotations?.[WRITE_TERM_ANNOTATION] !== String(o.term)) return void actions.push({ type: 'releasePod', pod });
-    actions.push({ type: 'deletePod', pod });
+    // a cancelled task's pod goes with the grace its cancel asked for
+    const graceSeconds = status.phase === 'cancelled' ? o.record.cancelGraceSeconds : undefined;
+    actions.push({ type: 'deletePod', pod, ...(graceSeconds === undefined ? {} : { graceSeconds }) });
   };
   /** Writes the attempt's end: finished, or the next attempt when the snapshotted retry policy retries it. */
   const end = (change: EndChange, meaning: RecordWriteMeaning = 'end') => {
@@ -118,6 +133,8 @@ export function decide(o: Observed, now: number, settings: DecideSettings = DEFA
     const retried: TaskRecordBody = { ...body, task: { ...body.task, attempt: attempt + 1 }, previousAttempts: [...previous, outcome], retryAt: now + next.delayMs };
     delete retried.status;
     actions.push({ type: 'writeRecord', meaning: 'retry', body: retried });
+    // what is published is the next attempt waiting, as the next decide says it: an attempt retried is no end
+    status = backingOff(o.runner, retried);
   };
 
   for (const pod of o.pods) if (podAttempt(pod) < attempt) letGo(pod);
@@ -156,7 +173,8 @@ export function decide(o: Observed, now: number, settings: DecideSettings = DEFA
     } else {
       const backoff = body.retryAt !== undefined && body.retryAt > now;
       const queueDeadline = timeouts.queue === undefined ? undefined : (body.retryAt ?? Date.parse(body.submittedAt)) + timeouts.queue;
-      if (backoff) status = { ...base, reason: 'RetryBackoff', message: `attempt ${attempt} at ${new Date(body.retryAt!).toISOString()}` };
+      if (backoff) status = backingOff(o.runner, body);
+      else if (o.refusal !== undefined) status = { ...base, message: `requeued: ${o.refusal}` };
       if (queueDeadline !== undefined && now >= queueDeadline && !backoff) end(queueTimedOut(status, timeouts), 'queueTimeout');
       else if (backoff) wakes.push(body.retryAt!);
       else {

@@ -1,8 +1,8 @@
 export { createPodRunner } from './create-pod-runner.js';
 export { PodRunner, type CancelOptions, type TaskFilter } from './runner.js';
-export type { PodRunnerOptions, CapacityOptions, LedgerOptions } from './options.js';
+export type { PodRunnerOptions, CapacityOptions, LedgerOptions, RecordOptions } from './options.js';
 export { LEDGER_FORMAT } from './ledger-format.js';
-export { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
+export { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './options.js';
 export type { LogLine, LogOptions } from './logs.js';
 export { directoryLogSink, logFile, DEFAULT_LOG_DIR, type LogKey, type LogSink, type TaskLogOptions } from './log-sink.js';
 export { DEFAULT_MAX_LOG_BYTES, CUT_MARKER } from './log-writer.js';

@@ -1,7 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, DEFAULT_REQUEST_TIMEOUT_MS, type Logger, type Registry, resolveOptions, type ResolveSpec, silentLogger, systemClock } from '@rollcall/core';
 import { BACKEND } from './errors.js';
-import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from './ledger-retention.js';
 import type { TaskLogOptions } from './log-sink.js';
 import { DEFAULT_MAX_LOG_BYTES } from './log-writer.js';
 import type { TemplateRule } from './templates.js';
@@ -15,18 +14,28 @@ export interface CapacityOptions {
   perType?: Record<string, number>;
 }
 
+/** Keep a `done` record this long after its status was acknowledged. Milliseconds: 24 h. */
+export const DEFAULT_RETAIN_DONE_MS = 86_400_000;
+/** @deprecated The task ledger's tombstone cap: records are kept by age alone (`records.retainDoneMs`); `ledger.maxDone` is ignored. */
+export const DEFAULT_MAX_DONE = 1000;
+
 /**
- * The task ledger: the ConfigMap `pod-runner-<name>-ledger` that keeps what
- * is not on a pod. An acknowledged task leaves a tombstone (its id, attempt,
- * phase and reason: 375 bytes for a typical one) so a resubmit runs nothing; tombstones are
- * removed after `retainDoneMs`, beyond `maxDone` (oldest first), and the oldest
- * when a submit needs the room. A task resubmitted after its tombstone is gone
- * runs again.
+ * The task records: one ConfigMap per task (`<name>-task-<id>-<hash>`). An
+ * acknowledged task's record is kept `done`, with its whole status, so a
+ * resubmit runs nothing and `result`/`logs` answer after a restart; it is
+ * deleted `retainDoneMs` after the acknowledgement — by age alone, never by
+ * count or load. A task resubmitted after its record is gone runs again.
  */
-export interface LedgerOptions {
-  /** How long a tombstone is kept after its status was acknowledged. Milliseconds. Default 86400000 (24 h). */
+export interface RecordOptions {
+  /** How long a `done` record is kept after its status was acknowledged. Milliseconds. Default 86400000 (24 h). */
   retainDoneMs?: number;
-  /** The most tombstones kept. Default 1000 (about 375 KB of the ConfigMap's 1 MiB). */
+}
+
+/** @deprecated The v1 task ledger's options: `retainDoneMs` is read as `records.retainDoneMs` when that is not given; `maxDone` is ignored, with a warning. */
+export interface LedgerOptions {
+  /** @deprecated Use `records.retainDoneMs`. */
+  retainDoneMs?: number;
+  /** @deprecated Ignored: records are kept by age alone. */
   maxDone?: number;
 }
 
@@ -84,7 +93,9 @@ export interface PodRunnerOptions {
    * (same `taskId` and `attempt`) again, so make the callback idempotent on those.
    */
   onStatus?: (status: TaskStatus) => unknown;
-  /** The task ledger (queued tasks, unacknowledged terminal statuses, tombstones): see {@link LedgerOptions}. */
+  /** The task records: see {@link RecordOptions}. */
+  records?: RecordOptions;
+  /** @deprecated See {@link LedgerOptions}. */
   ledger?: LedgerOptions;
   /** Shown in User-Agent and as the election candidate. Default `<hostname>-<pid>`. */
   identity?: string;
@@ -140,15 +151,16 @@ export const POD_RUNNER_OPTIONS: ResolveSpec['schema'] = Object.freeze({
   watchTimeoutSeconds: { type: 'integer', default: 300, min: 1, doc: 's' },
   registry: { type: 'code', doc: 'The registry whose election the runner campaigns in.' },
   onStatus: { type: 'code', doc: 'Status callback.', check: (v) => (typeof v === 'function' ? undefined : 'a function') },
-  'ledger.retainDoneMs': { type: 'integer', default: DEFAULT_RETAIN_DONE_MS, min: 1, doc: 'ms' },
-  'ledger.maxDone': { type: 'integer', default: DEFAULT_MAX_DONE, min: 1, doc: 'tombstones' },
+  'records.retainDoneMs': { type: 'integer', min: 1, doc: 'ms' },
+  'ledger.retainDoneMs': { type: 'integer', min: 1, doc: 'ms (deprecated: records.retainDoneMs)' },
+  'ledger.maxDone': { type: 'integer', min: 1, doc: 'ignored (deprecated)' },
   identity: { type: 'string', doc: 'User-Agent and election candidate.' },
   logger: { type: 'code', default: silentLogger, doc: 'pino-shaped logger.' },
   clock: { type: 'code', default: systemClock, doc: 'Time for the timers.' },
 });
 
 /** {@link PodRunnerOptions} with every default applied, as the runner runs with them. @internal */
-export type ResolvedPodRunnerOptions = Omit<PodRunnerOptions, 'name' | 'capacity' | 'timeouts' | 'keepFailedPodsMs' | 'requeueDelayMs' | 'logs' | 'requestTimeoutMs' | 'watchSilenceTimeoutMs' | 'watchTimeoutSeconds' | 'ledger' | 'logger' | 'clock'> & {
+export type ResolvedPodRunnerOptions = Omit<PodRunnerOptions, 'name' | 'capacity' | 'timeouts' | 'keepFailedPodsMs' | 'requeueDelayMs' | 'logs' | 'requestTimeoutMs' | 'watchSilenceTimeoutMs' | 'watchTimeoutSeconds' | 'records' | 'ledger' | 'logger' | 'clock'> & {
   readonly name: string;
   readonly capacity: { readonly total: number; readonly perType: Readonly<Record<string, number>> };
   readonly timeouts: Readonly<TaskTimeouts>;
@@ -158,7 +170,7 @@ export type ResolvedPodRunnerOptions = Omit<PodRunnerOptions, 'name' | 'capacity
   readonly requestTimeoutMs: number;
   readonly watchSilenceTimeoutMs: number;
   readonly watchTimeoutSeconds: number;
-  readonly ledger: Readonly<Required<LedgerOptions>>;
+  readonly records: Readonly<Required<RecordOptions>>;
   readonly logger: Logger;
   readonly clock: Clock;
 };
@@ -168,6 +180,10 @@ export function resolvePodRunnerOptions(options: PodRunnerOptions): ResolvedPodR
   // `logs: false` turns capture off; it is not a section the schema walks
   const { logs, ...rest } = options;
   const given = logs === false ? rest : { ...rest, logs };
-  const { values } = resolveOptions<ResolvedPodRunnerOptions>({ prefix: '', schema: POD_RUNNER_OPTIONS, backend: BACKEND }, [{ layer: 'code', values: given }]);
-  return logs === false ? { ...values, logs: false } : values;
+  const { values } = resolveOptions<ResolvedPodRunnerOptions & { ledger?: LedgerOptions }>({ prefix: '', schema: POD_RUNNER_OPTIONS, backend: BACKEND }, [{ layer: 'code', values: given }]);
+  const { ledger, ...resolved } = values;
+  if (ledger?.maxDone !== undefined) resolved.logger.warn({ maxDone: ledger.maxDone }, '[rollcall] [pod-runner] ledger.maxDone is ignored: task records are kept by age alone (records.retainDoneMs)');
+  if (ledger?.retainDoneMs !== undefined) resolved.logger.warn({ retainDoneMs: ledger.retainDoneMs }, '[rollcall] [pod-runner] ledger.retainDoneMs is deprecated: give records.retainDoneMs');
+  const records = { retainDoneMs: values.records?.retainDoneMs ?? ledger?.retainDoneMs ?? DEFAULT_RETAIN_DONE_MS };
+  return { ...resolved, records, ...(logs === false ? { logs: false } : {}) };
 }

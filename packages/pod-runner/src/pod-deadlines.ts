@@ -40,6 +40,8 @@ export function unknownSince(pod: Pod, fallback: number): number {
 export function readAttemptPod(pod: Pod, last: Pick<TaskStatus, 'submittedAt' | 'ungatedAt' | 'pendingCause'>, timeouts: TaskTimeouts, now: number, seenUnknown = now): PodVerdict {
   const wallNow = new Date(now);
   const reading = readPod(pod, wallNow);
+  // a sync reads the pod as it is now: one last seen gated may be past its scheduling already, ungated meanwhile
+  const ungatedNow = last.ungatedAt === undefined && last.pendingCause === 'gated' ? { ungatedAt: wallNow.toISOString() } : {};
   // deleted behind the runner's back: lost, unless it ended before the delete (readDeleted)
   const deleted = readDeleted(pod, reading);
   if (deleted) return { kind: 'ended', change: deleted };
@@ -48,10 +50,10 @@ export function readAttemptPod(pod: Pod, last: Pick<TaskStatus, 'submittedAt' | 
     return { kind: 'unknown', change, deadline: unknownSince(pod, seenUnknown) + (timeouts.unknown ?? DEFAULT_UNKNOWN_TIMEOUT_MS) };
   }
   if (reading.phase === 'running') {
-    const change = { phase: 'running' as const, pendingCause: undefined, reason: undefined, message: undefined, startedAt: reading.startedAt };
+    const change = { phase: 'running' as const, pendingCause: undefined, reason: undefined, message: undefined, startedAt: reading.startedAt, ...ungatedNow };
     return { kind: 'running', change, deadline: timeouts.run === undefined ? undefined : Date.parse(reading.startedAt) + timeouts.run };
   }
-  if (reading.phase !== 'pending') return { kind: 'ended', change: reading };
+  if (reading.phase !== 'pending') return { kind: 'ended', change: { ...reading, ...ungatedNow } };
   if (reading.reason && FATAL_WAITING.has(reading.reason)) return { kind: 'ended', change: { phase: 'failed', reason: reading.reason, message: reading.message } };
   const gated = reading.cause === 'gated';
   // the gates' removal is seen when the cause leaves `gated` (or, taking over, while the scheduler has not looked yet)

@@ -3,14 +3,18 @@ import { type ApiClient, BACKEND, ResourceInformer } from '@rollcall/kube-client
 import { ActionApplier, type ApplierTemplate } from './apply-actions.js';
 import { decide, DEFAULT_DECIDE_SETTINGS, type DecideMemo, type DecideSettings } from './decide.js';
 import { Expectations } from './expectations.js';
+import type { LogCapture } from './log-capture.js';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
 import { PodsApi } from './pods-api.js';
+import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
 import { TaskAdmission } from './task-admission.js';
 import type { TaskRecord } from './task-record.js';
 import type { TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
+import { TermLogs } from './term-logs.js';
 import type { TestHooks } from './test-hooks.js';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
 
 /** What a {@link RunnerTerm} takes. */
 export interface RunnerTermOptions {
@@ -31,10 +35,19 @@ export interface RunnerTermOptions {
   perTypeCapacity?: Readonly<Record<string, number>>;
   /** The first pause after a quota refusal. Milliseconds. Default 1000. */
   requeueDelayMs?: number;
-  /** Hands a terminal status over; its settlement acknowledges it (the record then becomes `done`). */
-  deliver(status: TaskStatus): PromiseLike<void> | void;
-  /** Every status change. */
+  /**
+   * Hands a terminal status over (the runner's `onStatus`): a return that is not
+   * a thenable, or a thenable that resolves, acknowledges it (the record then
+   * becomes `done`); a throw or a rejection hands it over again after a pause
+   * (status-delivery.ts), on this term's queue.
+   */
+  deliver(status: TaskStatus): unknown;
+  /** Every status change (the runner's events and activity; a change on the way goes to `onStatus` from there). */
   publish?(status: TaskStatus): void;
+  /** Retries and quota requeues, for the activity stream and metrics. */
+  emit?(activity: RunnerActivity): void;
+  /** The runner's log capture (one per process); undefined when logs are not captured. The term stops its captures when it closes. */
+  logs?: LogCapture;
   settings?: DecideSettings;
   /** Tasks synced at once. Default 8. */
   concurrency?: number;
@@ -42,6 +55,8 @@ export interface RunnerTermOptions {
   watchSilenceTimeoutMs?: number;
   /** Pod watch: server-side lifetime of one request. Seconds. Default 300. */
   watchTimeoutSeconds?: number;
+  /** Whether this process still leads the term, asked before each write (runner-election.ts). Default: while the term is open. */
+  leads?(): boolean;
   /** @internal */
   hooks?: TestHooks;
 }
@@ -65,10 +80,14 @@ export class RunnerTerm {
   private readonly admission: TaskAdmission;
   private readonly expectations = new Expectations();
   private readonly applier: ActionApplier;
+  private readonly delivery: StatusDelivery;
+  private readonly logs: TermLogs;
   private readonly pods: ResourceInformer<Pod>;
   private readonly memos = new Map<string, DecideMemo>();
   /** Record versions this term wrote that its informer has not shown yet, by record name. */
   private readonly unseen = new Map<string, string>();
+  /** Submits waiting for their task's first complete sync, by task id. */
+  private readonly waiters = new Map<string, (() => void)[]>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
   /** Until every cached task is accounted, events only wait: {@link start} enqueues them all. */
@@ -76,26 +95,40 @@ export class RunnerTerm {
 
   constructor(private readonly options: RunnerTermOptions) {
     const { client, namespace, runner, clock, logger } = options;
-    this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried') });
+    this.loop = new SyncLoop({ clock, sync: (id) => this.sync(id), concurrency: options.concurrency, onError: (id, err) => {
+        logger.warn({ err, task: id }, '[rollcall] [pod-runner] a task sync failed; retried');
+        this.wake(id);
+      } });
     this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
     const fence = () => {
-      if (this.closed) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
+      if (this.closed || options.leads?.() === false) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
     };
     const api = new PodsApi(client, namespace, fence);
+    const enqueue = (id: string, delayMs?: number) => this.loop.enqueue(id, delayMs);
+    // the hand-over's pauses and acknowledgements come back as syncs: no timer of its own
+    this.delivery = new StatusDelivery({ onStatus: options.deliver, clock, logger, schedule: enqueue });
+    this.logs = new TermLogs({ capture: options.logs, store: options.store, enqueue });
     this.applier = new ActionApplier({
       runner, namespace, term: options.term, store: options.store, pods: api, expectations: this.expectations, admission: this.admission, clock, logger,
       template: (name) => options.templates.get(name),
-      enqueue: (id, delayMs) => this.loop.enqueue(id, delayMs),
-      fence, recordWritten: (record) => this.wrote(record),
-      deliver: options.deliver, publish: options.publish, hooks: options.hooks,
+      enqueue, fence, recordWritten: (record) => this.wrote(record),
+      delivery: this.delivery, publish: options.publish, emit: options.emit, hooks: options.hooks,
+      followLogs: (record, pod) => this.logs.follow(record, pod),
     });
     this.pods = new ResourceInformer<Pod>(
       { client, logger, path: api.path, labelSelector: `${RUNNER_LABEL}=${runner}`, resource: 'pods', namespace, silenceTimeoutMs: options.watchSilenceTimeoutMs ?? 90_000, timeoutSeconds: options.watchTimeoutSeconds ?? 300 },
-      { upsert: (pod) => this.podChanged(pod), delete: (pod) => this.podChanged(pod) },
+      {
+        upsert: (pod) => this.podChanged(pod),
+        delete: (pod) => this.podGone(pod),
+        interrupted: (err) => {
+          options.emit?.({ type: 'watchEnded', code: err.code });
+          logger.debug({ err }, '[rollcall] [pod-runner] pod watch interrupted; resuming');
+        },
+      },
     );
   }
 
-  /** Lists the pods, then accounts every cached task's slot and enqueues each in submit order. */
+  /** Lists the pods, then accounts every cached task's slot and enqueues each in submit order; resolves once each was synced (or its sync failed). */
   async start(): Promise<void> {
     this.unsubscribe = this.options.store.subscribe({
       upsert: (record) => this.recordChanged(record),
@@ -110,7 +143,10 @@ export class RunnerTerm {
     for (const record of records) this.account(record.body.task.taskId, record);
     this.admission.recompute();
     this.started = true;
+    // start resolves once each task was synced: what ended while no runner was up is stored and handed over by then
+    const first = records.map((record) => this.synced(record.body.task.taskId));
     for (const record of records) this.loop.enqueue(record.body.task.taskId);
+    await Promise.all(first);
   }
 
   /** Ends the term: nothing more is written (the pods' fence throws), pending syncs are dropped; resolves once the syncs in flight end. */
@@ -118,12 +154,44 @@ export class RunnerTerm {
     this.closed = true;
     this.unsubscribe?.();
     this.pods.close();
+    this.delivery.close();
+    for (const waiting of this.waiters.values()) for (const wake of waiting) wake();
+    this.waiters.clear();
     await this.loop.close();
+    await this.logs.close();
   }
 
   /** The task's pods of every attempt, from the informer. */
   podsOf(taskId: string): Pod[] {
     return this.pods.list().filter((p) => p.metadata.labels?.[TASK_ID_LABEL] === taskId);
+  }
+
+  /** The status this term last published for the task (its pods as they show), if it synced the task. */
+  status(taskId: string): TaskStatus | undefined {
+    const status = this.memos.get(taskId)?.status;
+    const refusal = this.applier.refusalOf(taskId);
+    // a refusal answered after the decision that published the status: said at once, as decide says it next time
+    return status?.phase === 'queued' && !status.reason && refusal !== undefined ? { ...status, message: `requeued: ${refusal}` } : status;
+  }
+
+  /** Resolves after the next sync that decided on the task's record, as the informer shows it, and did all it decided (or when the term closes). */
+  synced(taskId: string): Promise<void> {
+    return new Promise((resolve) => this.waiters.set(taskId, [...(this.waiters.get(taskId) ?? []), resolve]));
+  }
+
+  /** Resolves once the task's end, as its record holds it, has been handed to `onStatus` (or the record moved on, or the term closed). */
+  async handedOver(taskId: string): Promise<void> {
+    while (!this.closed && this.options.store.get(taskId)?.body.state === 'finished' && this.delivery.state(taskId) === 'none') await this.synced(taskId);
+  }
+
+  /** Tasks waiting for a slot (not those in a retry's backoff). */
+  get queueDepth(): number {
+    return this.admission.waiting;
+  }
+
+  /** How many times the pod collection was listed (1 after start; one more per 410). */
+  get podLists(): number {
+    return this.pods.lists;
   }
 
   /** Syncs one task; resolves with the milliseconds until it must look again. */
@@ -143,6 +211,7 @@ export class RunnerTerm {
       return undefined;
     }
     const pods = this.podsOf(taskId);
+    this.logs.seen(record, pods);
     this.account(taskId, record, pods);
     this.admitNext();
     const now = clock.wallNow().getTime();
@@ -153,8 +222,9 @@ export class RunnerTerm {
         expecting: this.expectations.get(taskId, pods),
         admitted: this.admission.admits(taskId),
         delivery: this.applier.delivery(taskId),
-        logsStored: () => true,
+        logsStored: (name) => this.logs.logsStored(this.pods.get(name)),
         events: this.applier.eventsOf(taskId),
+        refusal: this.applier.refusalOf(taskId),
         memo: this.memos.get(taskId),
       },
       now,
@@ -162,9 +232,22 @@ export class RunnerTerm {
     );
     const applied = await this.applier.apply(record, decision.actions);
     // a decision cut short published nothing: the memo keeps the status last published, so the next sync publishes again
-    this.memos.set(taskId, applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status });
-    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs()].filter((d): d is number => d !== undefined);
+    const memo = applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status };
+    if (applied && memo.status && decision.actions.some((a) => a.type === 'createPod') && this.expectations.get(taskId, pods)) {
+      // the create answered: its pod waits on its scheduling until the informer shows more (the watch may skip that state)
+      memo.status = { ...memo.status, phase: 'pending', pendingCause: 'scheduling' };
+      this.options.publish?.(memo.status);
+    }
+    this.memos.set(taskId, memo);
+    if (applied && !this.unseen.has(record.name)) this.wake(taskId);
+    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs(), this.delivery.pauseLeftMs(taskId)].filter((d): d is number => d !== undefined);
     return delays.length ? Math.min(...delays) : undefined;
+  }
+
+  private wake(taskId: string): void {
+    const waiting = this.waiters.get(taskId);
+    this.waiters.delete(taskId);
+    for (const resolve of waiting ?? []) resolve();
   }
 
   /** The task's slot and place in line, from its record and its pods as cached. */
@@ -198,6 +281,12 @@ export class RunnerTerm {
 
   private enqueue(taskId: string): void {
     if (this.started) this.loop.enqueue(taskId);
+  }
+
+  private podGone(pod: Pod): void {
+    const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
+    if (taskId !== undefined) this.logs.gone(taskId, pod);
+    this.podChanged(pod);
   }
 
   private podChanged(pod: Pod): void {

@@ -39,6 +39,8 @@ export class SyncLoop {
   private readonly again = new Map<string, number>();
   private readonly backoffs = new Map<string, Backoff>();
   private closed = false;
+  /** A turn to start the ready syncs is asked for. */
+  private kicked = false;
 
   constructor(private readonly options: SyncLoopOptions) {
     this.concurrency = options.concurrency ?? 8;
@@ -58,9 +60,27 @@ export class SyncLoop {
       return;
     }
     if (this.readySet.has(taskId)) return;
+    if (delayMs <= 0) return this.now(taskId);
     const pending = this.queue.dueIn(taskId);
     if (pending !== undefined && pending <= delayMs) return;
     this.queue.schedule(taskId, delayMs);
+  }
+
+  /**
+   * A sync due now runs at the next turn of the event loop, not through the
+   * clock: under a test's manual clock only deadlines wait for it to advance,
+   * as the watches and the API answers that enqueue keep real time.
+   */
+  private now(taskId: string): void {
+    this.queue.cancel(taskId);
+    this.readySet.add(taskId);
+    this.ready.push(taskId);
+    if (this.kicked) return;
+    this.kicked = true;
+    setImmediate(() => {
+      this.kicked = false;
+      this.startReady();
+    });
   }
 
   /** Drops a task's pending sync and retry state (its record is gone). A sync in flight finishes. */

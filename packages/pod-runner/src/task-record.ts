@@ -70,6 +70,8 @@ export interface TaskRecord {
   writeTerm?: number;
   /** A pending cancel request's reason. */
   cancelRequested?: string;
+  /** The grace the cancel asked for the task's processes, whole seconds; absent: the pod's own. */
+  cancelGraceSeconds?: number;
   /** A pending request for a next attempt. */
   submitRequested?: Task;
   /**
@@ -211,7 +213,7 @@ export function encodeRecord(runner: string, body: TaskRecordBody, options: Enco
   const annotations: Record<string, string> = { ...previous?.kept?.annotations };
   if (options.writeTerm !== undefined) annotations[WRITE_TERM_ANNOTATION] = String(options.writeTerm);
   if (previous && !options.clearRequests) {
-    if (previous.cancelRequested !== undefined) annotations[CANCEL_REQUESTED_ANNOTATION] = previous.cancelRequested;
+    if (previous.cancelRequested !== undefined) annotations[CANCEL_REQUESTED_ANNOTATION] = cancelRequestValue(previous.cancelRequested, previous.cancelGraceSeconds);
     if (previous.submitRequested !== undefined) annotations[SUBMIT_REQUESTED_ANNOTATION] = JSON.stringify(previous.submitRequested);
   }
   return {
@@ -272,7 +274,8 @@ export function decodeRecord(object: RecordObject): TaskRecord {
     if (!/^\d+$/.test(term)) throw corrupt(`has write-term ${JSON.stringify(term)}, not a whole number`);
     record.writeTerm = Number(term);
   }
-  if (annotations[CANCEL_REQUESTED_ANNOTATION] !== undefined) record.cancelRequested = annotations[CANCEL_REQUESTED_ANNOTATION];
+  const cancel = annotations[CANCEL_REQUESTED_ANNOTATION];
+  if (cancel !== undefined) Object.assign(record, readCancelRequest(cancel));
   const submit = annotations[SUBMIT_REQUESTED_ANNOTATION];
   if (submit !== undefined) {
     try {
@@ -290,4 +293,22 @@ export function decodeRecord(object: RecordObject): TaskRecord {
   if (data) kept.data = data;
   if (labels || others || data) record.kept = kept;
   return record;
+}
+
+/** The `cancel-requested` annotation's value: the reason alone, or with a grace `{"reason", "graceSeconds"}` as JSON. */
+export function cancelRequestValue(reason: string, graceSeconds?: number): string {
+  return graceSeconds === undefined ? reason : JSON.stringify({ reason, graceSeconds });
+}
+
+/** A `cancel-requested` value read back: a reason (any text), or the JSON {@link cancelRequestValue} writes with a grace. */
+function readCancelRequest(value: string): Pick<TaskRecord, 'cancelRequested' | 'cancelGraceSeconds'> {
+  if (value.startsWith('{"reason"')) {
+    try {
+      const { reason, graceSeconds } = JSON.parse(value) as { reason?: unknown; graceSeconds?: unknown };
+      if (typeof reason === 'string' && Number.isInteger(graceSeconds) && (graceSeconds as number) >= 0) return { cancelRequested: reason, cancelGraceSeconds: graceSeconds as number };
+    } catch {
+      // a reason that only looks like JSON: it is the reason
+    }
+  }
+  return { cancelRequested: value };
 }

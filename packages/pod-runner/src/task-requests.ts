@@ -54,10 +54,10 @@ export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: 
  * a queued task so marked never gets a pod, whichever runner leads next.
  * NOT_FOUND when the runner has no record of the task.
  */
-export async function cancelTask(store: TaskStore, taskId: string, reason: string): Promise<CancelAnswer> {
+export async function cancelTask(store: TaskStore, taskId: string, reason: string, graceSeconds?: number): Promise<CancelAnswer> {
   const known = store.get(taskId);
   if (known && known.body.state !== 'queued') return { type: 'ended', record: known };
-  const requested = await store.requestCancel(taskId, reason);
+  const requested = await store.requestCancel(taskId, reason, graceSeconds);
   if (requested.type === 'conflict') throw new StoreConflictError('NOT_FOUND', `no record of task ${JSON.stringify(taskId)} in ${store.nameOf(taskId)}`, { backend: BACKEND });
   if (requested.record.body.state !== 'queued') return { type: 'ended', record: requested.record };
   return { type: 'requested', record: requested.record };

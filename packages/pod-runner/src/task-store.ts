@@ -5,6 +5,7 @@ import {
   assertSubmitSize,
   compareSubmitOrder,
   CANCEL_REQUESTED_ANNOTATION,
+  cancelRequestValue,
   decodeRecord,
   encodeRecord,
   recordName,
@@ -211,8 +212,8 @@ export class TaskStore {
   }
 
   /** Asks the leader to cancel the task (`rollcall.dev/cancel-requested: <reason>`). NOT_FOUND: no record. */
-  requestCancel(taskId: string, reason: string): Promise<WriteOutcome> {
-    return this.annotate(taskId, { [CANCEL_REQUESTED_ANNOTATION]: reason });
+  requestCancel(taskId: string, reason: string, graceSeconds?: number): Promise<WriteOutcome> {
+    return this.annotate(taskId, { [CANCEL_REQUESTED_ANNOTATION]: cancelRequestValue(reason, graceSeconds) });
   }
 
   /** Asks the leader for the next attempt of an ended task (`rollcall.dev/submit-requested`: the task as JSON). NOT_FOUND: no record. */

@@ -99,6 +99,11 @@ export interface TaskStatus {
 
 export const isTerminal = (status: Pick<TaskStatus, 'phase'>) => TERMINAL_PHASES.has(status.phase);
 
+/** A status handed out: callers cannot change the runner's own. */
+export function copyStatus(status: TaskStatus): TaskStatus {
+  return structuredClone(status);
+}
+
 const ID_RULE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const ID_RULE_TEXT = 'letters, digits, "-", "_" and ".", at most 63 characters, starting and ending with a letter or digit';
 

@@ -96,7 +96,8 @@ describe('a kept failed pod', () => {
       // the keep counts from the container's finishedAt (the kubelet's wall clock, whole seconds), which may be
       // up to a second past this clock's start: advance to exactly that deadline
       await keepClock.advance(Date.parse(failed.finishedAt!) + 10 * MINUTE - keepClock.wallNow().getTime());
-      await waitFor(() => warnings.includes('[rollcall] [pod-runner] could not delete a kept failed pod; trying again'), 15_000, 'the refused delete logged');
+      // the refused delete fails the task's sync: logged, and the sync tried again after a backoff on the clock
+      await waitFor(() => warnings.includes('[rollcall] [pod-runner] a task sync failed; retried'), 15_000, 'the refused delete logged');
       expect(await pod()).toBeDefined();
       await setPodVerbs(podVerbs);
       // RBAC reaches the authorizer a moment later: each second on the clock is one more try

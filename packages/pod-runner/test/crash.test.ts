@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendFileSync } from 'node:fs';
 import { waitFor } from '@rollcall/conformance';
+import { KWOK_LOG_CONTAINER, kwokContainerLogPath } from '@rollcall/tools/testenv';
 import type { PodRunner, Task, TaskStatus } from '../src/index.js';
-import { exits, fixtureChild, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
+import { admin, exits, fixtureChild, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
 let env: { namespace: string; kubeconfig: string };
 const closing: PodRunner[] = [];
@@ -19,9 +21,9 @@ afterAll(async () => {
 });
 
 /** A runner in a child process that submits `tasks`; its statuses as it printed them. */
-function childRunner(name: string, tasks: Task[]) {
+function childRunner(name: string, tasks: Task[], given = templates) {
   const statuses: TaskStatus[] = [];
-  const child = fixtureChild('runner-child.mjs', { ...env, name, templates, tasks }, (line) => {
+  const child = fixtureChild('runner-child.mjs', { ...env, name, templates: given, tasks }, (line) => {
     if (line.startsWith('{')) statuses.push(JSON.parse(line) as TaskStatus);
   });
   return { statuses, kill: async () => (child.signal('SIGKILL'), await child.exit), stderr: child.stderr };
@@ -51,5 +53,30 @@ describe('a runner killed with SIGKILL', () => {
     expect(child.statuses.some((s) => s.taskId === 'crash-running' && s.phase === 'succeeded')).toBe(false);
     await waitFor(async () => (await runnerPods(env.namespace, 'crash')).length === 0, 15_000, 'both pods to be deleted, and no other made');
     expect(next.list().map((s) => s.podName).sort()).toEqual(['crash-crash-pending-1', 'crash-crash-running-1']);
+  });
+
+  it('after SIGKILL, result() and logs() of an acknowledged task answer from its record', async () => {
+    const logging = [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }];
+    const child = childRunner('acked', [{ taskId: 'acked-task', taskType: 'report', ...exits(0, { runMs: 2000, message: '{"rows":7}' }) }], logging);
+    await waitFor(() => last(child.statuses, 'acked-task')?.phase === 'running' || undefined, 30_000, () => `the task to run (${child.stderr()})`);
+    // kwok serves one file for every such container: only this run's lines count
+    const prefix = `acked-${process.pid}-${Date.now()}`;
+    const kept = Array.from({ length: 3 }, (_, i) => `${prefix} line ${i}`);
+    for (const [i, text] of kept.entries()) appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', `${String(i).padStart(6, '0')}Z`)} stdout F ${text}\n`);
+    await waitFor(() => last(child.statuses, 'acked-task')?.phase === 'succeeded' || undefined, 30_000, 'the task to succeed');
+    // the child's onStatus returns at once: acknowledged; its record says so (`done`) once stored
+    const done = async () => (await admin.core.listNamespacedConfigMap({ namespace: env.namespace, labelSelector: 'rollcall.dev/task-record=acked,rollcall.dev/task-state=done' })).items.length === 1;
+    await waitFor(done, 15_000, 'the acknowledgement to be stored on the record');
+    await waitFor(async () => (await runnerPods(env.namespace, 'acked')).length === 0, 15_000, 'the pod to be deleted');
+    await child.kill();
+
+    const reports: TaskStatus[] = [];
+    const next = await startRunner(env, { name: 'acked', templates: logging, onStatus: (s) => reports.push(s) });
+    closing.push(next);
+    expect(await next.result('acked-task')).toMatchObject({ phase: 'succeeded', exitCode: 0, result: { rows: 7 } });
+    const lines: string[] = [];
+    for await (const line of next.logs('acked-task')) if (line.text.startsWith(prefix)) lines.push(line.text);
+    expect(lines).toEqual(kept);
+    expect(reports.filter((r) => r.taskId === 'acked-task')).toEqual([]); // acknowledged before the kill: not handed over again
   });
 });

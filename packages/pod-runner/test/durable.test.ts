@@ -41,15 +41,16 @@ const acks = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').sp
 // streams (the pod watch, a log capture) are long reads that change nothing: a kill during one is any
 // of these. A pod's events are listed only on a pending timeout, which these tasks never reach.
 const KILLS: Kill[] = [
-  { after: 'get configmaps', nth: 1 }, // the ledger read at start (absent: 404)
-  { after: 'create configmaps', nth: 1 }, // the ledger made
+  { after: 'list configmaps', nth: 1 }, // the task records listed at start
+  { after: 'update leases', nth: 1 }, // the term Lease raised to this start's term
+  { after: 'get configmaps', nth: 1 }, // the v1 ledger looked for, to be moved (absent: 404)
   { after: 'create (dry run) pods', nth: 1 }, // a template checked at start
-  { after: 'list pods', nth: 1 }, // the re-attach list
-  { after: 'patch configmaps', nth: 1 }, // a submit stored
+  { after: 'list pods', nth: 1 }, // the term's pod list
+  { after: 'create configmaps', nth: 1 }, // a submit stored: the task's record
   { after: 'create pods', nth: 1 },
   { beforeAck: 1 },
-  { after: 'patch configmaps', nth: 3 }, // a terminal status or an acknowledgement stored
-  { after: 'patch pods', nth: 1 }, // the status recorded on the pod, the finalizer off
+  { after: 'update configmaps', nth: 2 }, // a terminal status or an acknowledgement stored on its record
+  { after: 'patch pods', nth: 1 }, // the finalizer off, the term stamped
   { after: 'delete pods', nth: 1 },
   { beforeAck: 2 },
 ];
@@ -73,7 +74,7 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
     }
     expect(accepted.size).toBeGreaterThan(0);
 
-    // the last runner is not killed; it is given only what was never accepted: what was, it finds in the ledger
+    // the last runner is not killed; it is given only what was never accepted: what was, it finds in the task records
     const last = childRunner(tasks.filter((t) => !accepted.has(t.taskId)), ackFile, undefined);
     const ackedIds = () => new Set(acks(ackFile).map((a) => a.taskId));
     await waitFor(() => ackedIds().size === tasks.length, 90_000, () => `every task acknowledged (missing ${tasks.filter((t) => !ackedIds().has(t.taskId)).map((t) => t.taskId).join(', ')}; ${last.stderr()})`);
@@ -81,7 +82,7 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
     await last.kill();
 
     // exactly one terminal status acknowledged per task (delivery is at least once: a kill between an
-    // acknowledgement and its tombstone delivers the same status again, never another one)
+    // acknowledgement and its record's `done` delivers the same status again, never another one)
     const acked = acks(ackFile);
     for (const task of tasks) {
       const distinct = new Set(acked.filter((a) => a.taskId === task.taskId).map((a) => JSON.stringify(a)));
@@ -89,7 +90,7 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
     }
     expect(acked.length - tasks.length).toBeLessThanOrEqual(kills);
 
-    // the scheduler restarted too and submits everything again: answered from the tombstones, nothing runs
+    // the scheduler restarted too and submits everything again: answered from the `done` records, nothing runs
     const again = childRunner(tasks, ackFile, undefined);
     await waitFor(() => again.lines.includes('ALL SUBMITTED'), 30_000, () => `the resubmits to answer (${again.stderr()})`);
     for (const line of again.lines.filter((l) => l.startsWith('SUBMITTED '))) expect(JSON.parse(line.slice(line.indexOf('{'))) as TaskStatus).toMatchObject({ phase: 'succeeded', attempt: 1 });
@@ -105,5 +106,5 @@ describe('a runner killed with SIGKILL after every kind of API request and befor
       creates.set(e.objectRef.name ?? '', (creates.get(e.objectRef.name ?? '') ?? 0) + 1);
     }
     expect(Object.fromEntries(creates)).toEqual(Object.fromEntries(tasks.map((t) => [`durable-${t.taskId}-1`, 1])));
-  }, 920_000); // above the sum of its waits: eleven kills of 60 s, 90 s, 30 s twice, the audit marker's 30 s
+  }, 980_000); // above the sum of its waits: twelve kills of 60 s, 90 s, 30 s twice, the audit marker's 30 s
 });

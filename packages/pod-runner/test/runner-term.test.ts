@@ -10,6 +10,13 @@ import type { TaskRecordBody } from '../src/task-record.js';
 import { cancelTask, submitTask } from '../src/task-requests.js';
 import { TaskStore } from '../src/task-store.js';
 import type { Task, TaskStatus } from '../src/task.js';
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KWOK_LOG_CONTAINER, kwokContainerLogPath } from '@rollcall/tools/testenv';
+import { LogCapture } from '../src/log-capture.js';
+import { readStoredLog } from '../src/log-read.js';
+import { directoryLogSink } from '../src/log-sink.js';
 import { admin, enforcedPodQuota, exits, podTemplate } from './runner-env.js';
 
 /**
@@ -37,9 +44,9 @@ afterAll(async () => {
 });
 
 let seq = 0;
-function record(task: Task, ns = namespace): TaskRecordBody {
+function record(task: Task, ns = namespace, from = template): TaskRecordBody {
   const submittedAt = new Date().toISOString();
-  const { specHash } = buildPod({ runner: RUNNER, namespace: ns, task, template, templateName: 'default', submittedAt });
+  const { specHash } = buildPod({ runner: RUNNER, namespace: ns, task, template: from, templateName: 'default', submittedAt });
   return { v: 2, state: 'queued', task: { ...task, attempt: 1 }, template: 'default', specHash, submittedAt, seq: ++seq };
 }
 
@@ -189,5 +196,41 @@ describe('RunnerTerm on kwok', () => {
     expect(ids.some((id) => store.get(id)!.writeTerm === 4)).toBe(true);
     await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
     await second.close();
+  });
+
+  it("captures a running task's log into the sink, kept once its pod is gone; a rejected hand-over is handed over again from the term's queue", async () => {
+    const ns = await admin.namespace('runner-term-logs', { forPods: true });
+    const client = new ApiClient(admin.kc, 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace: ns, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const { pods } = await watchPods(client, ns);
+    const logging = { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } };
+    const sink = directoryLogSink(mkdtempSync(join(tmpdir(), 'runner-term-logs-')));
+    const capture = new LogCapture({ client, logger: quiet, namespace: ns, runner: RUNNER, sink, maxBytes: 1 << 20 });
+    await submitTask(store, record({ taskId: 'logged', taskType: 'report', ...exits(0, { runMs: 3000 }) }, ns, logging));
+    const handed: string[] = [];
+    const term = new RunnerTerm({
+      client, namespace: ns, runner: RUNNER, term: 1, store, clock: systemClock, logger: quiet,
+      templates: new Map([['default', { template: logging }]]),
+      capacity: 1, logs: capture,
+      // the first hand-over is refused: the term's queue hands it over again
+      deliver: (status) => (handed.push(status.phase), handed.length === 1 ? Promise.reject(new Error('the consumer is down')) : Promise.resolve()),
+    });
+    closers.push(() => term.close());
+    await term.start();
+    await waitFor(() => [...pods.values()].some((p) => p.status?.phase === 'Running') || undefined, 30_000, 'the pod to run');
+    // kwok serves one file for every such container: only this run's lines count
+    const prefix = `term-${process.pid}-${Date.now()}`;
+    const kept = Array.from({ length: 4 }, (_, i) => `${prefix} line ${i}`);
+    for (const [i, text] of kept.entries()) appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', `${String(i).padStart(6, '0')}Z`)} stdout F ${text}\n`);
+    await waitFor(() => store.get('logged')?.body.state === 'done' || undefined, 20_000, 'the record to be done');
+    expect(handed).toEqual(['succeeded', 'succeeded']);
+    await waitFor(() => pods.size === 0 || undefined, 30_000, 'the pod to be deleted');
+    await term.close();
+    const stored: string[] = [];
+    for await (const line of readStoredLog(sink, capture.key({ taskId: 'logged', attempt: 1 }), {})) if (line.text.startsWith(prefix)) stored.push(line.text);
+    expect(stored).toEqual(kept);
   });
 });

@@ -8,7 +8,9 @@ import { buildPod } from '../../src/pod-build.js';
 import { classifyPodCreate } from '../../src/pod-create-answer.js';
 import { SPEC_HASH_ANNOTATION, type Pod, type PodTemplateSpec } from '../../src/pod.js';
 import type { PodsApi } from '../../src/pods-api.js';
+import { StatusDelivery } from '../../src/status-delivery.js';
 import { TaskAdmission } from '../../src/task-admission.js';
+import type { RunnerActivity } from '@rollcall/pod-runner-activity';
 import type { TaskRecord, TaskRecordBody } from '../../src/task-record.js';
 import type { TaskStore, WriteOptions } from '../../src/task-store.js';
 
@@ -33,6 +35,9 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
   const clock = new ManualClock();
   const writes: { body: TaskRecordBody; options: WriteOptions }[] = [];
   const published: string[] = [];
+  const handed: string[] = [];
+  const followed: string[] = [];
+  const emitted: RunnerActivity[] = [];
   const enqueued: [string, number | undefined][] = [];
   const created: Pod[] = [];
   const expectations = new Expectations();
@@ -59,13 +64,15 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
     runner: 'rc', namespace: 'ns', term: 7, store, pods, expectations, admission, clock, logger: silentLogger,
     template: (name) => (name === 'default' ? { template } : undefined),
     enqueue: (id, delay) => void enqueued.push([id, delay]),
-    deliver: () => {},
+    delivery: new StatusDelivery({ onStatus: (status) => void handed.push(status.phase), clock, logger: silentLogger, schedule: (id, delay) => void enqueued.push([id, delay]) }),
+    emit: (activity) => void emitted.push(activity),
+    followLogs: (_record, pod) => void followed.push(pod.metadata.name),
     publish: (status) => void published.push(status.phase),
     fence: () => {
       if (over) throw new Error('term over');
     },
   });
-  return { applier, clock, writes, enqueued, created, expectations, admission, published };
+  return { applier, clock, writes, enqueued, created, expectations, admission, published, handed, followed, emitted };
 }
 
 const built = () => buildPod({ runner: 'rc', namespace: 'ns', task: body().task, template, templateName: 'default', submittedAt: body().submittedAt, fencingToken: 7 });
@@ -199,5 +206,30 @@ describe('ActionApplier: record writes', () => {
     const s = setup(undefined, undefined, false, true);
     await expect(s.applier.apply(record(), [{ type: 'writeRecord', meaning: 'end', body: { ...body(), state: 'finished' } }])).rejects.toThrow('term over');
     expect(s.writes).toEqual([]);
+  });
+
+  it('a quota refusal emits a requeue, a stored retry a retry; a deliver hands over through the delivery (acknowledged: a sync is asked for); followLogs goes to the capture', async () => {
+    const refused = setup(quota());
+    expect(await refused.applier.apply(record(), [{ type: 'createPod', attempt: 1 }])).toBe(true);
+    expect(refused.emitted).toEqual([{ type: 'requeue', taskType: 'report', reason: 'QuotaExceeded' }]);
+
+    const ok = setup();
+    const retried = body({ task: { taskId: 't1', taskType: 'report', attempt: 2 }, retryAt: 5, previousAttempts: [{ attempt: 1, podName: 'rc-t1-1', phase: 'failed', reason: 'Error', finishedAt: '2026-12-07T16:01:00.000Z' }] });
+    expect(await ok.applier.apply(record(), [{ type: 'writeRecord', meaning: 'retry', body: retried }])).toBe(true);
+    expect(ok.emitted).toEqual([{ type: 'retry', taskType: 'report', reason: 'Error' }]);
+
+    const status = { taskId: 't1', taskType: 'report', tags: {}, attempt: 1, phase: 'succeeded' as const, podName: 'rc-t1-1', template: 'default', submittedAt: '2026-12-07T16:00:00.000Z' };
+    const ended = record(body({ state: 'finished', status }));
+    expect(ok.applier.delivery('t1')).toBe('none');
+    expect(await ok.applier.apply(ended, [{ type: 'deliver', status }])).toBe(true);
+    expect(ok.handed).toEqual(['succeeded']);
+    expect(ok.applier.delivery('t1')).toBe('acked');
+    expect(ok.enqueued.at(-1)).toEqual(['t1', 0]);
+    expect(await ok.applier.apply(ended, [{ type: 'writeRecord', meaning: 'ack', body: { ...ended.body, state: 'done', ackedAt: 9 } }])).toBe(true);
+    expect(ok.applier.delivery('t1')).toBe('none');
+
+    const pod = buildPod({ runner: 'rc', namespace: 'ns', task: { taskId: 't1', taskType: 'report', attempt: 1 }, template, templateName: 'default', submittedAt: '2026-12-07T16:00:00.000Z' }).pod;
+    expect(await ok.applier.apply(record(), [{ type: 'followLogs', pod }])).toBe(true);
+    expect(ok.followed).toEqual(['rc-t1-1']);
   });
 });

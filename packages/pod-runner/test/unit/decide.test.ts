@@ -253,6 +253,16 @@ describe('decide: scheduling gates (kubelet-endings.test.ts)', () => {
     expect(later.wakeAt).toBe(late + 300_000);
   });
 
+  it('a pod last seen gated and read next already running, or ended (the read skipped its ungating): ungated when this term saw it', () => {
+    const late = T0 + 3_600_000;
+    const seenGated = run(observed([gated()]), late - 1000);
+    expect(published(run(observed([running], { memo: seenGated.memo }), late))).toMatchObject({ phase: 'running', ungatedAt: new Date(late).toISOString() });
+    const done = pod({ phase: 'Succeeded', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at(30_000), finishedAt: at(31_000) } } }] });
+    expect(ended(run(observed([done], { memo: seenGated.memo }), late))).toMatchObject({ phase: 'succeeded', ungatedAt: new Date(late).toISOString() });
+    // never gated: no ungating
+    expect(published(run(observed([running]), late))?.ungatedAt).toBeUndefined();
+  });
+
   it('a term taking over sees an ungating the scheduler has not acted on yet; a pod never gated counts from its creation', () => {
     const late = T0 + 3_600_000;
     expect(run(observed([ungated([{ ...GATED }])]), late).wakeAt).toBe(late + 600_000);

@@ -1,4 +1,5 @@
 import { FINALIZER, type Pod } from '../../src/pod.js';
+import { readAttemptPod } from '../../src/pod-deadlines.js';
 import type { TaskStatus, TaskTimeouts } from '../../src/task.js';
 
 /** Wall-clock time of the manual clocks' monotonic 0 and of the pods' timestamps below. */
@@ -18,4 +19,23 @@ export function pod(podStatus: Pod['status'] = {}, metadata: Partial<Pod['metada
     spec: { containers: [{ name: 'main' }] },
     status: podStatus,
   };
+}
+
+/**
+ * The pod's reading as the first generation's table tests state it (`finish`,
+ * `run`, `wait` with its pending deadline, `unknown`), from pod-deadlines.ts'
+ * `readAttemptPod`, reconcile's successor: what the sync's `decide` acts on.
+ */
+export function podDecision(task: { status: TaskStatus; timeouts: TaskTimeouts }, p: Pod, wallNow: Date) {
+  const v = readAttemptPod(p, task.status, task.timeouts, wallNow.getTime());
+  switch (v.kind) {
+    case 'ended':
+      return { action: 'finish' as const, change: v.change };
+    case 'running':
+      return { action: 'run' as const, change: v.change, runDeadline: v.deadline };
+    case 'unknown':
+      return { action: 'unknown' as const, change: v.change, unknownDeadline: v.deadline };
+    case 'pending':
+      return { action: 'wait' as const, change: v.change, pendingDeadline: v.deadline === undefined ? undefined : { cause: v.cause, deadline: v.deadline } };
+  }
 }

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod, PodCondition } from '../../src/pod.js';
 import { readPod } from '../../src/pod-status.js';
-import { reconcile } from '../../src/reconcile.js';
 import { nextAttempt, RETRYABLE_REASONS, type RetryPolicy } from '../../src/retry-policy.js';
-import { at, pod, status, T0, timeouts } from './fixtures.js';
+import { at, pod, podDecision, status, T0, timeouts } from './fixtures.js';
 
 // Each ending as Kubernetes writes it (v1.36 source): the pod's status after the kubelet's
 // killPodFunc status function, or a controller's DisruptionTarget status patch and its delete.
@@ -25,7 +24,7 @@ function shutDown(exitCode: number, finishedAt: string): Pod {
 describe('readPod: every way a kubelet or a controller ends a pod, each its own reason', () => {
   it('graceful node shutdown whose SIGTERM handler exits 0 is lost with NodeShutdown, never succeeded', () => {
     expect(readPod(shutDown(0, at(31_000)), now)).toMatchObject({ phase: 'lost', reason: 'NodeShutdown', message: SHUTDOWN_MESSAGE, exitCode: 0 });
-    expect(reconcile(task(), shutDown(0, at(31_000)), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'NodeShutdown' } });
+    expect(podDecision(task(), shutDown(0, at(31_000)), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'NodeShutdown' } });
     // exited 0 in the same second as the mark: the kill's doing as far as anyone can tell
     expect(readPod(shutDown(0, at(30_000)), now)).toMatchObject({ phase: 'lost', reason: 'NodeShutdown' });
   });
@@ -71,9 +70,9 @@ describe('readPod: every way a kubelet or a controller ends a pod, each its own 
   it('pod GC marks an orphaned pod Failed before it force-deletes it: PodGarbageCollected, not a failure of the task', () => {
     // pkg/controller/podgc markFailedAndDeletePodWithCondition: phase Failed and the condition, then a delete with grace 0
     const marked = pod({ phase: 'Failed', conditions: [target('DeletionByPodGC', 'PodGC: node no longer exists')], containerStatuses: [{ name: 'main', state: { running: { startedAt: at(1000) } } }] });
-    expect(reconcile(task(), marked, now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'PodGarbageCollected', message: 'PodGC: node no longer exists' } });
+    expect(podDecision(task(), marked, now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'PodGarbageCollected', message: 'PodGC: node no longer exists' } });
     const deleted = { ...marked, metadata: { ...marked.metadata, deletionTimestamp: at(30_000), deletionGracePeriodSeconds: 0 } };
-    expect(reconcile(task(), deleted, now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'PodGarbageCollected' } });
+    expect(podDecision(task(), deleted, now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'PodGarbageCollected' } });
   });
 
   it('the scheduler\'s preemption, the taint manager and the Eviction API mark a running pod, then delete it: each its own reason', () => {
@@ -84,10 +83,10 @@ describe('readPod: every way a kubelet or a controller ends a pod, each its own 
     ];
     for (const [reason, message, ours] of cases) {
       const marked = pod({ phase: 'Running', conditions: [target(reason, message)], containerStatuses: [{ name: 'main', state: { running: { startedAt: at(1000) } } }] });
-      expect(reconcile(task(), marked, now)).toMatchObject({ action: 'run' }); // marked, not yet deleted: it runs on
+      expect(podDecision(task(), marked, now)).toMatchObject({ action: 'run' }); // marked, not yet deleted: it runs on
       // deleted with the pod's grace; its SIGTERM handler exits 0 within it
       const deleted = pod({ phase: 'Succeeded', conditions: [target(reason, message)], containerStatuses: mainEnded(0, at(32_000)) }, { deletionTimestamp: at(60_000), deletionGracePeriodSeconds: 30 });
-      expect(reconcile(task(), deleted, now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: ours } });
+      expect(podDecision(task(), deleted, now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: ours } });
     }
   });
 
@@ -110,23 +109,23 @@ describe('reconcile: scheduling gates', () => {
 
   it('is a pending cause of its own that the start timeout does not count; no bound by default', () => {
     expect(readPod(gated(), now)).toMatchObject({ phase: 'pending', cause: 'gated', since: at(0), reason: 'SchedulingGated', message: 'waiting for its scheduling gates to be removed: kueue.x-k8s.io/admission' });
-    expect(reconcile(pendingTask(), gated(), now)).toEqual({ action: 'wait', change: { phase: 'pending', pendingCause: 'gated', reason: 'SchedulingGated', message: 'waiting for its scheduling gates to be removed: kueue.x-k8s.io/admission' }, pendingDeadline: undefined });
+    expect(podDecision(pendingTask(), gated(), now)).toEqual({ action: 'wait', change: { phase: 'pending', pendingCause: 'gated', reason: 'SchedulingGated', message: 'waiting for its scheduling gates to be removed: kueue.x-k8s.io/admission' }, pendingDeadline: undefined });
     // the gates alone say it: a pod read before the API server's condition
     expect(readPod(gated([]), now)).toMatchObject({ cause: 'gated', since: at(0) });
   });
 
   it('has its own timeout, counted from the pod\'s creation', () => {
-    expect(reconcile(pendingTask({}, timeouts({ gated: 120_000 })), gated(), now)).toMatchObject({ action: 'wait', pendingDeadline: { cause: 'gated', deadline: T0 + 120_000 } });
+    expect(podDecision(pendingTask({}, timeouts({ gated: 120_000 })), gated(), now)).toMatchObject({ action: 'wait', pendingDeadline: { cause: 'gated', deadline: T0 + 120_000 } });
   });
 
   it('counts the start timeout from the ungating, as the runner saw it, and keeps that instant', () => {
     const late = new Date(T0 + 3_600_000); // an hour gated, far past the 10-minute start timeout counted from creation
-    const seen = reconcile(pendingTask({ pendingCause: 'gated' }), ungated([{ ...GATED }]), late);
+    const seen = podDecision(pendingTask({ pendingCause: 'gated' }), ungated([{ ...GATED }]), late);
     expect(seen).toMatchObject({ action: 'wait', change: { pendingCause: 'scheduling', ungatedAt: late.toISOString() }, pendingDeadline: { cause: 'scheduling', deadline: late.getTime() + 600_000 } });
     // later: the scheduler found no node; PodScheduled keeps the gated condition's transition time (same status, False)
     const unschedulable = ungated([{ ...GATED, reason: 'Unschedulable', message: '0/1 nodes are available' }]);
     const later = new Date(late.getTime() + 5000);
-    expect(reconcile(pendingTask({ pendingCause: 'scheduling', ungatedAt: late.toISOString() }), unschedulable, later)).toMatchObject({
+    expect(podDecision(pendingTask({ pendingCause: 'scheduling', ungatedAt: late.toISOString() }), unschedulable, later)).toMatchObject({
       action: 'wait',
       change: { pendingCause: 'unschedulable', ungatedAt: late.toISOString() },
       pendingDeadline: { cause: 'unschedulable', deadline: late.getTime() + 300_000 },
@@ -135,8 +134,8 @@ describe('reconcile: scheduling gates', () => {
 
   it('a runner taking over sees an ungating the scheduler has not acted on yet; a pod never gated counts from its creation', () => {
     const late = new Date(T0 + 3_600_000);
-    expect(reconcile(pendingTask({ pendingCause: undefined }), ungated([{ ...GATED }]), late)).toMatchObject({ pendingDeadline: { deadline: late.getTime() + 600_000 }, change: { ungatedAt: late.toISOString() } });
-    const plain = reconcile(pendingTask(), ungated([]), now);
+    expect(podDecision(pendingTask({ pendingCause: undefined }), ungated([{ ...GATED }]), late)).toMatchObject({ pendingDeadline: { deadline: late.getTime() + 600_000 }, change: { ungatedAt: late.toISOString() } });
+    const plain = podDecision(pendingTask(), ungated([]), now);
     expect(plain).toMatchObject({ pendingDeadline: { cause: 'scheduling', deadline: T0 + 600_000 } });
     expect((plain as { change: object }).change).not.toHaveProperty('ungatedAt');
   });

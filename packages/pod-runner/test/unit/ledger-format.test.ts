@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '@rollcall/core';
-import { ManualClock } from '@rollcall/core/testing';
 import { decodeLedger, encodeEntry, ENTRY_PREFIX, LEDGER_FORMAT, tombstone, tombstoneStatus } from '../../src/ledger-format.js';
-import { expiredTombstones } from '../../src/ledger-retention.js';
-import { StatusDelivery } from '../../src/status-delivery.js';
 import type { TaskStatus } from '../../src/task.js';
 
 /** A version-1 ledger as a version-1 runner wrote it, kept verbatim: every later runner must read it. */
@@ -49,54 +46,5 @@ describe('the task ledger format', () => {
     expect(tombstoneStatus(done)).toEqual({ taskId: 'report-7', taskType: 'report', tags: {}, attempt: 1, phase: 'succeeded', reason: 'Completed', podName: 'rollcall-report-7-1', template: 'default', submittedAt: '2026-12-05T10:00:00.000Z', finishedAt: '2026-12-05T10:02:00.000Z' });
     // key and value of this typical tombstone (a 64-character spec hash), measured: the README says 375 bytes
     expect(ENTRY_PREFIX.length + status.taskId.length + encodeEntry(done).length).toBe(375);
-  });
-});
-
-describe('tombstone retention', () => {
-  const at = (taskId: string, ackedAt: number) => ({ taskId, ackedAt, bytes: 300 });
-  it('removes those past their retention, then the oldest beyond the count, then the oldest for room', () => {
-    const done = [at('c', 3000), at('a', 1000), at('b', 2000), at('d', 4000)];
-    expect(expiredTombstones(done, 5000, 10_000, 10)).toEqual([]);
-    expect(expiredTombstones(done, 12_500, 10_000, 10)).toEqual(['a', 'b']);
-    expect(expiredTombstones(done, 5000, 10_000, 3)).toEqual(['a']);
-    expect(expiredTombstones(done, 5000, 10_000, 10, 500)).toEqual(['a', 'b']);
-  });
-});
-
-describe('status delivery', () => {
-  it('delivers a terminal status until onStatus acknowledges it, with a doubling pause; a change on the way once', async () => {
-    const clock = new ManualClock();
-    const calls: string[] = [];
-    const acked: TaskStatus[] = [];
-    let answers = [Promise.reject(new Error('down')), Promise.reject(new Error('still down')), Promise.resolve()];
-    for (const a of answers) a.catch(() => undefined);
-    const delivery = new StatusDelivery({
-      clock,
-      logger: { debug() {}, info() {}, warn() {}, error() {} } as never,
-      onStatus: (s) => (calls.push(s.phase), s.phase === 'running' ? Promise.reject(new Error('ignored')) : answers.shift()),
-      acknowledged: (s) => acked.push(s),
-    });
-    delivery.notify({ ...status, phase: 'running' });
-    delivery.deliver(status);
-    delivery.deliver(status); // on its way already: not twice
-    expect(calls).toEqual(['running', 'succeeded']);
-    await Promise.resolve();
-    await Promise.resolve();
-    expect(delivery.unacknowledged('report-7')).toBe(true);
-    await clock.advance(999);
-    expect(calls).toHaveLength(2);
-    await clock.advance(1);
-    expect(calls).toHaveLength(3);
-    await Promise.resolve();
-    await Promise.resolve();
-    await clock.advance(1999);
-    expect(calls).toHaveLength(3);
-    await clock.advance(1);
-    expect(calls).toHaveLength(4);
-    await Promise.resolve();
-    await Promise.resolve();
-    expect(acked).toEqual([status]);
-    expect(delivery.unacknowledged('report-7')).toBe(false);
-    answers = [];
   });
 });

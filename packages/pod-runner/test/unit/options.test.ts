@@ -2,9 +2,8 @@ import { ErrorCode, silentLogger, systemClock } from '@rollcall/core';
 import { ManualClock } from '@rollcall/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createPodRunner } from '../../src/create-pod-runner.js';
-import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS } from '../../src/ledger-retention.js';
 import { DEFAULT_MAX_LOG_BYTES } from '../../src/log-writer.js';
-import { resolvePodRunnerOptions, type PodRunnerOptions } from '../../src/options.js';
+import { DEFAULT_MAX_DONE, DEFAULT_RETAIN_DONE_MS, resolvePodRunnerOptions, type PodRunnerOptions } from '../../src/options.js';
 import { DEFAULT_TIMEOUTS } from '../../src/task.js';
 import type { TemplateRule } from '../../src/templates.js';
 
@@ -30,7 +29,7 @@ describe("the pod runner's options, by its schema", () => {
       requestTimeoutMs: 5000,
       watchSilenceTimeoutMs: 90_000,
       watchTimeoutSeconds: 300,
-      ledger: { retainDoneMs: DEFAULT_RETAIN_DONE_MS, maxDone: DEFAULT_MAX_DONE },
+      records: { retainDoneMs: DEFAULT_RETAIN_DONE_MS },
       logs: { maxBytesPerTask: DEFAULT_MAX_LOG_BYTES },
     });
     // the runner's own timeouts: `unknown` is applied when read, so a task's recorded timeouts stay as before
@@ -43,13 +42,24 @@ describe("the pod runner's options, by its schema", () => {
   it('keeps what was given, objects only code gives untouched', () => {
     const clock = new ManualClock();
     const onStatus = () => {};
-    const options = resolvePodRunnerOptions({ templates, name: 'batch', capacity: { total: 4, perType: { 'report.v2': 1 } }, timeouts: { start: 1500.5, queue: 60_000, run: undefined }, logs: false, clock, onStatus, ledger: { maxDone: 10 } });
-    expect(options).toMatchObject({ name: 'batch', capacity: { total: 4, perType: { 'report.v2': 1 } }, logs: false, ledger: { maxDone: 10, retainDoneMs: DEFAULT_RETAIN_DONE_MS } });
+    const options = resolvePodRunnerOptions({ templates, name: 'batch', capacity: { total: 4, perType: { 'report.v2': 1 } }, timeouts: { start: 1500.5, queue: 60_000, run: undefined }, logs: false, clock, onStatus, records: { retainDoneMs: 60_000 } });
+    expect(options).toMatchObject({ name: 'batch', capacity: { total: 4, perType: { 'report.v2': 1 } }, logs: false, records: { retainDoneMs: 60_000 } });
     expect(options.timeouts).toEqual({ ...DEFAULT_TIMEOUTS, start: 1500.5, queue: 60_000 });
     expect(options.clock).toBe(clock);
     expect(options.onStatus).toBe(onStatus);
     expect(Object.isFrozen(clock)).toBe(false);
     expect(resolvePodRunnerOptions({ templates, logs: { dir: '/var/log/tasks' } }).logs).toEqual({ dir: '/var/log/tasks', maxBytesPerTask: DEFAULT_MAX_LOG_BYTES });
+  });
+
+  it('drops ledger.maxDone with a warning, and reads ledger.retainDoneMs as records.retainDoneMs with one', () => {
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (_fields: unknown, message?: string) => void warnings.push(message ?? '') };
+    const options = resolvePodRunnerOptions({ templates, logger, ledger: { maxDone: 10, retainDoneMs: 5000 } });
+    expect(options.records).toEqual({ retainDoneMs: 5000 });
+    expect('ledger' in options).toBe(false);
+    expect(warnings).toEqual([expect.stringContaining('ledger.maxDone is ignored'), expect.stringContaining('ledger.retainDoneMs is deprecated')]);
+    expect(resolvePodRunnerOptions({ templates, records: { retainDoneMs: 7 }, ledger: { retainDoneMs: 5000 } }).records).toEqual({ retainDoneMs: 7 });
+    expect(DEFAULT_MAX_DONE).toBe(1000);
   });
 
   it.each([
@@ -59,7 +69,7 @@ describe("the pod runner's options, by its schema", () => {
     [{ capacity: { perType: { report: 0 } } }, 'capacity.perType.report', 'must be at least 1, got 0'],
     [{ timeouts: { queue: -1 } }, 'timeouts.queue', 'must be greater than 0, got -1'],
     [{ timeouts: { start: Number.POSITIVE_INFINITY } }, 'timeouts.start', 'expected a number'],
-    [{ ledger: { maxDone: 0 } }, 'ledger.maxDone', 'must be at least 1, got 0'],
+    [{ records: { retainDoneMs: 0 } }, 'records.retainDoneMs', 'must be at least 1, got 0'],
     [{ logs: { maxBytesPerTask: 0 } }, 'logs.maxBytesPerTask', 'must be at least 1, got 0'],
     [{ requeueDelayMs: 0 }, 'requeueDelayMs', 'must be at least 1, got 0'],
     [{ watchTimeoutSeconds: true }, 'watchTimeoutSeconds', 'expected an integer, got true'],

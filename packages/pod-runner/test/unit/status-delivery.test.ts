@@ -27,10 +27,10 @@ describe('StatusDelivery', () => {
     for (const plain of [undefined, null, 0, 'then', { then: 1 }, {}]) expect(isThenable(plain)).toBe(false);
   });
 
-  it('delivers a terminal status again when onStatus answers with a thenable that rejects, and stores the acknowledgement only when one resolves', async () => {
+  it('a rejecting thenable is delivered again: paused through schedule, handed over again by its owner, acknowledged only when one resolves', async () => {
     const clock = new ManualClock();
     const answers: ReturnType<typeof thenable>[] = [];
-    const acknowledged: TaskStatus[] = [];
+    const scheduled: [string, number][] = [];
     const delivery = new StatusDelivery({
       clock,
       logger: silentLogger,
@@ -39,22 +39,87 @@ describe('StatusDelivery', () => {
         answers.push(answer);
         return answer.value;
       },
-      acknowledged: (s) => acknowledged.push(s),
+      schedule: (id, ms) => void scheduled.push([id, ms]),
     });
     delivery.deliver(ended);
     await settle();
     expect(answers).toHaveLength(1);
-    expect(acknowledged).toEqual([]); // not acknowledged before the thenable settles
+    expect(delivery.state('t1')).toBe('pending'); // not acknowledged before the thenable settles
     answers[0]!.settle().reject(new Error('the consumer could not store it'));
     await settle();
-    expect(acknowledged).toEqual([]);
-    expect(delivery.unacknowledged('t1')).toBe(true);
+    expect(scheduled).toEqual([['t1', FIRST_REDELIVERY_MS]]);
+    expect(delivery.state('t1')).toBe('pending');
+    delivery.deliver(ended); // before the pause is over: nothing
+    expect(answers).toHaveLength(1);
     await clock.advance(FIRST_REDELIVERY_MS);
+    // the delivery keeps no timer: nothing is handed over until its owner asks
+    expect(answers).toHaveLength(1);
+    expect(delivery.state('t1')).toBe('none');
+    delivery.deliver(ended);
     expect(answers).toHaveLength(2);
+    await settle();
     answers[1]!.settle().resolve(undefined);
     await settle();
-    expect(acknowledged).toEqual([ended]);
+    expect(delivery.state('t1')).toBe('acked');
+    expect(scheduled.at(-1)).toEqual(['t1', 0]);
     expect(delivery.unacknowledged('t1')).toBe(false);
+    delivery.deliver(ended); // acknowledged: not again
+    expect(answers).toHaveLength(2);
+    delivery.forget('t1');
+    expect(delivery.state('t1')).toBe('none');
     delivery.close();
+  });
+
+  it('pauses double between refusals; a change on the way is told once; a throw counts as a refusal', async () => {
+    const clock = new ManualClock();
+    const calls: string[] = [];
+    const scheduled: number[] = [];
+    const answers: (() => unknown)[] = [
+      () => {
+        throw new Error('down');
+      },
+      () => Promise.reject(new Error('still down')),
+      () => undefined,
+    ];
+    const delivery = new StatusDelivery({
+      clock,
+      logger: silentLogger,
+      onStatus: (s) => (calls.push(s.phase), s.phase === 'running' ? Promise.reject(new Error('ignored')) : answers.shift()!()),
+      schedule: (_id, ms) => void scheduled.push(ms),
+    });
+    delivery.notify({ ...ended, phase: 'running' });
+    delivery.deliver(ended);
+    delivery.deliver(ended); // pausing already: not twice
+    expect(calls).toEqual(['running', 'succeeded']);
+    expect(scheduled).toEqual([FIRST_REDELIVERY_MS]);
+    expect(delivery.pauseLeftMs(ended.taskId)).toBe(FIRST_REDELIVERY_MS);
+    await clock.advance(FIRST_REDELIVERY_MS - 1);
+    // a sync woken a little early still knows when to look again
+    expect(delivery.state(ended.taskId)).toBe('pending');
+    expect(delivery.pauseLeftMs(ended.taskId)).toBe(1);
+    await clock.advance(1);
+    expect(delivery.pauseLeftMs(ended.taskId)).toBeUndefined();
+    delivery.deliver(ended);
+    await settle();
+    expect(calls).toHaveLength(3);
+    expect(scheduled).toEqual([FIRST_REDELIVERY_MS, 2 * FIRST_REDELIVERY_MS]);
+    await clock.advance(2 * FIRST_REDELIVERY_MS);
+    delivery.deliver(ended);
+    expect(calls).toHaveLength(4);
+    expect(delivery.state(ended.taskId)).toBe('acked');
+    expect(scheduled.at(-1)).toBe(0);
+  });
+
+  it('a newer attempt replaces the older one, and a closed delivery hands nothing over', () => {
+    const clock = new ManualClock();
+    const calls: number[] = [];
+    const delivery = new StatusDelivery({ clock, logger: silentLogger, onStatus: (s) => void calls.push(s.attempt), schedule: () => {} });
+    delivery.deliver(ended);
+    delivery.deliver({ ...ended, attempt: 2 });
+    expect(calls).toEqual([1, 2]);
+    expect(delivery.status('t1')?.attempt).toBe(2);
+    delivery.close();
+    delivery.deliver({ ...ended, taskId: 't2' });
+    expect(calls).toEqual([1, 2]);
   });
 });

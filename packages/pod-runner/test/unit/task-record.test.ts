@@ -5,6 +5,7 @@ import type { AttemptOutcome, Task, TaskStatus } from '../../src/task.js';
 import {
   assertSubmitSize,
   CANCEL_REQUESTED_ANNOTATION,
+  cancelRequestValue,
   dataBytes,
   decodeRecord,
   encodeRecord,
@@ -68,6 +69,23 @@ describe('task record names', () => {
 });
 
 describe('the task record codec (format 2)', () => {
+  it('reads a cancel request with its grace, and a plain reason (one that only looks like JSON included) as a reason; a rewrite keeps both', () => {
+    const withAnnotation = (value: string) => {
+      const object = encodeRecord('rollcall', queued());
+      object.metadata = { ...object.metadata, name: recordName('rollcall', 'report-7'), uid: 'u', resourceVersion: '5', annotations: { [CANCEL_REQUESTED_ANNOTATION]: value } };
+      return decodeRecord(object);
+    };
+    const graced = withAnnotation(cancelRequestValue('operator asked', 1));
+    expect(graced).toMatchObject({ cancelRequested: 'operator asked', cancelGraceSeconds: 1 });
+    expect(encodeRecord('rollcall', graced.body, { previous: graced }).metadata.annotations?.[CANCEL_REQUESTED_ANNOTATION]).toBe('{"reason":"operator asked","graceSeconds":1}');
+    expect(withAnnotation('not needed')).toMatchObject({ cancelRequested: 'not needed' });
+    expect(withAnnotation('not needed').cancelGraceSeconds).toBeUndefined();
+    for (const odd of ['{"reason": broken', '{"reason":"x","graceSeconds":-1}', '{"reason":"x","graceSeconds":1.5}']) {
+      expect(withAnnotation(odd)).toMatchObject({ cancelRequested: odd });
+      expect(withAnnotation(odd).cancelGraceSeconds).toBeUndefined();
+    }
+  });
+
   it('reads a version-2 record as written: body, identity, term, requests', () => {
     const record = decodeRecord(V2_RECORD);
     expect(record).toMatchObject({ name: 'rollcall-task-report-7-3c1f1e52', uid: 'u-1', resourceVersion: '42', writeTerm: 3, cancelRequested: 'operator' });

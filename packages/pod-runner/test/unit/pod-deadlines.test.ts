@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { CANCELLED_ANNOTATION } from '../../src/pod.js';
-import { pendingTimedOut, reconcile, runTimedOut } from '../../src/reconcile.js';
-import { at, pod, status, T0, timeouts } from './fixtures.js';
+
+// reconcile.test.ts's table, read through pod-deadlines.ts' readAttemptPod (its successor); the cases of a cancel mark,
+// an ended task's pod and another attempt's pod are decide's now (decide.test.ts).
+import { pendingTimedOut, runTimedOut } from '../../src/pod-deadlines.js';
+import { at, pod, podDecision, status, T0, timeouts } from './fixtures.js';
 
 const now = new Date(T0 + 60_000);
 const task = (change = {}, t = timeouts()) => ({ status: status(change), timeouts: t });
 
-describe('reconcile: a pending pod, each cause with its own bound', () => {
+describe('reading the current attempt\'s pod: a pending pod, each cause with its own bound', () => {
   it('bounds a pod not yet scheduled by the start timeout from its creation', () => {
-    expect(reconcile(task(), pod({ phase: 'Pending' }), now)).toEqual({
+    expect(podDecision(task(), pod({ phase: 'Pending' }), now)).toEqual({
       action: 'wait',
       change: { phase: 'pending', pendingCause: 'scheduling', reason: undefined, message: undefined },
       pendingDeadline: { cause: 'scheduling', deadline: T0 + 600_000 },
@@ -17,22 +19,22 @@ describe('reconcile: a pending pod, each cause with its own bound', () => {
 
   it('bounds an unschedulable pod by the earlier of its own timeout (from the condition) and the start timeout', () => {
     const unschedulable = pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes', lastTransitionTime: at(10_000) }] });
-    expect(reconcile(task(), unschedulable, now)).toMatchObject({ action: 'wait', change: { pendingCause: 'unschedulable', reason: 'Unschedulable', message: '0/1 nodes' }, pendingDeadline: { cause: 'unschedulable', deadline: T0 + 310_000 } });
-    expect(reconcile(task({}, timeouts({ start: 100_000 })), unschedulable, now)).toMatchObject({ pendingDeadline: { deadline: T0 + 100_000 } });
+    expect(podDecision(task(), unschedulable, now)).toMatchObject({ action: 'wait', change: { pendingCause: 'unschedulable', reason: 'Unschedulable', message: '0/1 nodes' }, pendingDeadline: { cause: 'unschedulable', deadline: T0 + 310_000 } });
+    expect(podDecision(task({}, timeouts({ start: 100_000 })), unschedulable, now)).toMatchObject({ pendingDeadline: { deadline: T0 + 100_000 } });
   });
 
   it('counts an image pull from the kubelet\'s start of the pod', () => {
     const pulling = pod({ phase: 'Pending', startTime: at(20_000), conditions: [{ type: 'PodScheduled', status: 'True' }], containerStatuses: [{ name: 'main', state: { waiting: { reason: 'ImagePullBackOff' } } }] });
-    expect(reconcile(task({}, timeouts({ imagePull: 1500 })), pulling, now)).toMatchObject({ action: 'wait', change: { pendingCause: 'image-pull', reason: 'ImagePullBackOff' }, pendingDeadline: { cause: 'image-pull', deadline: T0 + 21_500 } });
+    expect(podDecision(task({}, timeouts({ imagePull: 1500 })), pulling, now)).toMatchObject({ action: 'wait', change: { pendingCause: 'image-pull', reason: 'ImagePullBackOff' }, pendingDeadline: { cause: 'image-pull', deadline: T0 + 21_500 } });
   });
 
   it('bounds a container-config error by the start timeout only', () => {
     const config = pod({ phase: 'Pending', startTime: at(5000), containerStatuses: [{ name: 'main', state: { waiting: { reason: 'CreateContainerConfigError' } } }] });
-    expect(reconcile(task({}, timeouts({ start: 1500 })), config, now)).toMatchObject({ change: { pendingCause: 'container-config' }, pendingDeadline: { cause: 'container-config', deadline: T0 + 1500 } });
+    expect(podDecision(task({}, timeouts({ start: 1500 })), config, now)).toMatchObject({ change: { pendingCause: 'container-config' }, pendingDeadline: { cause: 'container-config', deadline: T0 + 1500 } });
   });
 
   it('arms no timer when no bound applies', () => {
-    expect(reconcile(task({}, { unschedulable: 1 }), pod({ phase: 'Pending' }), now)).toEqual({
+    expect(podDecision(task({}, { unschedulable: 1 }), pod({ phase: 'Pending' }), now)).toEqual({
       action: 'wait',
       change: { phase: 'pending', pendingCause: 'scheduling', reason: undefined, message: undefined },
       pendingDeadline: undefined,
@@ -41,69 +43,41 @@ describe('reconcile: a pending pod, each cause with its own bound', () => {
 
   it('fails at once on InvalidImageName, which no wait cures', () => {
     const invalid = pod({ phase: 'Pending', containerStatuses: [{ name: 'main', state: { waiting: { reason: 'InvalidImageName', message: 'bad' } } }] });
-    expect(reconcile(task(), invalid, now)).toEqual({ action: 'finish', change: { phase: 'failed', reason: 'InvalidImageName', message: 'bad' } });
+    expect(podDecision(task(), invalid, now)).toEqual({ action: 'finish', change: { phase: 'failed', reason: 'InvalidImageName', message: 'bad' } });
   });
 });
 
-describe('reconcile: running and ended', () => {
+describe('reading the current attempt\'s pod: running and ended', () => {
   const running = pod({ phase: 'Running', containerStatuses: [{ name: 'main', state: { running: { startedAt: at(30_000) } } }] });
 
   it('runs, clearing the pending cause, with the run timeout counted from the container\'s start', () => {
-    expect(reconcile(task({ pendingCause: 'starting', reason: 'x' }, timeouts({ run: 1500 })), running, now)).toEqual({
+    expect(podDecision(task({ pendingCause: 'starting', reason: 'x' }, timeouts({ run: 1500 })), running, now)).toEqual({
       action: 'run',
       change: { phase: 'running', pendingCause: undefined, reason: undefined, message: undefined, startedAt: at(30_000) },
       runDeadline: T0 + 31_500,
     });
-    expect(reconcile(task(), running, now)).toMatchObject({ action: 'run', runDeadline: undefined });
+    expect(podDecision(task(), running, now)).toMatchObject({ action: 'run', runDeadline: undefined });
   });
 
   it('reads success with the exit code and the JSON result', () => {
     const done = pod({ phase: 'Succeeded', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 0, reason: 'Completed', message: '{"rows":12}', startedAt: at(1), finishedAt: at(2) } } }] });
-    expect(reconcile(task(), done, now)).toMatchObject({ action: 'finish', change: { phase: 'succeeded', reason: 'Completed', exitCode: 0, result: { rows: 12 }, finishedAt: at(2) } });
+    expect(podDecision(task(), done, now)).toMatchObject({ action: 'finish', change: { phase: 'succeeded', reason: 'Completed', exitCode: 0, result: { rows: 12 }, finishedAt: at(2) } });
   });
 
   it('takes a missing finish time from the wall clock it is given, and nothing else', () => {
     const done = pod({ phase: 'Failed', containerStatuses: [{ name: 'main', state: { terminated: { exitCode: 3 } } }] });
-    expect(reconcile(task(), done, now)).toMatchObject({ action: 'finish', change: { phase: 'failed', reason: 'Error', exitCode: 3, finishedAt: now.toISOString() } });
+    expect(podDecision(task(), done, now)).toMatchObject({ action: 'finish', change: { phase: 'failed', reason: 'Error', exitCode: 3, finishedAt: now.toISOString() } });
   });
 
   it('reads an eviction as lost, never as a failure of the task', () => {
-    expect(reconcile(task(), pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'EvictedByKubelet', message: 'low memory' } });
+    expect(podDecision(task(), pod({ phase: 'Failed', reason: 'Evicted', message: 'low memory' }), now)).toMatchObject({ action: 'finish', change: { phase: 'lost', reason: 'EvictedByKubelet', message: 'low memory' } });
   });
 
   it('reads a pod being deleted before it finished as lost', () => {
-    expect(reconcile(task({ phase: 'running' }), pod(running.status, { deletionTimestamp: at(40_000) }), now)).toEqual({
+    expect(podDecision(task({ phase: 'running' }), pod(running.status, { deletionTimestamp: at(40_000) }), now)).toEqual({
       action: 'finish',
       change: { phase: 'lost', reason: 'Deleted', message: 'pod rollcall-t1-1 was deleted before it finished' },
     });
-  });
-
-  it('ends a task whose pod is marked cancelled, whatever the pod shows', () => {
-    const marked = pod({ phase: 'Succeeded' }, { annotations: { [CANCELLED_ANNOTATION]: 'by hand' } });
-    expect(reconcile(task(), marked, now)).toEqual({ action: 'finish', change: { phase: 'cancelled', reason: 'Cancelled', message: 'by hand' } });
-  });
-
-  it('only lets the pod go of a task already ended', () => {
-    expect(reconcile(task({ phase: 'succeeded' }), running, now)).toEqual({ action: 'release' });
-  });
-});
-
-describe('reconcile: a pod of another attempt', () => {
-  const other = (podStatus: Parameters<typeof pod>[0], finalizers?: string[]) => pod(podStatus, { name: 'rollcall-t1-2', ...(finalizers ? { finalizers } : {}) });
-
-  it('lets a finished one go when the finalizer still holds it', () => {
-    expect(reconcile(task(), other({ phase: 'Succeeded' }), now)).toEqual({ action: 'release-other' });
-  });
-
-  it('lets one go that is being deleted though it still runs (an attempt a retry replaced)', () => {
-    const deleting = pod({ phase: 'Running' }, { name: 'rollcall-t1-2', deletionTimestamp: at(1000) });
-    expect(reconcile(task(), deleting, now)).toEqual({ action: 'release-other' });
-  });
-
-  it('leaves one alone that still runs or is no longer held', () => {
-    expect(reconcile(task(), other({ phase: 'Running' }), now)).toEqual({ action: 'ignore' });
-    expect(reconcile(task(), other({ phase: 'Pending' }), now)).toEqual({ action: 'ignore' });
-    expect(reconcile(task(), other({ phase: 'Succeeded' }, []), now)).toEqual({ action: 'ignore' });
   });
 });
 

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection, waitFor } from '@rollcall/conformance';
 import type { PodRunner, TaskStatus } from '../src/index.js';
+import { recordName } from '../src/task-record.js';
 import { admin, exits, podTemplate, runnerNamespace, runnerPods, startRunner } from './runner-env.js';
 
-/** The task ledger on the real API server: its format, its bound, acknowledgement, and a retry's backoff across a restart. */
+/** The task records on the real API server: a newer ledger refused, the submit bound, acknowledgement, and a retry's backoff across a restart. */
 let env: { namespace: string; kubeconfig: string };
 const open: PodRunner[] = [];
 
 beforeAll(async () => {
-  env = await runnerNamespace('pod-ledger');
+  env = await runnerNamespace('pod-records');
 });
 
 afterAll(async () => {
@@ -16,34 +17,33 @@ afterAll(async () => {
 });
 
 const ledger = (runner: string) => admin.core.readNamespacedConfigMap({ namespace: env.namespace, name: `pod-runner-${runner}-ledger` });
-const entry = async (runner: string, taskId: string) => {
-  const text = (await ledger(runner)).data?.[`task.${taskId}`];
-  return text === undefined ? undefined : (JSON.parse(text) as { state: string; status?: TaskStatus; task?: { attempt: number }; retryAt?: number });
+/** The task's record body as stored, or undefined when it has none. */
+const record = async (runner: string, taskId: string) => {
+  const object = await admin.core.readNamespacedConfigMap({ namespace: env.namespace, name: recordName(runner, taskId) }).catch(() => undefined);
+  const text = object?.data?.record;
+  return text === undefined ? undefined : (JSON.parse(text) as { state: string; status?: TaskStatus; task?: { attempt: number }; retryAt?: number; ackedAt?: number });
 };
 
-describe('the task ledger', () => {
-  it('refuses a ledger of a newer format with SCHEMA_MISMATCH and leaves it as it was', async () => {
-    await admin.core.createNamespacedConfigMap({ namespace: env.namespace, body: { metadata: { name: 'pod-runner-newer-ledger' }, data: { format: '2', 'task.x': '{"v":2}' } } });
+describe('the task records', () => {
+  it('refuses a v1 ledger of a newer format with SCHEMA_MISMATCH and leaves it as it was', async () => {
+    await admin.core.createNamespacedConfigMap({ namespace: env.namespace, body: { metadata: { name: 'pod-runner-newer-ledger' }, data: { format: '3', 'task.x': '{"v":3}' } } });
     const before = (await ledger('newer')).metadata!.resourceVersion;
     expect(await rejection(startRunner(env, { name: 'newer' }))).toMatchObject({ code: 'SCHEMA_MISMATCH' });
     expect((await ledger('newer')).metadata!.resourceVersion).toBe(before);
     expect(await runnerPods(env.namespace, 'newer')).toEqual([]);
   });
 
-  it('refuses a submit the ledger has no room for with PAYLOAD_TOO_LARGE: no entry, no pod', async () => {
-    // 100 terminal statuses of 8000 bytes each, never acknowledged: nothing the runner may remove
-    const big = (i: number): TaskStatus => ({ taskId: `old-${i}`, taskType: 'report', tags: {}, attempt: 1, phase: 'failed', podName: `full-old-${i}-1`, template: 'default', submittedAt: '2026-12-05T10:00:00.000Z', message: 'x'.repeat(8000) });
-    const data = Object.fromEntries([['format', '1'], ...Array.from({ length: 100 }, (_, i) => [`task.old-${i}`, JSON.stringify({ v: 1, state: 'finished', status: big(i) })])]);
-    await admin.core.createNamespacedConfigMap({ namespace: env.namespace, body: { metadata: { name: 'pod-runner-full-ledger' }, data } });
-    const runner = await startRunner(env, { name: 'full', onStatus: () => new Promise(() => undefined) });
+  it('refuses a submit whose record is over 256 KiB with PAYLOAD_TOO_LARGE: no record, no pod', async () => {
+    const runner = await startRunner(env, { name: 'big' });
     open.push(runner);
-    expect(await rejection(runner.submit({ taskId: 'one-too-many', taskType: 'report', ...exits(0) }))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-    expect(runner.get('one-too-many')).toBeUndefined();
-    expect(await entry('full', 'one-too-many')).toBeUndefined();
-    expect(await runnerPods(env.namespace, 'full')).toEqual([]);
+    const tags = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`t${i}`, 'x'.repeat(7000)]));
+    expect(await rejection(runner.submit({ taskId: 'too-big', taskType: 'report', tags, ...exits(0) }))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(runner.get('too-big')).toBeUndefined();
+    expect(await record('big', 'too-big')).toBeUndefined();
+    expect(await runnerPods(env.namespace, 'big')).toEqual([]);
   });
 
-  it('delivers a terminal status until onStatus resolves, then keeps only its tombstone', async () => {
+  it('delivers a terminal status until onStatus resolves, then keeps the record done with the whole status', async () => {
     let calls = 0;
     const runner = await startRunner(env, {
       name: 'acks',
@@ -54,13 +54,13 @@ describe('the task ledger', () => {
       },
     });
     open.push(runner);
-    await runner.submit({ taskId: 'acked', taskType: 'report', ...exits(0) });
+    await runner.submit({ taskId: 'acked', taskType: 'report', ...exits(0, { message: '{"rows":2}' }) });
     await runner.result('acked');
-    expect(await entry('acks', 'acked')).toMatchObject({ state: 'finished', status: { phase: 'succeeded' } });
+    expect(await record('acks', 'acked')).toMatchObject({ state: 'finished', status: { phase: 'succeeded' } });
     // again after 1 s, then 2 s
-    await waitFor(async () => (await entry('acks', 'acked'))?.state === 'done', 15_000, 'the tombstone after the third delivery');
+    await waitFor(async () => (await record('acks', 'acked'))?.state === 'done', 15_000, 'the record done after the third delivery');
     expect(calls).toBe(3);
-    expect(await entry('acks', 'acked')).toEqual({ v: 1, state: 'done', status: expect.objectContaining({ taskId: 'acked', attempt: 1, phase: 'succeeded' }), specHash: expect.any(String), ackedAt: expect.any(Number) });
+    expect(await record('acks', 'acked')).toMatchObject({ state: 'done', status: { taskId: 'acked', attempt: 1, phase: 'succeeded', result: { rows: 2 } }, ackedAt: expect.any(Number) });
   });
 
   it('keeps a retry in its backoff across a restart: attempt 2 is created when the backoff ends, attempt 1 never again', async () => {
@@ -70,7 +70,7 @@ describe('the task ledger', () => {
     await waitFor(() => first.get('retried')?.attempt === 2, 15_000, 'attempt 1 to end and the retry to wait');
     await waitFor(async () => (await runnerPods(env.namespace, 'backoff')).length === 0, 15_000, 'attempt 1\'s pod to go');
     await first.close();
-    const stored = await entry('backoff', 'retried');
+    const stored = await record('backoff', 'retried');
     expect(stored).toMatchObject({ state: 'queued', task: { attempt: 2 } });
 
     const second = await startRunner(env, { name: 'backoff', templates });
