@@ -4,7 +4,7 @@ import { type Logger, UnavailableError } from '@rollcall/core';
 import { ApiClient, type ApiRequest, userAgent } from '@rollcall/kube-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskLedger } from '../src/task-ledger.js';
-import { readLedger } from '../src/ledger-read.js';
+import { decodeLedger, ledgerName } from '../src/ledger-format.js';
 import { moveLedgerV1 } from '../src/ledger-v1.js';
 import { TASK_RECORD_LABEL } from '../src/task-record.js';
 import { TaskStore } from '../src/task-store.js';
@@ -137,7 +137,9 @@ describe('moving a v1 task ledger to records', () => {
     closers.push(() => client.close());
     const ledger = new TaskLedger({ client, namespace: env.namespace, runner: 'refused', clock: new ManualClock(), logger: quiet, retainDoneMs: 1, maxDone: 1 });
     expect(await rejection(ledger.addIfAbsent('new', { v: 1, state: 'queued', task: { taskId: 'new', taskType: 'ingest' }, submittedAt: '2026-12-07T16:00:00.000Z', specHash: 'x' }))).toMatchObject({ code: 'SCHEMA_MISMATCH' });
-    expect(await rejection(readLedger(client, env.namespace, 'refused'))).toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    // the v1 TaskView's read: a GET, then the v1 decoder
+    const v1Read = client.request<{ data?: Record<string, string> }>({ method: 'GET', path: `/api/v1/namespaces/${env.namespace}/configmaps/${ledgerName('refused')}`, context: { verb: 'get', resource: 'configmaps', namespace: env.namespace, name: ledgerName('refused') } }).then((map) => decodeLedger(map.data, ledgerName('refused')));
+    expect(await rejection(v1Read)).toMatchObject({ code: 'SCHEMA_MISMATCH' });
     expect((await ledgerOf('refused')).metadata!.resourceVersion).toBe(before);
   });
 

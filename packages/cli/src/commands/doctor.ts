@@ -39,9 +39,11 @@ const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
   { verb: 'get', group: '', resource: 'pods', subresource: 'log' },
   { verb: 'list', group: '', resource: 'events' },
   { verb: 'watch', group: '', resource: 'events' },
-  // the task ledger ConfigMap
-  ...['get', 'create', 'patch'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
+  // the task records (one ConfigMap per task): the informer, conditional writes, the request patches, retention
+  ...['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
   { verb: 'get', group: '', resource: 'podtemplates' },
+  // the term Lease, pod-runner-<name>-term: read, made at term 0, raised
+  ...['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' })),
 ];
 
 const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'], viewer: ['get', 'list', 'watch'] };
