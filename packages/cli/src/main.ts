@@ -107,7 +107,8 @@ export function program(setExit: (code: number) => void): Command {
     .addOption(new Option('--lock <lock>', 'registry.kubernetes.lock: configmap adds the ConfigMap permissions').choices(['lease', 'configmap']))
     .addOption(new Option('--liveness <mode>', 'registry.member.liveness: pod adds get/list/watch on endpointslices').choices(['heartbeat', 'reaper', 'pod']).default('heartbeat'))
     .option('--admission', 'instead of a role: the ValidatingAdmissionPolicies that confine every account to its own Leases (cluster admin, Kubernetes >= 1.30)')
-    .option('--fencing', "with --role pod-runner, instead of its Role: the policy that refuses a deposed runner term's writes on the server (cluster admin, Kubernetes >= 1.30; second-generation runner)");
+    .option('--fencing', "with --role pod-runner, instead of its Role: the policy that refuses a deposed runner term's writes on the server (cluster admin, Kubernetes >= 1.30; second-generation runner)")
+    .option('--runner <name>', "with --role pod-runner: the runner's name; its Role then gets and updates only that runner's term Lease, pod-runner-<name>-term");
   manifests.addHelpText('after', `\nExamples:\n  $ rollcall manifests --role coordinator --namespace prod | kubectl apply -f -\n  $ rollcall manifests --role member --namespace prod --lock configmap > rollcall-member.yaml\n  $ rollcall manifests --admission --namespace prod | kubectl apply -f -     # as a cluster admin\n`);
   manifests.action((opts) => manifestsCommand(opts));
   const migrate = root.command('migrate').description('a zero-downtime move between backends (registry.type=migrate): see docs/migrating.md');
