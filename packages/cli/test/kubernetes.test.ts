@@ -1,10 +1,9 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { createPodRunner } from '@rollcall/pod-runner';
-import { KubeAdmin, KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scrapeUntil, sampleValue } from '@rollcall/tools/test-kit';
