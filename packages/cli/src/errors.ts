@@ -24,7 +24,7 @@ export const ExitCode = {
   NOT_READY: 9,
   /** A confirmation was declined, or could not be asked (no terminal and no `--yes`). */
   DECLINED: 10,
-  /** `tasks cancel`: the pod is marked, but no runner confirmed the cancel within `--wait` (none leads, or it is slow): the task may still run. */
+  /** `tasks cancel`: the cancel is requested on the task's record, but no runner confirmed it within `--wait` (none leads, or it is slow): the task may still run. */
   NOT_CONFIRMED: 11,
   /** Stopped by SIGINT (Ctrl-C); everything it started was stopped first. */
   INTERRUPTED: 130,
@@ -50,7 +50,7 @@ const EXIT_CODE_HELP: Record<keyof typeof ExitCode, string> = {
   CHECK_FAILED: 'doctor found a problem; --check found a STALE holder or member',
   NOT_READY: 'migrate status: the next step is not safe now',
   DECLINED: 'confirmation declined (release without --yes)',
-  NOT_CONFIRMED: 'tasks cancel: the pod is marked, but no runner confirmed within --wait',
+  NOT_CONFIRMED: 'tasks cancel: the cancel is requested on the task record, but no runner confirmed within --wait',
   INTERRUPTED: 'interrupted (Ctrl-C); everything started was stopped',
   TERMINATED: 'terminated (SIGTERM); everything started was stopped',
 };

@@ -1,10 +1,9 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { createRegistry, type Registry } from '@rollcall/core';
-import { createPodRunner } from '@rollcall/pod-runner';
-import { KubeAdmin, KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
+import { KubeAdmin, readTestEnv, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { waitFor } from '@rollcall/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scrapeUntil, sampleValue } from '@rollcall/tools/test-kit';
@@ -135,147 +134,16 @@ describe('on the real Kubernetes API server', () => {
     expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role member: all 9 permissions granted in namespace ${namespace} \\(leases.coordination.k8s.io, endpointslices.discovery.k8s.io\\)`, 'm'));
   });
 
-  it('tasks cancel with no runner leading: the pod is marked, exit 11 after --wait; the runner started again cancels it; a task whose end was recorded is not marked', async () => {
-    const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'unled'];
-    const templates = [{ name: 'default', template: { spec: { containers: [{ name: 'main', image: 'task:1' }] } } }];
-    const first = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'unled', logs: false, keepFailedPodsMs: 60_000, templates });
-    await first.submit({ taskId: 'unled-task', taskType: 'report' });
-    await waitFor(() => first.get('unled-task')?.phase === 'running', 15_000, 'the task to run');
-    await first.close(); // the pod keeps running, and no runner leads
-    const unconfirmed = await run(['tasks', 'cancel', 'unled-task', '--wait', '1', ...where]);
-    expect(unconfirmed.code, unconfirmed.stderr).toBe(11);
-    expect(unconfirmed.stdout).toBe('unled-task: marked cancelled on its pod, but no runner confirmed within 1 s\n');
-    expect(unconfirmed.stderr).toContain('the task may still run');
-    const json = await run(['tasks', 'cancel', 'unled-task', '--wait', '0', '--json', ...where]);
-    expect(json.code).toBe(11);
-    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'unconfirmed', status: { taskId: 'unled-task' } });
-    const bad = await run(['tasks', 'cancel', 'unled-task', '--wait', 'soon', ...where]);
-    expect(bad.code).toBe(2);
-
-    // the runner started again re-attaches, finds the mark, ends the task cancelled and records it on the pod
-    const again = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'unled', logs: false, keepFailedPodsMs: 60_000, templates });
-    try {
-      expect(await again.result('unled-task')).toMatchObject({ phase: 'cancelled' });
-      // a failed task's pod is kept a minute (keepFailedPodsMs) with its recorded end: a cancel changes nothing
-      await again.submit({ taskId: 'failed-task', taskType: 'report', annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '1' } });
-      expect(await again.result('failed-task')).toMatchObject({ phase: 'failed' });
-      const core = kc.makeApiClient(CoreV1Api);
-      await waitFor(async () => (await core.listNamespacedPod({ namespace, labelSelector: 'rollcall.dev/task-id=failed-task' })).items[0]?.metadata?.annotations?.['rollcall.dev/recorded'] !== undefined, 15_000, 'the runner to record the end on the pod');
-      const ended = await run(['tasks', 'cancel', 'failed-task', ...where]);
-      expect(ended.code, ended.stderr).toBe(0);
-      expect(ended.stdout).toBe('failed-task: not cancelled: it had ended already; nothing was changed (failed, Error)\n');
-    } finally {
-      await again.close();
-    }
-  });
-
   it('doctor --role pod-runner: the pod runner\'s Role is enough, the member Role lacks every pod permission', async () => {
     await applyManifest('pod-runner', namespace);
     const podRunner = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
     const ok = await run(['doctor', '--role', 'pod-runner', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${podRunner}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 13 permissions granted in namespace ${namespace} \\(pods, pods/log, events, configmaps, podtemplates\\)`, 'm'));
+    expect(ok.stdout).toMatch(new RegExp(`^OK +permissions +role pod-runner: all 20 permissions granted in namespace ${namespace} \\(pods, pods/log, events, configmaps, podtemplates, leases.coordination.k8s.io\\)`, 'm'));
     const refused = await run(['doctor', '--role', 'pod-runner', '--json', '-t', 'kubernetes', '-o', `kubernetes.kubeconfig=${memberKubeconfig}`, '-o', `kubernetes.namespace=${namespace}`]);
     expect(refused.code, refused.stdout + refused.stderr).toBe(8);
     const report = JSON.parse(refused.stdout) as { checks: { name: string; missing?: string[]; fix?: string }[] };
     expect(report.checks.find((c) => c.name === 'permissions')).toMatchObject({ missing: expect.arrayContaining(['create pods', 'get pods/log', 'list events']), fix: `rollcall manifests --role pod-runner --namespace ${namespace} | kubectl apply -f -` });
-  });
-
-  it('tasks: lists, shows, prints the log of and cancels a pod runner\'s tasks, read from their pods, and the log from the runner\'s log directory once the pod is gone', async () => {
-    const logDir = mkdtempSync(join(tmpdir(), 'rollcall-cli-task-logs-'));
-    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'cli', logs: { dir: logDir }, templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'task:1' }] } } }] });
-    try {
-      await runner.submit({ taskId: 'cli-task', taskType: 'report', tags: { tier: 'batch' } });
-      await waitFor(() => runner.get('cli-task')?.phase === 'running', 15_000, 'the task to run');
-      const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'cli'];
-      const list = await run(['tasks', ...where]);
-      expect(list.code, list.stderr).toBe(0);
-      expect(list.stdout).toMatch(/^TASK +ATTEMPT +TYPE +PHASE +DETAIL +EXIT +AGE +POD +SOURCE$/m);
-      expect(list.stdout).toMatch(/^cli-task +1 +report +running +- +\S+ +cli-cli-task-1 +pod\+ledger:queued$/m);
-      const show = await run(['tasks', 'show', 'cli-task', '--json', ...where]);
-      expect(JSON.parse(show.stdout)).toMatchObject({ taskId: 'cli-task', phase: 'running', template: 'logging', tags: { tier: 'batch' } });
-      const line = `cli log line ${Date.now()}`;
-      appendFileSync(kwokContainerLogPath(), `${new Date().toISOString().replace('Z', '000000Z')} stdout F ${line}\n`);
-      const logs = await run(['tasks', 'logs', 'cli-task', '--tail', '1', ...where]);
-      expect(logs.stdout).toBe(`${line}\n`);
-      const cancel = await run(['tasks', 'cancel', 'cli-task', '--reason', 'from the cli', ...where]);
-      expect(cancel.code, cancel.stderr).toBe(0);
-      expect(cancel.stdout).toBe('cli-task: cancelled: the leading runner ended it and deletes its pod: from the cli\n');
-      expect(await runner.result('cli-task')).toMatchObject({ phase: 'cancelled', message: 'from the cli' });
-      const missing = await run(['tasks', 'show', 'no-such-task', ...where]);
-      expect(missing.code).not.toBe(0);
-      expect(missing.stderr).toContain('NOT_FOUND');
-      await waitFor(async () => /^cli-task +1 .* - +ledger:\S+$/m.test((await run(['tasks', ...where])).stdout), 15_000, 'the cancelled pod to be gone');
-      // the runner's own read of an ended task waits for its capture to be over
-      for await (const _ of runner.logs('cli-task', { tailLines: 1 }));
-      const stored = await run(['tasks', 'logs', 'cli-task', '--tail', '1', '--log-dir', logDir, ...where]);
-      expect(stored.code, stored.stderr).toBe(0);
-      expect(stored.stdout).toBe(`${line}\n`);
-      const elsewhere = await run(['tasks', 'logs', 'cli-task', '--log-dir', join(logDir, 'elsewhere'), ...where]);
-      expect(elsewhere.code).not.toBe(0);
-      expect(elsewhere.stderr).toContain('NOT_FOUND');
-    } finally {
-      await runner.close();
-      rmSync(logDir, { recursive: true, force: true });
-    }
-  });
-
-  it('tasks list: a queued task, a running one and an acknowledged one whose pod is gone, from the pods and the task ledger, read-only', async () => {
-    const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'listing'];
-    const ledgerName = 'pod-runner-listing-ledger';
-    const core = kc.makeApiClient(CoreV1Api);
-    // one slot: the running task holds it, the next one waits in the queue
-    const runner = await createPodRunner({ namespace, kubeconfig: kube.kubeconfig, name: 'listing', logs: false, capacity: { total: 1 }, templates: [{ name: 'default', template: { spec: { containers: [{ name: 'main', image: 'task:1' }] } } }] });
-    try {
-      await runner.submit({ taskId: 'acked', taskType: 'report', annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '0' } });
-      expect(await runner.result('acked')).toMatchObject({ phase: 'succeeded' });
-      // no onStatus: the status is acknowledged once stored, and the pod let go
-      await waitFor(async () => JSON.parse((await core.readNamespacedConfigMap({ namespace, name: ledgerName })).data?.['task.acked'] ?? '{}').state === 'done', 15_000, 'the tombstone of the acknowledged task');
-      await waitFor(async () => (await core.listNamespacedPod({ namespace, labelSelector: 'rollcall.dev/task-id=acked' })).items.length === 0, 15_000, 'the pod of the acknowledged task to be gone');
-      await runner.submit({ taskId: 'runs', taskType: 'report' });
-      await waitFor(() => runner.get('runs')?.phase === 'running', 15_000, 'the task to run');
-      expect(await runner.submit({ taskId: 'waits', taskType: 'report' })).toMatchObject({ phase: 'queued' });
-      const before = (await core.readNamespacedConfigMap({ namespace, name: ledgerName })).metadata!.resourceVersion;
-
-      const table = await run(['tasks', 'list', ...where]);
-      expect(table.code, table.stderr).toBe(0);
-      expect(table.stdout.split('\n').filter((l) => l && !l.startsWith('TASK'))).toEqual([
-        expect.stringMatching(/^acked +1 +report +succeeded +Completed +- +\S+ +- +ledger:acknowledged$/),
-        expect.stringMatching(/^runs +1 +report +running +- +\S+ +listing-runs-1 +pod\+ledger:queued$/),
-        expect.stringMatching(/^waits +1 +report +queued +- +\S+ +- +ledger:queued$/),
-      ]);
-      const json = await run(['tasks', 'list', '--json', ...where]);
-      expect(json.code, json.stderr).toBe(0);
-      expect(JSON.parse(json.stdout)).toEqual([
-        expect.objectContaining({ taskId: 'acked', attempt: 1, phase: 'succeeded', reason: 'Completed', podName: 'listing-acked-1', source: 'ledger', ledger: 'done' }),
-        expect.objectContaining({ taskId: 'runs', attempt: 1, phase: 'running', podName: 'listing-runs-1', template: 'default', source: 'pod+ledger', ledger: 'queued' }),
-        expect.objectContaining({ taskId: 'waits', attempt: 1, phase: 'queued', podName: 'listing-waits-1', source: 'ledger', ledger: 'queued' }),
-      ]);
-      // show finds a task with no pod in the ledger
-      const shown = await run(['tasks', 'show', 'waits', '--json', ...where]);
-      expect(shown.code, shown.stderr).toBe(0);
-      expect(JSON.parse(shown.stdout)).toMatchObject({ taskId: 'waits', phase: 'queued', source: 'ledger', ledger: 'queued' });
-      const gone = await run(['tasks', 'show', 'acked', ...where]);
-      expect(gone.code, gone.stderr).toBe(0);
-      expect(gone.stdout).toMatch(/^phase: +succeeded$/m);
-      // the runner's own Role is enough (pods and, for the ledger, get configmaps); the member Role is refused, typed
-      if (!(await core.readNamespacedServiceAccount({ namespace, name: 'rollcall-pod-runner' }).then(() => true, () => false))) await applyManifest('pod-runner', namespace);
-      const asRunner = await run(['tasks', 'list', '--json', '-n', namespace, '--kubeconfig', await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner'), '--runner', 'listing']);
-      expect(asRunner.code, asRunner.stderr).toBe(0);
-      expect(JSON.parse(asRunner.stdout)).toHaveLength(3);
-      const asMember = await run(['tasks', 'list', '-n', namespace, '--kubeconfig', memberKubeconfig, '--runner', 'listing']);
-      expect(asMember.code).not.toBe(0);
-      expect(asMember.stderr).toContain('PERMISSION_DENIED');
-      // read-only: the ledger is as the runner left it
-      expect((await core.readNamespacedConfigMap({ namespace, name: ledgerName })).metadata!.resourceVersion).toBe(before);
-      // a runner that never ran has no ledger: nothing listed, nothing created
-      const none = await run(['tasks', 'list', '--json', '-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'never-ran']);
-      expect(none.code, none.stderr).toBe(0);
-      expect(JSON.parse(none.stdout)).toEqual([]);
-      expect(await core.readNamespacedConfigMap({ namespace, name: 'pod-runner-never-ran-ledger' }).then(() => 'exists', () => 'absent')).toBe('absent');
-    } finally {
-      await runner.close();
-    }
   });
 
   it('demo --pods --metrics-port 0: a runner pair, the leader SIGKILLed mid-run, the other re-attaches and reports every task once; each runner serves its metrics, the survivor\'s showing it leads, counts what it finished and the pods it let go', async () => {

@@ -14,9 +14,10 @@ export type { TaskOverrides } from './task-overrides.js';
 export type { PodTemplateSpec } from './pod.js';
 export { podName } from './pod-build.js';
 export { RUNNER_LABEL, TASK_ID_LABEL, TASK_TYPE_LABEL, SPEC_HASH_ANNOTATION, TASK_ANNOTATION, TASK_CONTAINER_ANNOTATION, FENCING_TOKEN_ANNOTATION, CANCELLED_ANNOTATION, RECORDED_ANNOTATION, FINALIZER } from './pod.js';
-export { openTaskView, TaskView, DEFAULT_CANCEL_WAIT_MS, type TaskViewOptions, type CancelResult, type CancelOptions as TaskViewCancelOptions } from './task-view.js';
+export { openTaskView, TaskView, DEFAULT_CANCEL_WAIT_MS, type TaskViewOptions, type CancelResult, type CancelOptions as TaskViewCancelOptions, type UnreadableRecord } from './task-view.js';
 export { statusFromPod } from './pod-task.js';
-export type { TaskListing, LedgerState } from './task-listing.js';
+export type { TaskListing } from './task-listing.js';
+export type { TaskRecordState } from './task-record.js';
 export { ledgerName } from './ledger-format.js';
 // The activity's vocabulary lives in a types-only package, so metrics reads it without installing the runner.
 export type { PendingCause, RequeueReason, RunnerActivity, RunnerActivityListener, TaskPhase } from '@rollcall/pod-runner-activity';

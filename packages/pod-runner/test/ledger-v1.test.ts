@@ -3,7 +3,7 @@ import { rejection } from '@rollcall/conformance';
 import { type Logger, UnavailableError } from '@rollcall/core';
 import { ApiClient, type ApiRequest, userAgent } from '@rollcall/kube-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLedger } from '../src/ledger-read.js';
+import { decodeLedger, ledgerName } from '../src/ledger-format.js';
 import { moveLedgerV1 } from '../src/ledger-v1.js';
 import { TASK_RECORD_LABEL } from '../src/task-record.js';
 import { TaskStore } from '../src/task-store.js';
@@ -129,7 +129,9 @@ describe('moving a v1 task ledger to records', () => {
     const before = (await ledgerOf('refused')).metadata!.resourceVersion;
     const client = new ApiClient(admin.kc, 10_000, userAgent('ledger-v1-test'));
     closers.push(() => client.close());
-    expect(await rejection(readLedger(client, env.namespace, 'refused'))).toMatchObject({ code: 'SCHEMA_MISMATCH' });
+    // the v1 TaskView's read: a GET, then the v1 decoder
+    const v1Read = client.request<{ data?: Record<string, string> }>({ method: 'GET', path: `/api/v1/namespaces/${env.namespace}/configmaps/${ledgerName('refused')}`, context: { verb: 'get', resource: 'configmaps', namespace: env.namespace, name: ledgerName('refused') } }).then((map) => decodeLedger(map.data, ledgerName('refused')));
+    expect(await rejection(v1Read)).toMatchObject({ code: 'SCHEMA_MISMATCH' });
     const runner = await startRunner(env, { name: 'refused' });
     closers.push(() => runner.close());
     expect(runner.list().length).toBeGreaterThan(0);

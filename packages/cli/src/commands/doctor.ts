@@ -39,9 +39,11 @@ const POD_RUNNER_PERMISSIONS: readonly Permission[] = [
   { verb: 'get', group: '', resource: 'pods', subresource: 'log' },
   { verb: 'list', group: '', resource: 'events' },
   { verb: 'watch', group: '', resource: 'events' },
-  // the task ledger ConfigMap
-  ...['get', 'create', 'patch'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
+  // the task records (one ConfigMap per task): the informer, conditional writes, the request patches, retention
+  ...['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'].map((verb) => ({ verb, group: '', resource: 'configmaps' })),
   { verb: 'get', group: '', resource: 'podtemplates' },
+  // the term Lease, pod-runner-<name>-term: read, made at term 0, raised
+  ...['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases' })),
 ];
 
 const LEASE_VERBS = { coordinator: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], member: ['get', 'list', 'watch', 'create', 'patch', 'delete'], viewer: ['get', 'list', 'watch'] };
@@ -77,7 +79,11 @@ const resourceName = (p: Permission) => `${p.group ? `${p.resource}.${p.group}` 
 
 /** The shipped ValidatingAdmissionPolicies that judge a role's writes, each with its binding (`rollcall manifests --admission`). */
 export function shippedAdmission(role: DoctorRole): { policy: string; binding: string }[] {
-  const file = role === 'pod-runner' ? 'pod-runner-admission' : 'admission';
+  return shippedPolicies(role === 'pod-runner' ? 'pod-runner-admission' : 'admission');
+}
+
+/** The policies of a shipped policy file, each with its binding. */
+function shippedPolicies(file: string): { policy: string; binding: string }[] {
   return manifestFile(file)
     .split(/^---\s*$/m)
     .flatMap((doc) => {
@@ -115,17 +121,62 @@ interface Binding {
   spec?: { policyName?: string; validationActions?: string[]; matchResources?: { namespaceSelector?: LabelSelector } };
 }
 
+/** A set of shipped cluster-scoped policies {@link policyCheck} looks for, and what it says of them. */
+interface PolicySet {
+  /** The check's name in the report. */
+  name: string;
+  expected: { policy: string; binding: string }[];
+  /** The namespace label that opts in, for the hint. */
+  label: string;
+  /** The command that installs them. */
+  fix: string;
+  /** What it means that they do not judge the namespace: the start of the warning. */
+  without: string;
+  /** What it means that they do. */
+  with: string;
+  /** Where else to tell, for an identity that may not read them. */
+  elsewhere?: string;
+}
+
+/** The shipped admission policies of `role`: each account confined to its own Leases (and the runner to its pods and records). */
+function admissionSet(role: DoctorRole, namespace: string): PolicySet {
+  return {
+    name: 'admission',
+    expected: shippedAdmission(role),
+    label: 'rollcall.dev/admission=enabled',
+    fix: `rollcall manifests --admission --namespace ${namespace} | kubectl apply -f - (as a cluster admin)`,
+    without: `the admission policies do not confine the accounts in namespace ${namespace} (only the Roles do)`,
+    with: 'their bindings deny',
+  };
+}
+
 /**
- * Whether the shipped admission policies of `role` and their bindings exist
- * and bind `namespace` with Deny (read-only: GETs of the cluster-scoped
- * objects and of the namespace). Missing or not binding is a warning, as the
- * policies are a second layer an administrator opts into; an identity that
- * may not read them (every Rollcall account: their Roles are namespaced) gets
- * a skip saying so.
+ * The pod runner's fencing policy (`rollcall manifests --role pod-runner
+ * --fencing`): without it in the namespace, fencing is client-only — a
+ * deposed runner term's late write is stopped only by its own gate and the
+ * preconditions (see the pod runner's README, "Fencing").
  */
-async function admissionCheck(role: DoctorRole, options: Record<string, unknown>, namespace: string, requestTimeoutMs: number): Promise<Check> {
-  const name = 'admission';
-  const fix = `rollcall manifests --admission --namespace ${namespace} | kubectl apply -f - (as a cluster admin)`;
+function fencingSet(namespace: string): PolicySet {
+  return {
+    name: 'fencing',
+    expected: shippedPolicies('pod-runner-fencing'),
+    label: 'rollcall.dev/pod-runner-fencing=enabled',
+    fix: `rollcall manifests --role pod-runner --fencing --namespace ${namespace} | kubectl apply -f - (as a cluster admin: the policies, and the namespace's label rollcall.dev/pod-runner-fencing=enabled)`,
+    without: `fencing is client-only in namespace ${namespace}: the server does not refuse a deposed runner term's writes`,
+    with: "their bindings deny a deposed runner term's writes",
+    elsewhere: "; a runner they do not judge logs \"fencing not enforced by the server\" when it takes a term",
+  };
+}
+
+/**
+ * Whether a set of shipped policies and their bindings exist and bind
+ * `namespace` with Deny (read-only: GETs of the cluster-scoped objects and of
+ * the namespace). Missing or not binding is a warning, as the policies are a
+ * second layer an administrator opts into; an identity that may not read them
+ * (every Rollcall account: their Roles are namespaced) gets a skip saying so.
+ */
+async function policyCheck(set: PolicySet, options: Record<string, unknown>, namespace: string, requestTimeoutMs: number): Promise<Check> {
+  const { name, fix } = set;
   let kube: typeof import('@rollcall/kube-client');
   try {
     // a dependency of @rollcall/kubernetes, present wherever registry.type=kubernetes works
@@ -145,12 +196,12 @@ async function admissionCheck(role: DoctorRole, options: Record<string, unknown>
       throw err;
     }
   };
-  const expected = shippedAdmission(role);
+  const { expected } = set;
   const what = expected.map((e) => e.policy).join(', ');
   try {
     const group = await get<{ resources?: { name?: string }[] }>(ADMISSION_API, 'admissionregistration.k8s.io/v1');
     if (!group?.resources?.some((r) => r.name === 'validatingadmissionpolicies')) {
-      return { name, status: 'warn', detail: `the API server does not serve ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1, Kubernetes >= 1.30): only the Roles confine the accounts in namespace ${namespace}` };
+      return { name, status: 'warn', detail: `${set.without}: the API server does not serve ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1, Kubernetes >= 1.30)` };
     }
     const problems: string[] = [];
     let labels: Record<string, string> | undefined;
@@ -179,14 +230,14 @@ async function admissionCheck(role: DoctorRole, options: Record<string, unknown>
           }
         }
         if (labelsUnreadable) problems.push(`binding ${binding} selects namespaces by label (${describeSelector(selector)}), and this identity may not read namespace ${namespace}'s labels to tell`);
-        else if (!selects(selector, labels!)) problems.push(`binding ${binding} does not select namespace ${namespace} (it selects ${describeSelector(selector)}; label the namespace, e.g. kubectl label namespace ${namespace} rollcall.dev/admission=enabled)`);
+        else if (!selects(selector, labels!)) problems.push(`binding ${binding} does not select namespace ${namespace} (it selects ${describeSelector(selector)}; label the namespace, e.g. kubectl label namespace ${namespace} ${set.label})`);
       }
     }
-    if (problems.length === 0) return { name, status: 'ok', detail: `policies ${what} exist and their bindings deny in namespace ${namespace}` };
-    return { name, status: 'warn', detail: `the admission policies do not confine the accounts in namespace ${namespace} (only the Roles do): ${problems.join('; ')}; installed by: ${fix}`, fix };
+    if (problems.length === 0) return { name, status: 'ok', detail: `policies ${what} exist and ${set.with} in namespace ${namespace}` };
+    return { name, status: 'warn', detail: `${set.without}: ${problems.join('; ')}; installed by: ${fix}`, fix };
   } catch (err) {
     if (hasCode(err, 'PERMISSION_DENIED')) {
-      return { name, status: 'skip', detail: `this identity may not read validatingadmissionpolicies (cluster-scoped; the Rollcall Roles grant none), so whether ${what} bind namespace ${namespace} is unknown: a cluster admin can run rollcall doctor, or kubectl get validatingadmissionpolicybindings` };
+      return { name, status: 'skip', detail: `this identity may not read validatingadmissionpolicies (cluster-scoped; the Rollcall Roles grant none), so whether ${what} bind namespace ${namespace} is unknown: a cluster admin can run rollcall doctor, or kubectl get validatingadmissionpolicybindings${set.elsewhere ?? ''}` };
     }
     const e = toCliError(err, 'doctor');
     return { name, status: 'fail', detail: `${e.code}: ${e.message}`, code: e.code };
@@ -278,7 +329,8 @@ export async function doctorCommand(flags: DoctorFlags): Promise<number> {
     } catch (err) {
       fail('permissions', err);
     }
-    checks.push(await admissionCheck(role, options, namespace, config.resolved.requestTimeoutMs));
+    checks.push(await policyCheck(admissionSet(role, namespace), options, namespace, config.resolved.requestTimeoutMs));
+    if (role === 'pod-runner') checks.push(await policyCheck(fencingSet(namespace), options, namespace, config.resolved.requestTimeoutMs));
   }
   await store?.close().catch(() => {});
 

@@ -28,6 +28,24 @@ const FENCING_LABEL = 'rollcall.dev/pod-runner-fencing';
 const SHIPPED_NAMESPACE = 'rollcall';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A pod runner's name (its `name` option): a DNS label of at most 30 characters. */
+const RUNNER_NAME = /^[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?$/;
+
+/** The pod runner Role's term Lease rule as shipped: any Lease, get create update. */
+const TERM_LEASE_RULE = /^( {2}- apiGroups: \["coordination\.k8s\.io"\]\n {4}resources: \["leases"\]\n(?: {4}#.*\n)*) {4}verbs: \["get", "create", "update"\]$/m;
+
+/**
+ * The pod runner's manifest with its term Lease rule limited to one runner's
+ * Lease, `pod-runner-<runner>-term`, on get and update; create stays on any
+ * name, as RBAC cannot limit a create by name (the fencing policy names it).
+ */
+export function withTermLease(text: string, runner: string): string {
+  if (!TERM_LEASE_RULE.test(text)) throw new Error('rollcall-pod-runner.yaml has no term Lease rule (get, create, update on leases) to name');
+  return text.replace(
+    TERM_LEASE_RULE,
+    (_, head: string) => `${head}    verbs: ["create"]\n  - apiGroups: ["coordination.k8s.io"]\n    resources: ["leases"]\n    # --runner ${runner}: get and update only its term Lease\n    resourceNames: ["pod-runner-${runner}-term"]\n    verbs: ["get", "update"]`,
+  );
+}
 
 /** Every role a manifest ships for, from the file names (`rollcall-<role>.yaml`). */
 export function manifestRoles(): string[] {
@@ -66,6 +84,8 @@ export interface ManifestsFlags {
   liveness?: string;
   admission?: boolean;
   fencing?: boolean;
+  /** With `--role pod-runner`: the runner's name, to limit its term Lease rule to `pod-runner-<runner>-term`. */
+  runner?: string;
 }
 
 /**
@@ -112,6 +132,7 @@ function fencingManifest(flags: ManifestsFlags): string {
  * and RoleBinding a component needs, for `| kubectl apply -f -`.
  */
 export function manifestsCommand(flags: ManifestsFlags): void {
+  if (flags.runner !== undefined && (flags.admission || flags.fencing)) throw usageError('--runner limits the pod runner\'s Role: print the cluster-scoped policies without it');
   if (flags.admission) {
     process.stdout.write(admissionManifest(flags));
     return;
@@ -130,8 +151,11 @@ export function manifestsCommand(flags: ManifestsFlags): void {
   const liveness = flags.liveness ?? 'heartbeat';
   if (!['heartbeat', 'reaper', 'pod'].includes(liveness)) throw usageError(`--liveness ${JSON.stringify(liveness)}: expected heartbeat, reaper or pod, as registry.member.liveness`);
   if (liveness === 'pod' && flags.role === 'pod-runner') throw usageError('--liveness pod: member liveness is the registry\'s; a pod runner with a registry applies it with --role coordinator');
+  if (flags.runner !== undefined && flags.role !== 'pod-runner') throw usageError(`--runner names a pod runner's term Lease: use it with --role pod-runner, not --role ${JSON.stringify(flags.role)}`);
+  if (flags.runner !== undefined && !RUNNER_NAME.test(flags.runner)) throw usageError(`--runner ${JSON.stringify(flags.runner)}: expected the runner's name (its name option), a DNS label of at most 30 characters`);
   const account = `rollcall-${flags.role}`;
-  const files = [manifestFile(flags.role), ...(lock === 'configmap' ? [boundTo(manifestFile(CONFIGMAP_LOCK), account)] : []), ...(liveness === 'pod' ? [boundTo(manifestFile(POD_LIVENESS), account)] : [])];
+  const own = flags.runner === undefined ? manifestFile(flags.role) : withTermLease(manifestFile(flags.role), flags.runner);
+  const files = [own, ...(lock === 'configmap' ? [boundTo(manifestFile(CONFIGMAP_LOCK), account)] : []), ...(liveness === 'pod' ? [boundTo(manifestFile(POD_LIVENESS), account)] : [])];
   process.stdout.write(files.map((f) => inNamespace(f.trimEnd(), namespace)).join('\n---\n') + '\n');
 }
 

@@ -5,7 +5,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { age, compactJson, outputFormat, printJson, since, table } from '../output.js';
 import { printable } from '../terminal.js';
 
-/** Where a runner's pods are: `rollcall tasks` reads them, it needs no registry. */
+/** Where a runner's task records and pods are: `rollcall tasks` reads them, it needs no registry. */
 export interface TaskFlags {
   namespace?: string;
   kubeconfig?: string;
@@ -37,30 +37,31 @@ async function withView<T>(flags: TaskFlags, action: (view: TaskView) => Promise
 
 const detail = (s: TaskStatus) => s.pendingCause ?? s.reason ?? '';
 
-/** Where a row comes from: its pod, and the ledger's entry (`finished`: not acknowledged yet; `acknowledged`: a tombstone). */
-const source = (s: TaskListing) => [s.source !== 'ledger' ? 'pod' : '', s.ledger ? `ledger:${s.ledger === 'done' ? 'acknowledged' : s.ledger}` : ''].filter(Boolean).join('+');
+/** Where a row comes from: its pod, and the task's record (`finished`: not acknowledged yet; `acknowledged`: acknowledged by the runner's onStatus). */
+const source = (s: TaskListing) => [s.source !== 'record' ? 'pod' : '', s.record ? `record:${s.record === 'done' ? 'acknowledged' : s.record}` : ''].filter(Boolean).join('+');
 
-/** `rollcall tasks [list]`: every task id and attempt of the runner, from its pods and its task ledger (queued, and ended with the pod gone). */
+/** `rollcall tasks [list]`: every task id and attempt of the runner, from its task records (queued, running, and ended with the pod gone) and its pods. */
 export async function tasksListCommand(flags: TaskFlags): Promise<void> {
   const format = outputFormat(flags);
   await withView(flags, async (view) => {
     const rows = await view.list();
+    // a record this version cannot read (corrupt, or a newer runner's) is left out, and said so
+    for (const r of view.unreadable()) process.stderr.write(`rollcall: warning: task record ${r.name} skipped: ${r.code}: ${printable(r.message)}\n`);
     if (format === 'json') return printJson(rows);
     process.stdout.write(
-      `${table(['task', 'attempt', 'type', 'phase', 'detail', 'exit', 'age', 'pod', 'source'], rows.map((s) => [s.taskId, s.attempt, s.taskType, s.phase, detail(s), s.exitCode ?? '-', age(since(s.submittedAt)), s.source === 'ledger' ? '-' : s.podName, source(s)]))}\n`,
+      `${table(['task', 'attempt', 'type', 'phase', 'detail', 'exit', 'age', 'pod', 'source'], rows.map((s) => [s.taskId, s.attempt, s.taskType, s.phase, detail(s), s.exitCode ?? '-', age(since(s.submittedAt)), s.source === 'record' ? '-' : s.podName, source(s)]))}\n`,
     );
   });
 }
 
-/** `rollcall tasks show <id>`: one task's status and result: its latest pod's, else the task ledger's. */
+/** `rollcall tasks show <id>`: one task's status and result: its record's (its pod's while it runs); with no record (a first-generation runner's task), its latest pod's. */
 export async function tasksShowCommand(taskId: string, flags: TaskFlags): Promise<void> {
   const format = outputFormat(flags);
   await withView(flags, async (view) => {
-    // a task with no pod (queued, or ended and its pod gone) is shown as the task ledger holds it
-    const status = (await view.get(taskId)) ?? (await view.list()).filter((s) => s.taskId === taskId).sort((a, b) => b.attempt - a.attempt)[0];
+    const status = await view.get(taskId);
     if (!status) {
       const { StoreConflictError } = await import('@rollcall/core');
-      throw new StoreConflictError('NOT_FOUND', `no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}, and no entry in its task ledger`, { backend: 'pod-runner' });
+      throw new StoreConflictError('NOT_FOUND', `no record and no pod of task ${JSON.stringify(taskId)} for runner ${view.name} in namespace ${view.namespace}`, { backend: 'pod-runner' });
     }
     if (format === 'json') return printJson(status);
     const rows: [string, string][] = [
@@ -89,17 +90,18 @@ export async function tasksLogsCommand(taskId: string, flags: TaskFlags & { foll
 
 /** What `tasks cancel` says for each outcome. */
 const CANCEL_SAID = {
-  cancelled: 'cancelled: the leading runner ended it and deletes its pod',
+  cancelled: 'cancelled',
   ended: 'not cancelled: it had ended already',
   'already-ended': 'not cancelled: it had ended already; nothing was changed',
-  unconfirmed: 'marked cancelled on its pod, but no runner confirmed',
+  unconfirmed: 'cancel requested on its task record, but no runner confirmed',
 } as const;
 
 /**
- * `rollcall tasks cancel <id> [--wait <s>]`: marks the pod, then waits (one
- * watch, bounded) for the leading runner to record the task's end, and says
- * what happened. Exit 0 when a runner confirmed (or the task had ended),
- * NOT_CONFIRMED (11) when none did within the wait.
+ * `rollcall tasks cancel <id> [--wait <s>]`: asks for the cancel on the
+ * task's record (queued or running), then waits (the record's watch, bounded)
+ * for the leading runner to record the task's end, and says what happened.
+ * Exit 0 when a runner confirmed (or the task had ended), NOT_CONFIRMED (11)
+ * when none did within the wait: the request stays on the record.
  */
 export async function tasksCancelCommand(taskId: string, flags: TaskFlags & { reason?: string; wait?: string }): Promise<number> {
   const format = outputFormat(flags);
@@ -114,7 +116,7 @@ export async function tasksCancelCommand(taskId: string, flags: TaskFlags & { re
     }
     const detail = status.phase === 'cancelled' ? '' : ` (${status.phase}${status.reason ? `, ${status.reason}` : ''})`;
     process.stdout.write(`${printable(taskId)}: ${CANCEL_SAID[outcome]}${outcome === 'unconfirmed' ? ` within ${wait} s` : detail}${status.message && outcome === 'cancelled' ? `: ${status.message}` : ''}\n`);
-    if (outcome === 'unconfirmed') process.stderr.write(`rollcall: the task may still run: no runner of ${view.name} leads in namespace ${view.namespace}, or it is slow; the runner that leads next cancels it (\`rollcall tasks show ${taskId}\`)\n`);
+    if (outcome === 'unconfirmed') process.stderr.write(`rollcall: the task may still run: no runner of ${view.name} leads in namespace ${view.namespace}, or it is slow; the request is kept on its record, and the runner that leads next cancels it (\`rollcall tasks show ${taskId}\`)\n`);
     return code;
   });
 }
