@@ -10,7 +10,7 @@ import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
 import { TaskAdmission } from './task-admission.js';
 import type { TaskRecord } from './task-record.js';
-import type { TaskStore } from './task-store.js';
+import { atOrAfter, type TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
 import { TermLogs } from './term-logs.js';
 import type { TestHooks } from './test-hooks.js';
@@ -61,8 +61,6 @@ export interface RunnerTermOptions {
   hooks?: TestHooks;
 }
 
-/** Whether resourceVersion `seen` is `ours` or later (they are etcd revisions: ordered as numbers, though the API calls them opaque). */
-const atOrAfter = (seen: string, ours: string) => seen === ours || Number(seen) > Number(ours);
 
 /** A pod that holds a capacity slot: not ended. */
 const live = (pod: Pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';

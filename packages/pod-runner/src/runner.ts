@@ -150,6 +150,8 @@ export class PodRunner {
     const term = this.election.term;
     const synced = term?.synced(task.taskId);
     const answer = await submitTask(this.store, body);
+    // what a submit resolved with, get and cancel on this runner find at once
+    await this.store.caughtUp(answer.record);
     if (answer.type !== 'created') return answer.type === 'known' ? this.statusOf(answer.record) : queuedStatus(this.name, body);
     await synced;
     const status = this.get(task.taskId) ?? queuedStatus(this.name, body);

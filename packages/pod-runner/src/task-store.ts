@@ -61,6 +61,9 @@ export interface WriteOptions {
 }
 
 /** 409 (changed or uid mismatch), 412, or 404: the object is not the one read. */
+/** Whether resourceVersion `seen` is `ours` or later (etcd revisions: ordered as numbers, though the API calls them opaque). */
+export const atOrAfter = (seen: string, ours: string) => seen === ours || Number(seen) > Number(ours);
+
 function conflictCode(err: unknown): 'CONFLICT' | 'NOT_FOUND' | undefined {
   if (hasCode(err, 'NOT_FOUND')) return 'NOT_FOUND';
   if (hasCode(err, 'CONFLICT')) return 'CONFLICT';
@@ -132,6 +135,22 @@ export class TaskStore {
   /** The task's record as the informer last saw it. */
   get(taskId: string): TaskRecord | undefined {
     return this.records.get(this.nameOf(taskId));
+  }
+
+  /**
+   * Resolves once the informer holds `record` at its resourceVersion or later,
+   * or has seen it deleted: read-your-writes for a caller that just wrote it
+   * (a submit's `get` or `cancel` right after it resolved).
+   */
+  caughtUp(record: TaskRecord): Promise<void> {
+    const seen = (r: TaskRecord | undefined) => r !== undefined && r.uid === record.uid && atOrAfter(r.resourceVersion, record.resourceVersion);
+    if (seen(this.records.get(record.name))) return Promise.resolve();
+    return new Promise((resolve) => {
+      const off = this.subscribe({
+        upsert: (r) => void (r.name === record.name && (r.uid !== record.uid || seen(r)) && (off(), resolve())),
+        delete: (r) => void (r.name === record.name && (off(), resolve())),
+      });
+    });
   }
 
   /** Every readable record the informer holds, in no order. */

@@ -140,6 +140,21 @@ describe('the task store on the API server', () => {
     expect((await stored(first.record.name)).metadata!.annotations).toBeUndefined();
   });
 
+  it('caughtUp resolves once the informer holds what a write returned (read-your-writes), and at once when it already does', async () => {
+    const store = await openStore('caught-up');
+    const created = await store.create(body('t-cu'));
+    if (created.type !== 'created') throw new Error('not created');
+    await store.caughtUp(created.record);
+    expect(store.get('t-cu')?.resourceVersion).toBe(created.record.resourceVersion);
+    await store.caughtUp(created.record); // already held: resolves without an event
+    // a second store's informer, which may not have seen it yet, waits for it
+    const other = await openStore('caught-up');
+    const second = await store.create(body('t-cu2'));
+    if (second.type !== 'created') throw new Error('not created');
+    await other.caughtUp(second.record);
+    expect(other.get('t-cu2')?.resourceVersion).toBe(second.record.resourceVersion);
+  });
+
   it('a request annotation patch does not change the body; it moves the resourceVersion, so a write decided before it is refused', async () => {
     const seen: TaskRecord[] = [];
     const store = await openStore('requests', { upsert: (r) => seen.push(r) });
