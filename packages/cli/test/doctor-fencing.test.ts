@@ -48,7 +48,7 @@ describe('doctor --role pod-runner: the fencing policy', () => {
   it('the policies doctor looks for are those `rollcall manifests --role pod-runner --fencing` prints', async () => {
     const printed = await run(['manifests', '--role', 'pod-runner', '--fencing']);
     const pairs = (docs: KubernetesObject[]) => docs.filter((d) => d.kind === 'ValidatingAdmissionPolicyBinding').map((d) => `${(d as { spec: { policyName: string } }).spec.policyName}/${d.metadata!.name!}`);
-    expect(pairs(loadAllYaml(printed.stdout) as KubernetesObject[])).toEqual(['rollcall-pod-runner-fencing/rollcall-pod-runner-fencing', 'rollcall-pod-runner-term/rollcall-pod-runner-term']);
+    expect(pairs(loadAllYaml(printed.stdout) as KubernetesObject[])).toEqual(['rollcall-pod-runner-fencing/rollcall-pod-runner-fencing', 'rollcall-pod-runner-fencing/rollcall-pod-runner-fencing-records', 'rollcall-pod-runner-term/rollcall-pod-runner-term']);
     expect(pairs(POLICIES)).toEqual(pairs(loadAllYaml(printed.stdout) as KubernetesObject[]));
   });
 
@@ -65,7 +65,8 @@ describe('doctor --role pod-runner: the fencing policy', () => {
     expect(bound.check).toEqual({ name: 'fencing', status: 'ok', detail: `policies rollcall-pod-runner-fencing, rollcall-pod-runner-term exist and their bindings deny a deposed runner term's writes in namespace ${namespace}` });
 
     // the term Lease's policy (no params) gone: warned as missing; doctor still passes (the policy is opt-in)
-    const [termPolicy, termBinding] = POLICIES.slice(2);
+    const termPolicy = POLICIES.find((d) => d.kind === 'ValidatingAdmissionPolicy' && d.metadata!.name === 'rollcall-pod-runner-term');
+    const termBinding = POLICIES.find((d) => d.kind === 'ValidatingAdmissionPolicyBinding' && d.metadata!.name === 'rollcall-pod-runner-term');
     await objects.delete(termBinding!);
     await objects.delete(termPolicy!);
     try {

@@ -197,7 +197,7 @@ async function policyCheck(set: PolicySet, options: Record<string, unknown>, nam
     }
   };
   const { expected } = set;
-  const what = expected.map((e) => e.policy).join(', ');
+  const what = [...new Set(expected.map((e) => e.policy))].join(', ');
   try {
     const group = await get<{ resources?: { name?: string }[] }>(ADMISSION_API, 'admissionregistration.k8s.io/v1');
     if (!group?.resources?.some((r) => r.name === 'validatingadmissionpolicies')) {
@@ -234,7 +234,7 @@ async function policyCheck(set: PolicySet, options: Record<string, unknown>, nam
       }
     }
     if (problems.length === 0) return { name, status: 'ok', detail: `policies ${what} exist and ${set.with} in namespace ${namespace}` };
-    return { name, status: 'warn', detail: `${set.without}: ${problems.join('; ')}; installed by: ${fix}`, fix };
+    return { name, status: 'warn', detail: `${set.without}: ${[...new Set(problems)].join('; ')}; installed by: ${fix}`, fix };
   } catch (err) {
     if (hasCode(err, 'PERMISSION_DENIED')) {
       return { name, status: 'skip', detail: `this identity may not read validatingadmissionpolicies (cluster-scoped; the Rollcall Roles grant none), so whether ${what} bind namespace ${namespace} is unknown: a cluster admin can run rollcall doctor, or kubectl get validatingadmissionpolicybindings${set.elsewhere ?? ''}` };
