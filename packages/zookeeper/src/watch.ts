@@ -55,11 +55,18 @@ export class PrefixWatch implements WatchSubscription {
     this.enqueueChildren(false);
   }
 
-  /** A record's znode changed or was deleted. */
-  nodeChanged(key: RecordKey, deleted: boolean): void {
+  /**
+   * A record's znode changed or was deleted: read it either way. A delete is
+   * judged against what is there now, because an earlier notification's read,
+   * applied before it, may already have returned the node created anew under
+   * the key (a member's next incarnation after a mark and delete): a bare
+   * delete applied after that would take the new record out of the
+   * listener's view until the next notification put it back. `_deleted`:
+   * the notification was NODE_DELETED, read all the same.
+   */
+  nodeChanged(key: RecordKey, _deleted = false): void {
     if (!key.startsWith(this.prefix)) return;
-    if (deleted) this.enqueue(Promise.resolve([{ key, read: { kind: 'missing', key } }]));
-    else this.enqueue(this.host.read(key).then((read) => [{ key, read }]));
+    this.enqueue(this.host.read(key).then((read) => [{ key, read }]));
   }
 
   /** Ends the watch with `error` (delivered once, asynchronously). */
@@ -105,7 +112,7 @@ export class PrefixWatch implements WatchSubscription {
           const readKeys = new Set(read.map((r) => r.key));
           const missed = [...present].filter((k) => !readKeys.has(k) && !this.known.has(k));
           this.apply(changes);
-          for (const key of missed) this.nodeChanged(key, false);
+          for (const key of missed) this.nodeChanged(key);
           // The start revision was checked when the watch began: once compared, the listener is synced.
           if (full) this.emit({ type: 'progress', revision: this.revision, synced: true });
         },
