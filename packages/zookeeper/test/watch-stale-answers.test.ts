@@ -17,18 +17,19 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 /** A host whose reads the test answers one by one, in the order they were asked. */
 function scriptedHost() {
   const pending: ((read: NodeRead) => void)[] = [];
+  const lists: ((list: { keys: string[]; pzxid: bigint }) => void)[] = [];
   const journal = new RevisionJournal();
   const host: WatchHost = {
     journal,
     logger: silentLogger,
-    children: () => new Promise(() => {}),
+    children: () => new Promise((resolve) => lists.push(resolve)),
     read: () => new Promise((resolve) => pending.push(resolve)),
     detach: () => {},
   };
-  return { host, journal, pending };
+  return { host, journal, pending, lists };
 }
 
-describe('zookeeper PrefixWatch: a delete notification', () => {
+describe('zookeeper PrefixWatch: an answer older than one already applied', () => {
   it('applied after a read that already found the node created anew, takes nothing out of the view', async () => {
     const { host, journal, pending } = scriptedHost();
     const old = record('100', '100:3');
@@ -56,6 +57,24 @@ describe('zookeeper PrefixWatch: a delete notification', () => {
     pending[0]?.({ kind: 'missing', key: old.key });
     await flush();
     expect(events.map((e) => e.type)).toEqual(['delete']);
+    watch.close();
+  });
+
+  it("a list taken between a delete and a create under a key, answered after an earlier list's read found the new record, deletes nothing", async () => {
+    const { host, journal, pending, lists } = scriptedHost();
+    const old = record('100', '100:3');
+    const root = journal.root('member/', new Map([[old.key, old.version]]), 100n);
+    const events: WatchEvent[] = [];
+    const watch = new PrefixWatch(host, 'member/', { event: (e) => void events.push(e), error: () => {} }, new Map([[old.key, old.version]]), root.position, 100n, root.token);
+    watch.begin(); // a (re)start's full comparison: the list, then a read of every name
+    watch.childrenChanged(); // the delete's notification: its list is sent before the comparison's reads
+    lists[0]!({ keys: [old.key], pzxid: 150n });
+    await flush();
+    lists[1]!({ keys: [], pzxid: 160n }); // taken after the delete, before the create
+    const anew = record('177', '177:0');
+    pending[0]!({ kind: 'record', stored: anew, mzxid: 177n }); // sent after that list: the record created anew
+    await flush();
+    expect(events.map((e) => (e.type === 'put' ? `put ${e.record.created}` : e.type))).toEqual(['put 177', 'progress']);
     watch.close();
   });
 });
