@@ -9,7 +9,7 @@
  */
 import { createConnection, createServer, type Socket } from 'node:net';
 import { serveParent } from '@rollcall/child-harness';
-import { createRegistry, ErrorCode, hasCode, RegistryError, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
+import { createRegistry, ErrorCode, hasCode, RegistryError, type Failover, type Leadership, type LockHandle, type Logger, type MemberHandle, type Registry } from '@rollcall/core';
 import { writeFenced } from './fenced-resource.js';
 import { CHANNEL_VARIABLE, SPEC_VARIABLE, type CandidateInit, type CandidateCommand, type CandidateEvent, type CandidateSpec, type Fenced } from './protocol.js';
 import { monotonicMs } from '@rollcall/tools/testenv/monotonic';
@@ -109,6 +109,17 @@ const closing = new AbortController();
 let leadership: Leadership = registry.campaign(spec.election);
 let lock: LockHandle | undefined;
 
+/** With spec.failover: fails the role's dead incarnations over while `over` leads, reporting each; the handler has no effect of its own to wait for. */
+function failOver(over: Leadership): Failover | undefined {
+  if (!spec!.failover) return undefined;
+  const failover = registry.failover(spec!.role, over, async (dead, run) => {
+    report({ type: 'failoverStarted', id: dead.id, incarnation: dead.incarnation, reason: dead.reason, lastPayload: dead.lastPayload, resumed: run.resumed, token: run.fencingToken });
+  });
+  failover.on('acknowledged', (d) => report({ type: 'failoverAcknowledged', id: d.id, incarnation: d.incarnation, token: d.fencingToken }));
+  return failover;
+}
+let failover = failOver(leadership);
+
 registry.on('elected', (e) => {
   // Stamped before the validity read the announcement rests on: a pause between them shows as invalid, not as a term.
   const t = monotonicMs();
@@ -122,14 +133,17 @@ registry.on('lockLost', (e) => report({ type: 'lockLost', token: e.fencingToken,
 for (const state of ['suspended', 'lost', 'reconnected'] as const) registry.on(state, () => report({ type: 'connection', state }));
 
 registry.watchMembers(spec.role, (e) => {
-  if (e.type === 'added') report({ type: 'memberAdded', id: e.member.id, payload: e.member.payload });
-  else if (e.type === 'updated') report({ type: 'memberUpdated', id: e.member.id, payload: e.member.payload });
-  else report({ type: 'memberRemoved', id: e.member.id, payload: e.member.payload, reason: e.reason });
+  const { id, payload, incarnation } = e.member;
+  if (e.type === 'added') report({ type: 'memberAdded', id, payload, incarnation });
+  else if (e.type === 'updated') report({ type: 'memberUpdated', id, payload, incarnation });
+  else report({ type: 'memberRemoved', id, payload, reason: e.reason, incarnation });
 });
 let seq = 0;
 const nextPayload = () => ({ incarnation: spec.incarnation, seq: seq++ });
 // Taken over from an earlier incarnation (same ids), which may still heartbeat them: peers see them updated, never removed.
-const announce = (id: string, payload: unknown) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: payload as never }), [ErrorCode.CONFLICT]);
+// ALREADY_EXISTS: a predecessor of the release before incarnations writes its record back each time this one removes it
+// (it re-creates a vanished record), until it is stopped; each refusal is reported as an error event.
+const announce = (id: string, payload: unknown) => whileUnavailable('announce', () => registry.announce({ role: spec!.role, id, payload: payload as never }), [ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS]);
 let member: MemberHandle = await announce(spec.name, nextPayload()).catch(fatal);
 await Promise.all((spec.extraMembers ?? []).map((id) => announce(id, { incarnation: spec!.incarnation }))).catch(fatal);
 // In a pod with registry.member.liveness=pod, the kubelet's probe of this endpoint is the member's liveness.
@@ -204,8 +218,10 @@ async function run(command: CandidateCommand): Promise<void> {
   switch (command.op) {
     case 'resign': {
       const resigning = leadership;
+      failover?.close();
       await resigning.resign();
       leadership = registry.campaign(spec!.election);
+      failover = failOver(leadership);
       return;
     }
     case 'rejoin': {

@@ -37,6 +37,13 @@ export interface CandidateSpec {
    * (its kubeconfig points here), so the soak can cut it. Default none.
    */
   relay?: { port: number; socketPath: string };
+  /**
+   * Run `registry.failover(role)` under the election (a candidate of this
+   * release; one of the release before incarnations ignores it): each handler
+   * start and acknowledgement is reported, and the handler resolves at once.
+   * Default off.
+   */
+  failover?: boolean;
 }
 
 /** What a candidate that connects back over a socket (CHANNEL_VARIABLE) is told first. */
@@ -78,9 +85,14 @@ export type CandidateEvent = { t: number; n: number } & (
   | { type: 'belief'; of: Fenced; token: number | undefined }
   /** The process did not run between `from` and `t` (a SIGSTOP, or the scheduler). */
   | { type: 'stall'; from: number }
-  | { type: 'memberAdded'; id: string; payload: unknown }
-  | { type: 'memberUpdated'; id: string; payload: unknown }
-  | { type: 'memberRemoved'; id: string; payload: unknown; reason: string }
+  /** `incarnation`: the member's, as this release reports it (a candidate of the release before incarnations reports none). */
+  | { type: 'memberAdded'; id: string; payload: unknown; incarnation?: string }
+  | { type: 'memberUpdated'; id: string; payload: unknown; incarnation?: string }
+  | { type: 'memberRemoved'; id: string; payload: unknown; reason: string; incarnation?: string }
+  /** A failover handler started for a dead member incarnation (with {@link CandidateSpec.failover}); `token` is the leader's fencing token. */
+  | { type: 'failoverStarted'; id: string; incarnation: string; reason: string; lastPayload: unknown; resumed: boolean; token: number }
+  /** Its handler resolved and the acknowledgement landed. */
+  | { type: 'failoverAcknowledged'; id: string; incarnation: string; token: number }
   /** The view `members()` returned, taken right after event number `after`. */
   | { type: 'members'; checkpoint: number; after: number; members: ViewedMember[] }
   /** A write to the fenced resource; `t` is when the token was read, `outcome` what the resource said. */

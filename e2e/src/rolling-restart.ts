@@ -123,7 +123,7 @@ async function withMigrationCluster(
 }
 
 /** Resolves once every running candidate's view holds every id; returns the checkpoint, or what was missing at the bound. */
-async function everyViewHoldsAll(cluster: SoakCluster, ids: readonly string[], timeoutMs: number): Promise<string[]> {
+export async function everyViewHoldsAll(cluster: SoakCluster, ids: readonly string[], timeoutMs: number): Promise<string[]> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const checkpoint = cluster.checkpoint();
@@ -155,7 +155,7 @@ const REPLACED_BOUND_MS = 5000;
  * — but never leave: each removal is followed by the same id's `added` in the
  * same view within REPLACED_BOUND_MS, and every checkpoint view holds every id.
  */
-function membersKept(timeline: Timeline, ids: readonly string[], from: number, until: number): string[] {
+export function membersKept(timeline: Timeline, ids: readonly string[], from: number, until: number): string[] {
   const found: string[] = [];
   const at = (t: number) => `+${((t - timeline.startedAt) / 1000).toFixed(3)} s`;
   for (const record of timeline.incarnations) {

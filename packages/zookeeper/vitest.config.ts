@@ -4,7 +4,7 @@ import { sharedTestConfig } from '../../vitest.shared.js';
 const shared = sharedTestConfig.test!;
 
 /** Files that need no server: the smoke run on every supported Node (`test:unit`). */
-const UNIT = ['test/revisions.test.ts'];
+const UNIT = ['test/revisions.test.ts', 'test/watch-order.test.ts'];
 
 export default defineConfig({
   test: {

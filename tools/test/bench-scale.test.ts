@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { UsageError } from '../bench/args.js';
-import { latency, requestRates, seenByEvery, watchRates } from '../bench/scale/aggregate.js';
+import { latency, requestRates, seenByEvery, watchRates, writesPerHeartbeat } from '../bench/scale/aggregate.js';
 import { parseScaleArgs, SCALE_DEFAULTS } from '../bench/scale/args.js';
 import { planCluster } from '../bench/scale/plan.js';
 import { coresBetween, parseCpuTicks, parseParentPid, parseRssBytes, processTree, sampleProcess } from '../bench/scale/proc.js';
@@ -122,6 +122,8 @@ describe('bench:scale aggregation', () => {
     expect(requestRates({ total: 30 }, 10)).toEqual({ perSecond: 3 });
     expect(requestRates({ total: 30, memberWrites: 0 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 0 });
     expect(requestRates({ total: 30, memberWrites: 20 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2 });
+    expect(requestRates({ total: 30, memberWrites: 20, memberWriters: 4 }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2, memberWriters: 4 });
+    expect(requestRates({ total: 30, memberWrites: 20, memberWritesByMethod: { patch: 18, create: 2 } }, 10)).toEqual({ perSecond: 3, memberWritesPerSecond: 2, memberWritesByMethod: { patch: 1.8, create: 0.2 } });
     const zero = { put: 0, delete: 0, corrupt: 0, progress: 0 };
     // two worker processes: the first hosts the masters
     const before = [
@@ -207,6 +209,22 @@ describe('bench:scale aggregation', () => {
     expect(before![column('member writes/s')]).toBe('n/a');
     expect(before![column('load avg before / after')]).toBe('n/a');
     expect(renderScaleNotes([{ ...base, members: 0, liveness: undefined, opened: 300 }])).toContain("- N = 0, kubernetes (elections only): 300 candidates' registries (no member) open; window 60 s.");
+  });
+
+  it('divides the member writes by the heartbeats the open members send: one write each is 1.00, n/a where nobody heartbeats', () => {
+    const none = { attempted: 0 };
+    const row = (over: Partial<ScaleRow>): ScaleRow => ({ backend: 'kubernetes', liveness: 'heartbeat', members: 1000, opened: 1000, windowSeconds: 60, saturated: [], requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 200 }, announce: none, crash: none, handover: none, ...over });
+    expect(writesPerHeartbeat(row({}))).toBe(1);
+    expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 452, memberWritesPerSecond: 400 } }))).toBe(2);
+    expect(writesPerHeartbeat(row({ memberTiming: { heartbeatIntervalMs: 10_000, leaseDurationMs: 40_000 }, requests: { source: 'audit', perSecond: 151, memberWritesPerSecond: 100 } }))).toBe(1);
+    expect(writesPerHeartbeat(row({ liveness: 'pod' }))).toBeUndefined();
+    expect(writesPerHeartbeat(row({ members: 0, liveness: undefined, opened: 300 }))).toBeUndefined();
+    expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 252 } }))).toBeUndefined();
+    // over the records written, where counted: 900 of the 1000 open wrote
+    expect(writesPerHeartbeat(row({ requests: { source: 'audit', perSecond: 232, memberWritesPerSecond: 180, memberWriters: 900 } }))).toBe(1);
+    const [, , cells] = renderScaleTable([row({ requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 199.9 } })]).split('\n').map((line) => line.slice(1, -1).split('|').map((c) => c.trim()));
+    expect(cells![SCALE_COLUMNS.findIndex((c) => c.header === 'writes per heartbeat')]).toBe('1.00');
+    expect(renderScaleNotes([row({ requests: { source: 'audit', perSecond: 252, memberWritesPerSecond: 201, memberWritesByMethod: { patch: 199.9, create: 1.1 }, memberWriters: 1003 } })])).toContain('member writes/s by method: patch 199.9, create 1.1 (1003 records written)');
   });
 
   it('names a member timing that is not the default, and records one only then', () => {

@@ -1,13 +1,13 @@
 import type { Clock, Timer } from './clock.js';
 import { ErrorCode, hasCode, type RegistryError } from './errors.js';
 import { Emitter } from './emitter.js';
-import { judgeExpiry } from './expiry.js';
 import { formatMicroTime, type LeaseRecord } from './lease-record.js';
+import { LeaseSight } from './lease-sight.js';
 import type { Logger } from './logger.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
-import { toLeaseSeconds, type LeaseTiming } from './timing.js';
-import type { CacheChange, CacheEntry, Claim, WatchCache } from './watch-cache.js';
+import type { LeaseTiming } from './timing.js';
+import type { CacheChange, Claim, WatchCache } from './watch-cache.js';
 
 /** Why a holder stopped holding. */
 export type LeaseLossReason =
@@ -33,14 +33,6 @@ export interface LeaseHolderEvents {
   /** The backend refused this identity or this record for good; the holder has stopped. */
   failed: { error: RegistryError };
 }
-
-/**
- * A candidate judges the holder's lease by the one rule without a sight: time
- * its watch was blind counts, since its compare-and-set on the version it saw
- * is the confirmation (a holder that renewed unseen makes it fail), and
- * waiting for sight would delay every failover behind a watch hiccup.
- */
-const CANDIDATE_SIGHT = [] as const;
 
 /** Errors that retrying cannot cure: the holder stops and reports them. */
 function isFatal(err: unknown): err is RegistryError {
@@ -91,11 +83,11 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
   private again = false;
   private failure: RegistryError | undefined;
   private accessChecked = false;
-  private tombstoneUntil = 0;
-  private seenTransitions = 0;
+  private readonly sight: LeaseSight;
 
   constructor(private readonly options: LeaseHolderOptions) {
     super(options.logger);
+    this.sight = new LeaseSight(options.identity, options.timing.leaseDurationMs, options.timing.retryPeriodMs, options.clock);
   }
 
   /**
@@ -185,50 +177,15 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
 
   private onRecordChanged(change: CacheChange): void {
     if (this.stopping) return;
-    if (change.type === 'removed') this.noteRemoval(change.previous);
+    if (change.type === 'removed') this.sight.removed(change.previous);
     const entry = this.options.cache.get(this.options.key);
-    this.noteTransitions(entry);
+    this.sight.saw(entry);
     if (this.mode === 'acquiring') {
-      this.schedule(this.delayFor(entry));
+      this.schedule(this.sight.delayFor(entry));
     } else if (this.mode === 'holding' && entry?.stored && entry.stored.record.holderIdentity !== this.options.identity) {
       // Someone else wrote a holder: check at once rather than at the next renew.
       this.schedule(0);
     }
-  }
-
-  /**
-   * A record deleted while someone else held it: its holder may still believe
-   * it leads until the lease it last renewed runs out, so an absent record is
-   * not free before then.
-   */
-  private noteRemoval(previous: CacheEntry): void {
-    const record = previous.stored?.record;
-    if (!record || record.holderIdentity === '' || record.holderIdentity === this.options.identity) return;
-    this.tombstoneUntil = Math.max(this.tombstoneUntil, previous.observedAt + record.leaseDurationSeconds * 1000);
-  }
-
-  /** Remembers the highest leaseTransitions seen, so a record re-created after a deletion never repeats a fencing token. */
-  private noteTransitions(entry: CacheEntry | undefined): void {
-    const transitions = entry?.stored?.record.leaseTransitions;
-    if (transitions !== undefined) this.seenTransitions = Math.max(this.seenTransitions, transitions);
-  }
-
-  /**
-   * How long an acquiring candidate waits before its next attempt, given what
-   * the cache shows. A record that looks free is tried at once when it changed,
-   * but only after the retry period when an attempt on it just failed.
-   */
-  private delayFor(entry: CacheEntry | undefined, afterAttempt = false): number {
-    const fallback = this.options.timing.retryPeriodMs * (1 + 0.2 * Math.random());
-    const holder = entry?.stored?.record.holderIdentity;
-    if (!entry && this.tombstoneUntil > this.options.clock.now()) return Math.min(fallback, this.tombstoneUntil - this.options.clock.now() + 1);
-    if (!entry || holder === '' || holder === this.options.identity) return afterAttempt ? fallback : 0;
-    const leaseMs = entry!.stored ? entry!.stored.record.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
-    const { dueInMs } = judgeExpiry(leaseMs, [entry!.observedAt], CANDIDATE_SIGHT, this.options.clock.now());
-    if (dueInMs !== undefined) return Math.min(fallback, dueInMs + 1);
-    // Expired by the cache: at once on news, but a retry period after an attempt on this same view failed (a
-    // CONFLICT while the watch lags or has silently stalled would otherwise be retried in a loop).
-    return afterAttempt ? fallback : 0;
   }
 
   private schedule(delayMs: number): void {
@@ -260,22 +217,11 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
         if (!reschedule || this.stopping) return;
         if (again && (this.mode === 'acquiring' || this.mode === 'holding')) return this.schedule(0);
         if (this.attemptTimer) return;
-        if (this.mode === 'acquiring') this.schedule(this.delayFor(this.options.cache.get(this.options.key), true));
+        if (this.mode === 'acquiring') this.schedule(this.sight.delayFor(this.options.cache.get(this.options.key), true));
         else if (this.mode === 'holding') this.schedule(Math.max(0, this.attemptStartedAt + this.options.timing.retryPeriodMs - this.options.clock.now()));
       });
     this.inFlight = done;
     return done;
-  }
-
-  private record(previous: LeaseRecord | undefined, newTerm: boolean): LeaseRecord {
-    const now = formatMicroTime(this.options.clock.wallNow());
-    return {
-      holderIdentity: this.options.identity,
-      leaseDurationSeconds: toLeaseSeconds(this.options.timing.leaseDurationMs),
-      acquireTime: newTerm ? now : (previous?.acquireTime ?? now),
-      renewTime: now,
-      leaseTransitions: newTerm ? Math.max(previous?.leaseTransitions ?? 0, this.seenTransitions) + 1 : (previous?.leaseTransitions ?? 1),
-    };
   }
 
   private async acquire(): Promise<void> {
@@ -298,20 +244,12 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
       if (this.stopping) return;
     }
     const entry = this.options.cache.get(key);
-    this.noteTransitions(entry);
-    if (!entry && this.tombstoneUntil > clock.now()) return;
+    this.sight.saw(entry);
+    if (!this.sight.mayTake(entry)) return;
     const sentAt = clock.now();
     let written: StoredRecord;
     try {
-      if (!entry) {
-        written = await store.create(key, this.record(undefined, true));
-      } else {
-        const current = entry.stored?.record;
-        const leaseMs = current ? current.leaseDurationSeconds * 1000 : this.options.timing.leaseDurationMs;
-        const free = current !== undefined && (current.holderIdentity === '' || current.holderIdentity === identity);
-        if (!free && !judgeExpiry(leaseMs, [entry.observedAt], CANDIDATE_SIGHT, clock.now()).expired) return;
-        written = await store.update(key, this.record(current, true), entry.version);
-      }
+      written = entry ? await store.update(key, this.sight.recordFor(entry.stored?.record, true), entry.version) : await store.create(key, this.sight.recordFor(undefined, true));
     } catch (err) {
       if (!hasCode(err, ErrorCode.CONFLICT, ErrorCode.ALREADY_EXISTS, ErrorCode.NOT_FOUND, ErrorCode.UNAVAILABLE)) throw err;
       return; // lost the race, or unreachable: the watch or the fallback timer brings the next attempt
@@ -346,7 +284,7 @@ export class LeaseHolder extends Emitter<LeaseHolderEvents> {
     const { key, store, clock, identity } = this.options;
     const sentAt = clock.now();
     try {
-      const written = await store.update(key, this.record(term.own.record, false), term.own.version);
+      const written = await store.update(key, this.sight.recordFor(term.own.record, false), term.own.version);
       if (this.term !== term) return;
       term.own = written;
       term.renewedAt = sentAt;

@@ -11,7 +11,8 @@ import type { PodRecords } from './pod-liveness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
 import { ScopeClaims } from './scope-claims.js';
 import type { RecordKey } from './store.js';
-import { scopeCovers, type CacheChange, type CacheEntry, type WatchCache } from './watch-cache.js';
+import { scopeCovers } from './scope-watch.js';
+import type { CacheChange, CacheEntry, WatchCache } from './watch-cache.js';
 
 /** A record this process judges: a present member, or (`member` undefined) a mark whose marker has not deleted it yet. */
 interface Judged {

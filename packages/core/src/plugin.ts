@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import type { OptionSchema } from './config/option-schema.js';
+import { nearMiss } from './config/near-miss.js';
 import { ConfigurationError } from './errors.js';
 import { installLine } from './install-line.js';
 import type { Logger } from './logger.js';
@@ -117,7 +118,8 @@ export async function loadPlugin(
   if (builtin) return builtin as unknown as RegistryPlugin;
   const pkg = packages[type];
   if (!pkg) {
-    throw new ConfigurationError(`${key}: unknown type ${JSON.stringify(type)}; known types are ${Object.keys(packages).join(', ')}`, { key });
+    const guess = nearMiss(type, Object.keys(packages));
+    throw new ConfigurationError(`${key}: unknown type ${JSON.stringify(type)}; ${guess ? `did you mean ${guess}? ` : ''}known types are ${Object.keys(packages).join(', ')}`, { key });
   }
   let mod: Record<string, unknown>;
   try {

@@ -21,6 +21,8 @@ export type { AccessPermission, AccessReview } from './access-review.js';
 // Retrying and delaying on the injected clock: what a backend calls for a reconnect or a re-watch.
 export { Backoff, type BackoffOptions } from './backoff.js';
 export { DelayQueue, type DelayQueueOptions } from './delay-queue.js';
+// Typed events whose throwing listener is logged and kept from the emitter: a backend's session events.
+export { Emitter } from './emitter.js';
 // The plugin `registry.type` loads, and its section.
 export type { PluginContext, RegistryPlugin } from './plugin.js';
 export type { OptionSchema } from './config/option-schema.js';

@@ -19,6 +19,9 @@ export interface StoredRecord {
    * except with `supports.orderedCreation`: then a decimal integer string, and
    * a later create has a larger one, across keys. etcd create_revision,
    * ZooKeeper czxid, the SQL row's created revision, Kubernetes metadata.uid.
+   * The exception: a SQL row the release before incarnations inserted has no
+   * created revision and reads as `legacy:<acquireTime>`, unique within its
+   * key and unordered (docs/failover.md, the rolling update).
    */
   created: string;
 }

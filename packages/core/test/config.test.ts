@@ -132,6 +132,14 @@ describe('configuration', () => {
     await expect(createRegistry({ type: 'nosuch' })).rejects.toMatchObject({ code: ErrorCode.INVALID_CONFIG, key: 'registry.type' });
   });
 
+  it('a mistyped type names the one it most likely meant, and only when one is near', async () => {
+    const message = async (type: string) => ((await loadPlugin(type).catch((e: unknown) => e)) as Error).message;
+    expect(await message('sqllite')).toContain('registry.type: unknown type "sqllite"; did you mean sqlite? known types are memory, kubernetes, zookeeper, etcd, mysql, postgres, sqlite, migrate');
+    expect(await message('Postgress')).toContain('did you mean postgres?');
+    expect(await message('consul')).toContain('registry.type: unknown type "consul"; known types are memory');
+    expect(await message('consul')).not.toContain('did you mean');
+  });
+
   it('a plugin that is not installed fails with the exact install line: from a checkout while unpublished, and the npm line it becomes', async () => {
     const err = await loadPlugin('kubernetes', { kubernetes: '@rollcall/not-installed-backend' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.PLUGIN_NOT_INSTALLED, key: 'registry.type' });

@@ -82,17 +82,32 @@ export function validatingAdmissionPolicy(options: AdmissionPolicyOptions): Reco
   };
 }
 
-/** The binding that enforces `policy` (action Deny) in the namespaces `namespaceSelector` selects, with the parameters `paramRef` selects (a policy with a `paramKind` needs them). */
-export function admissionPolicyBinding(policy: string, namespaceSelector: LabelSelector, paramRef?: AdmissionParamRef): Record<string, unknown> {
+/** What a binding is named and selects beyond its namespaces. */
+export interface AdmissionBindingOptions {
+  /** The binding's name. Default the policy's. */
+  name?: string;
+  /** The parameters handed to the policy (a policy with a `paramKind` needs them). */
+  paramRef?: AdmissionParamRef;
+  /**
+   * Only objects with these labels (the stored object's too, on UPDATE and
+   * DELETE) are judged. Matched before the parameters are looked up, unlike a
+   * policy's matchConditions: a binding with `parameterNotFoundAction: Deny`
+   * then refuses nothing it does not select.
+   */
+  objectSelector?: LabelSelector;
+}
+
+/** The binding that enforces `policy` (action Deny) in the namespaces `namespaceSelector` selects. */
+export function admissionPolicyBinding(policy: string, namespaceSelector: LabelSelector, options: AdmissionBindingOptions = {}): Record<string, unknown> {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: policy },
+    metadata: { name: options.name ?? policy },
     spec: {
       policyName: policy,
-      ...(paramRef ? { paramRef } : {}),
+      ...(options.paramRef ? { paramRef: options.paramRef } : {}),
       validationActions: ['Deny'],
-      matchResources: { namespaceSelector },
+      matchResources: { namespaceSelector, ...(options.objectSelector ? { objectSelector: options.objectSelector } : {}) },
     },
   };
 }

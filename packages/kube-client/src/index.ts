@@ -8,5 +8,5 @@ export { ResourceWatch, type ResourceWatchHandlers, type ResourceWatchOptions, t
 export { ResourceInformer, type ResourceInformerHandlers, type ResourceInformerOptions } from './informer.js';
 export { BACKEND, statusError, transportError, type KubeStatus, type RequestContext } from './errors.js';
 export type { ObjectMeta, OwnerReference } from './object-meta.js';
-export { admissionPolicyBinding, celString, serviceAccountCondition, validatingAdmissionPolicy, type AdmissionOperation, type AdmissionParamRef, type AdmissionPolicyOptions, type AdmissionResources, type AdmissionRule, type AdmissionVariable, type LabelSelector } from './admission-policy.js';
+export { admissionPolicyBinding, celString, serviceAccountCondition, validatingAdmissionPolicy, type AdmissionOperation, type AdmissionBindingOptions, type AdmissionParamRef, type AdmissionPolicyOptions, type AdmissionResources, type AdmissionRule, type AdmissionVariable, type LabelSelector } from './admission-policy.js';
 export { manifestYaml } from './manifest-yaml.js';

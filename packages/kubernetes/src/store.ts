@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, RevisionTooOldError, StoreConflictError } from '@rollcall/core';
-import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type StoreSupports, type WatchEvent, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
-import { ApiClient, BACKEND, loadKubeConfig, resolveNamespace, ResourceWatch, userAgent, type ObjectMeta, type OwnerReference, type RequestContext } from '@rollcall/kube-client';
+import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, StoreConflictError } from '@rollcall/core';
+import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
+import { ApiClient, BACKEND, loadKubeConfig, resolveNamespace, userAgent, type ObjectMeta, type OwnerReference, type RequestContext } from '@rollcall/kube-client';
 import { CLUSTER_LABEL, configMapCodec, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, WITHDRAWN_ANNOTATION, type KubeObject, type ResourceCodec } from './codec.js';
 import { objectName } from './object-names.js';
 import { ShadowObjects } from './shadow-objects.js';
@@ -12,6 +12,7 @@ import { EndpointReadiness } from './endpoint-readiness.js';
 import { PodMembers } from './pod-members.js';
 import { podOwner } from './pod-owner.js';
 import { prefixSelector, recordLabels } from './selectors.js';
+import { type RecordWatchSource, watchRecords } from './watch.js';
 
 /** Annotations total at most 256 KiB per object; this leaves room for the rest of the metadata. */
 const MAX_PAYLOAD_BYTES = 200 * 1024;
@@ -119,6 +120,7 @@ export class KubernetesStore implements RecordStore {
   private readonly objects = new Map<string, KubeObject>();
   /** Decodes objects, skipping (and logging) those that claim a key whose object they are not. */
   private readonly shadows: ShadowObjects;
+  private readonly watchSource: RecordWatchSource;
 
   constructor(private readonly config: KubernetesStoreConfig) {
     this.codecs = config.lock === 'configmap' ? [leaseCodec, configMapCodec] : [leaseCodec];
@@ -127,6 +129,17 @@ export class KubernetesStore implements RecordStore {
     this.podMembers = new PodMembers(config.cluster, (prefix, labelSelector, fieldSelector) => this.listSelected(prefix, labelSelector, fieldSelector));
     this.access = new KubernetesAccessReview(client, namespace);
     this.shadows = new ShadowObjects(logger, (key) => this.objectName(key), (key) => this.codecFor(key));
+    this.watchSource = {
+      client,
+      logger,
+      codecs: this.codecs,
+      path: (codec) => this.path(codec),
+      context: (verb, codec) => this.context(verb, codec),
+      saw: (type, object) => (type === 'DELETED' ? this.objects.delete(object.metadata.name) : this.remember(object)),
+      decode: (codec, object) => this.shadows.decode(codec, object),
+      watchSilenceTimeoutMs,
+      watchTimeoutSeconds,
+    };
   }
 
   /** The namespace of every record. */
@@ -323,60 +336,7 @@ export class KubernetesStore implements RecordStore {
   }
 
   watch(prefix: string, fromRevision: string, listener: WatchListener, options?: ScopeOptions): WatchSubscription {
-    const labelSelector = prefixSelector(this.config.cluster, prefix);
-    const fieldSelector = this.nameSelector(prefix, options);
-    const positions = fromRevision.split(',');
-    const watches: ResourceWatch<KubeObject>[] = [];
-    let open = true;
-    const close = () => {
-      open = false;
-      watches.forEach((w) => w.close());
-    };
-    const emit = (event: WatchEvent) => open && listener.event(event);
-    if (positions.length !== this.codecs.length || positions.some((p) => !p)) {
-      queueMicrotask(() => open && (close(), listener.error(new RevisionTooOldError(`revision ${fromRevision} is not one this store wrote`, { backend: BACKEND }))));
-      return { close };
-    }
-    this.codecs.forEach((codec, index) => {
-      const revision = () => positions.join(',');
-      watches.push(
-        new ResourceWatch<KubeObject>(
-          {
-            client: this.config.client,
-            logger: this.config.logger,
-            path: this.path(codec),
-            labelSelector,
-            fieldSelector,
-            context: this.context('watch', codec),
-            fromResourceVersion: positions[index]!,
-            silenceTimeoutMs: this.config.watchSilenceTimeoutMs,
-            timeoutSeconds: this.config.watchTimeoutSeconds,
-          },
-          {
-            object: (type, object) => {
-              positions[index] = object.metadata.resourceVersion ?? positions[index]!;
-              if (type === 'DELETED') this.objects.delete(object.metadata.name);
-              else this.remember(object);
-              const decoded = this.shadows.decode(codec, object);
-              if (!decoded || !decoded.key.startsWith(prefix)) return emit({ type: 'progress', revision: revision() });
-              if (type === 'DELETED') emit({ type: 'delete', key: decoded.key, revision: revision() });
-              else if ('error' in decoded) emit({ type: 'corrupt', entry: decoded, revision: revision() });
-              else emit({ type: 'put', record: decoded, revision: revision() });
-            },
-            bookmark: (rv) => {
-              positions[index] = rv;
-              emit({ type: 'progress', revision: revision() });
-            },
-            ended: (error) => {
-              if (!open) return;
-              close();
-              listener.error(error);
-            },
-          },
-        ),
-      );
-    });
-    return { close };
+    return watchRecords(this.watchSource, { prefix, labelSelector: prefixSelector(this.config.cluster, prefix), fieldSelector: this.nameSelector(prefix, options) }, fromRevision, listener);
   }
 
   async close(): Promise<void> {

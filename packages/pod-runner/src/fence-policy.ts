@@ -33,7 +33,10 @@ const term = (o: string) => `(has(${o}.spec.leaseTransitions) ? ${o}.spec.leaseT
 /**
  * The server-side fence of the pod runner's writes, for a cluster admin: two
  * cluster-scoped ValidatingAdmissionPolicies and their bindings (Kubernetes
- * >= 1.30, failurePolicy Fail), judging only the runner accounts' requests.
+ * >= 1.30, failurePolicy Fail), judging only the runner accounts' requests
+ * and, through the bindings' object selectors, only objects carrying the
+ * runner's labels (a namespace opted in before its first runner started
+ * refuses nobody else's writes).
  *
  * - Writes: a CREATE, UPDATE or DELETE of a pod or ConfigMap labelled
  *   `rollcall.dev/runner` or `rollcall.dev/task-record` passes only when its
@@ -94,7 +97,15 @@ export function fencingPolicy(options: FencingPolicyOptions = {}): Record<string
         },
       ],
     }),
-    admissionPolicyBinding(writes, selector, { selector: { matchExpressions: [{ key: TERM_LEASE_LABEL, operator: 'Exists' }] }, parameterNotFoundAction: 'Deny' }),
+    // One binding per label: a binding's objectSelector is matched before its params are looked up (matchConditions
+    // after), so in a namespace with no term Lease yet only the runner's own pods and records are refused, not everyone's.
+    ...[RUNNER_LABEL, TASK_RECORD_LABEL].map((key, i) =>
+      admissionPolicyBinding(writes, selector, {
+        name: i === 0 ? writes : `${writes}-records`,
+        paramRef: { selector: { matchExpressions: [{ key: TERM_LEASE_LABEL, operator: 'Exists' }] }, parameterNotFoundAction: 'Deny' },
+        objectSelector: { matchExpressions: [{ key, operator: 'Exists' }] },
+      }),
+    ),
     validatingAdmissionPolicy({
       name: leases,
       resources: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], operations: ['CREATE', 'UPDATE', 'DELETE'] }],

@@ -4,7 +4,7 @@ import { BACKEND } from './errors.js';
 import { type LiveLog, readStoredLog } from './log-read.js';
 import { directoryLogSink, type LogKey, type LogSink, type TaskLogOptions } from './log-sink.js';
 import { DEFAULT_MAX_LOG_BYTES, LogWriter } from './log-writer.js';
-import { type LogLine, type LogOptions, logStream } from './logs.js';
+import { currentLogHolds, type LogLine, type LogOptions, logStream } from './logs.js';
 import type { Pod } from './pod.js';
 import type { TaskStatus } from './task.js';
 
@@ -26,6 +26,16 @@ export interface LogCaptureOptions {
   maxBytes: number;
 }
 
+/**
+ * How long a follow that may still be passing on the lines of a log file the
+ * kubelet rotated is left running after the container's exit without a line
+ * before it is ended. Milliseconds. The kubelet ends a follow itself once it has
+ * read its file to the end after the exit, and reads at least once a second
+ * before; this bounds a server that never ends a follow (kwok), which costs it
+ * only when the current file does not hold the follow's last line.
+ */
+export const SETTLE_QUIET_MS = 5_000;
+
 /** What a capture's read after the exit, of a log it has had lines from, is tried again on (see LogStreamInput.retryFirstOpenOn). */
 const RETRY_READABLE: readonly ErrorCode[] = ['UNAVAILABLE', 'INVALID_ARGUMENT'];
 
@@ -36,7 +46,10 @@ interface Capture extends LiveLog {
   /** Resolves once the capture is over (its last line stored, or it failed or was stopped). */
   done: Promise<void>;
   stop(): void;
-  /** The container has terminated: stop following and read what is left of its log once (not every server ends a follow at the exit). */
+  /**
+   * The container has terminated: stop following and read what is left of its log once (not every server ends a follow at
+   * the exit) — at once when the node's current log file holds the follow's last line, else once the follow ended or was silent.
+   */
   settle(): void;
 }
 
@@ -99,6 +112,10 @@ export class LogCapture {
     const { client, logger, namespace, sink, maxBytes } = this.options;
     const key = this.key(status);
     let stream: AsyncIterableIterator<LogLine> | undefined;
+    let following: AsyncIterableIterator<LogLine> | undefined;
+    // a line came since the silence timer was last armed
+    let heard = false;
+    let silence: Timer | undefined;
     let stopped = false;
     let settling = false;
     let over = false;
@@ -109,11 +126,27 @@ export class LogCapture {
     const copy = async (follow: boolean) => {
       const retryFirstOpenOn = readable ? RETRY_READABLE : undefined;
       stream = logStream({ client, logger, namespace, podName: () => status.podName, container, options: { follow }, ended: follow ? ended : () => true, after: writer!.last, retryFirstOpenOn });
+      if (follow) following = stream;
       for await (const line of stream) {
         readable = true;
+        heard = true;
         if (!writer!.write(line)) return false;
       }
       return true;
+    };
+    // A read without follow is served from the node's current log file only: a follow still behind a rotation is the one
+    // reader of the rotated file's lines, so it is ended at the exit only once that file holds where it stands.
+    const endFollow = async (follow: AsyncIterableIterator<LogLine>) => {
+      const position = writer?.last;
+      if (!position || (await currentLogHolds({ client, logger, namespace, podName: () => status.podName, container }, position))) return void follow.return?.();
+      const check = () => {
+        if (over || stopped) return;
+        if (!heard) return void follow.return?.();
+        heard = false;
+        silence = client.clock.setTimeout(check, SETTLE_QUIET_MS);
+      };
+      heard = false;
+      silence = client.clock.setTimeout(check, SETTLE_QUIET_MS);
     };
     const run = async () => {
       writer = await LogWriter.open(sink, key, maxBytes);
@@ -141,6 +174,7 @@ export class LogCapture {
         .catch((err: unknown) => logger.warn({ err, task: status.taskId, attempt: status.attempt }, '[rollcall] [pod-runner] the capture of a task log stopped; what was stored is kept'))
         .finally(() => {
           over = true;
+          silence?.cancel();
           writer?.notify();
         }),
       over: () => over,
@@ -152,7 +186,7 @@ export class LogCapture {
       settle: () => {
         if (settling) return;
         settling = true;
-        void stream?.return?.();
+        if (following) void endFollow(following);
       },
     };
     this.captures.set(id, capture);

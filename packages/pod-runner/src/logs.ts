@@ -26,6 +26,12 @@ export interface LogLine {
   text: string;
 }
 
+/** Where a stream stands in a log: its last line's time and how many lines in a row had it. */
+export interface LogPosition {
+  time: string;
+  count: number;
+}
+
 export interface LogStreamInput {
   client: ApiClient;
   logger: Logger;
@@ -39,7 +45,7 @@ export interface LogStreamInput {
   /** True once the task has ended: a following stream that ends cleanly is then over. */
   ended(): boolean;
   /** Lines already had (a capture resuming what it stored): the last one's time and how many lines share it; the stream starts after them. */
-  after?: { time: string; count: number };
+  after?: LogPosition;
   /**
    * For a copy whose failures no caller hears (the capture): the codes on which
    * a first open is tried again, as a resume is, instead of ending the stream —
@@ -68,6 +74,26 @@ export const MAX_LOG_READ_BYTES = 8 * 1024 * 1024;
 const MAX_FAILURES = 8;
 /** The pause before a stream is opened again: from 100 ms, doubling (less up to 20 % jitter) to 5 s, reset by a line. */
 const REOPEN = { initialMs: 100, maxMs: 5000 };
+
+/**
+ * Whether the node's current log file of the container still holds the line at
+ * `position`, so that a read without `follow` from there on misses nothing. The
+ * kubelet serves such a read from the current file alone, never from the files it
+ * rotated: false when the file begins after that line (the log was rotated since),
+ * and when the read fails (nothing is proven).
+ */
+export async function currentLogHolds(input: Pick<LogStreamInput, 'client' | 'logger' | 'namespace' | 'podName' | 'container'>, position: LogPosition): Promise<boolean> {
+  // resume just before the line: the first line given is it, if the file has it
+  const stream = logStream({ ...input, options: { limitBytes: 1 }, ended: () => true, after: { time: position.time, count: position.count - 1 } });
+  try {
+    const first = await stream.next();
+    return !first.done && sortable(first.value.time) === sortable(position.time);
+  } catch {
+    return false;
+  } finally {
+    await stream.return?.();
+  }
+}
 
 /**
  * A pod log as lines. Always asks for timestamps, so that when a following

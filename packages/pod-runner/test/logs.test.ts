@@ -1,9 +1,9 @@
-import { appendFileSync, closeSync, openSync, readSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, renameSync } from 'node:fs';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection, waitFor } from '@rollcall/conformance';
 import { ErrorCode } from '@rollcall/core';
-import { KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, proxiedKubeconfig, requireTestEnv, serverWait, type TcpProxy } from '@rollcall/tools/testenv';
+import { AuditLog, type AuditWindow, KWOK_LOG_CONTAINER, KWOK_POD_ANNOTATIONS, kwokContainerLogPath, proxiedKubeconfig, requireTestEnv, serverWait, type TcpProxy } from '@rollcall/tools/testenv';
 import { ApiClient, loadKubeConfig } from '@rollcall/kube-client';
 import type { LogLine, PodRunner } from '../src/index.js';
 import { type LogOptions, logStream, MAX_LOG_READ_BYTES } from '../src/logs.js';
@@ -28,29 +28,17 @@ function writeLines(count: number, prefix: string): string[] {
   return texts;
 }
 
-/** The audit log's entries from byte `from` on. */
-function auditSince(from: number): { stage?: string; requestURI?: string; objectRef?: { name?: string; subresource?: string }; responseStatus?: { code?: number } }[] {
-  const path = requireTestEnv('kubernetes').auditLogPath;
-  const size = statSync(path).size;
-  const buffer = Buffer.alloc(size - from);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, buffer.length, from);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.includes('"subresource":"log"'))
-    .map((l) => JSON.parse(l));
+/** The API server's audit log; its marker, a read of an absent pod, shows that every earlier request was logged. */
+let audit: AuditLog;
+
+/** The reads of `pod`'s log received in `window` (each once, with its answer's code), ending it now. */
+async function logReads(window: AuditWindow, pod: string) {
+  return (await audit.requests(window)).filter((e) => e.objectRef?.subresource === 'log' && e.objectRef.name === pod);
 }
 
-/** The `limitBytes` of every read of `pod`'s log in the audit log from byte `from` on (NaN: none asked). */
-function logReadLimits(from: number, pod: string): number[] {
-  return auditSince(from)
-    .filter((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === pod)
-    .map((e) => Number(new URL(e.requestURI ?? '', 'http://api').searchParams.get('limitBytes') ?? NaN));
+/** The `limitBytes` of every read of `pod`'s log in `window` (NaN: none asked). */
+async function logReadLimits(window: AuditWindow, pod: string): Promise<number[]> {
+  return (await logReads(window, pod)).map((e) => Number(new URL(e.requestURI ?? '', 'http://api').searchParams.get('limitBytes') ?? NaN));
 }
 
 /** Appends `count` lines stamped now, each `size` bytes of text; resolves with their texts and the second they share (RFC 3339, whole). */
@@ -69,29 +57,16 @@ async function writeSecond(count: number, prefix: string, size: number): Promise
   return { texts, second: `${now.toISOString().slice(0, 19)}Z` };
 }
 
-/** Whether the audit log, from byte `from` on, has a read of `pod`'s log (not a follow) that was refused. */
-function refusedLogRead(from: number, pod: string): boolean {
-  const path = requireTestEnv('kubernetes').auditLogPath;
-  const size = statSync(path).size;
-  const buffer = Buffer.alloc(size - from);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, buffer.length, from);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.includes('"subresource":"log"'))
-    .map((l) => JSON.parse(l) as { stage?: string; requestURI?: string; objectRef?: { name?: string }; responseStatus?: { code?: number } })
-    .some((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === pod && !e.requestURI?.includes('follow=true') && (e.responseStatus?.code ?? 0) >= 400);
+/** How many reads of `pod`'s log without `follow` in `window` were refused. */
+async function refusedLogReads(window: AuditWindow, pod: string): Promise<number> {
+  return (await logReads(window, pod)).filter((e) => !e.requestURI?.includes('follow=true') && (e.responseStatus?.code ?? 0) >= 400).length;
 }
 
 beforeAll(async () => {
   const env = await runnerNamespace('pod-logs');
   namespace = env.namespace;
   kubeconfig = env.kubeconfig;
+  audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (name) => void (await admin.core.readNamespacedPod({ name, namespace }).catch(() => undefined)));
   const proxied = await proxiedKubeconfig(env.kubeconfig);
   proxy = proxied.proxy;
   start = () => startRunner({ namespace: env.namespace, kubeconfig: proxied.kubeconfig }, { templates: [{ name: 'logging', template: { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'logger:1' }] } } }] });
@@ -195,10 +170,12 @@ describe('logs', () => {
     try {
       // the node answers 400 to a read of a log file that is not there (as during a rotation's rename): the read after the exit fails once
       renameSync(path, `${path}.away`);
-      const audit = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+      const window = audit.open();
       try {
         await admin.core.patchNamespacedPod({ name: podName, namespace, body: { metadata: { annotations: { [KWOK_POD_ANNOTATIONS.exitCode]: '0' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-        await waitFor(() => refusedLogRead(audit, podName), 30_000, serverWait({ what: 'the capture\'s read after the exit refused' }));
+        // at the exit the capture first asks whether the node's current file holds its last line (refused: it cannot tell, so it
+        // keeps its follow until that is silent), then reads the rest: the file stays away until that read was refused too
+        await waitFor(async () => (await refusedLogReads(window, podName)) >= 2, 60_000, serverWait({ what: 'the capture\'s read after the exit refused' }));
       } finally {
         renameSync(`${path}.away`, path);
       }
@@ -232,11 +209,11 @@ describe('logs', () => {
       for await (const line of stream) if (line.text.startsWith(prefix)) lines.push(line.text);
       return lines;
     };
-    const audit = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+    const window = audit.open();
     try {
       // 2000 bytes a read: a resumed read re-reads its second and must hold the next line too
       expect(await read({ sinceTime: a.second }, 2000)).toEqual(all);
-      const whole = logReadLimits(audit, podName);
+      const whole = await logReadLimits(window, podName);
       expect(whole.length).toBeGreaterThanOrEqual(2);
       expect(whole.every((limit) => limit > 0 && limit <= 2000), JSON.stringify(whole)).toBe(true);
       // the caller's limit counts text bytes across the reads, and stops at the line that reaches it
@@ -252,11 +229,11 @@ describe('logs', () => {
       // so is one line longer than the bound
       expect((await rejection(read({ sinceTime: c.second }, 500))).code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
       // the runner's own reads carry the default bound
-      const from = statSync(requireTestEnv('kubernetes').auditLogPath).size;
+      const runnerWindow = audit.open();
       const served: string[] = [];
       for await (const line of runner.logs('bounded', { sinceTime: a.second })) if (line.text.startsWith(prefix)) served.push(line.text);
       expect(served).toEqual(all);
-      const limits = logReadLimits(from, podName);
+      const limits = await logReadLimits(runnerWindow, podName);
       expect(limits.length).toBeGreaterThan(0);
       expect(limits.every((l) => l === MAX_LOG_READ_BYTES), JSON.stringify(limits)).toBe(true);
     } finally {

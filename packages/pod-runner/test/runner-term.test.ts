@@ -2,6 +2,7 @@ import { waitFor } from '@rollcall/conformance';
 import { type Logger, systemClock } from '@rollcall/core';
 import { ApiClient, ResourceInformer, userAgent } from '@rollcall/kube-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditLog, requireTestEnv } from '@rollcall/tools/testenv';
 import { buildPod } from '../src/pod-build.js';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from '../src/pod.js';
 import { RunnerTerm } from '../src/runner-term.js';
@@ -129,10 +130,11 @@ describe('RunnerTerm on kwok', () => {
     const { seen, pods } = await watchPods(client, ns);
     const ids = Array.from({ length: 6 }, (_, i) => `q${i}`);
     for (const taskId of ids) await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 300 }) }, ns));
-    let refusals = 0;
-    const logger: Logger = { ...quiet, info: (_fields: unknown, message?: string) => void (message?.includes('refused for quota') && (refusals += 1)) };
+    // the API server's own count of the refusals: its answers to this client's pod creates in the namespace
+    const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (name) => void (await admin.core.readNamespacedPod({ name, namespace: ns }).catch(() => undefined)));
+    const window = audit.open();
     const term = new RunnerTerm({
-      client, namespace: ns, runner: RUNNER, term: 1, store, clock: systemClock, logger,
+      client, namespace: ns, runner: RUNNER, term: 1, store, clock: systemClock, logger: quiet,
       templates: new Map([['default', { template }]]),
       capacity: 4, requeueDelayMs: 100,
       deliver: () => Promise.resolve(),
@@ -141,7 +143,10 @@ describe('RunnerTerm on kwok', () => {
     await term.start();
     await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
     for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
-    expect(refusals).toBeGreaterThan(0);
+    const refusals = (await audit.requests(window)).filter(
+      (e) => e.verb === 'create' && e.objectRef?.resource === 'pods' && !e.objectRef.subresource && e.objectRef.namespace === ns && e.userAgent === userAgent('runner-term-test') && [403, 429].includes(e.responseStatus?.code ?? 0),
+    );
+    expect(refusals.length).toBeGreaterThan(0);
     expect(seen.mostLive).toBeLessThanOrEqual(2);
     await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
     await term.close();

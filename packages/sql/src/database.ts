@@ -225,7 +225,7 @@ export class SqlDatabase implements ChangeFeed {
   /**
    * Tables created by an earlier release lack created_revision: add it when this
    * process may run DDL, else refuse naming the statements. Rows already there
-   * keep NULL and read as created at their current version (`createdOf`).
+   * keep NULL and read as `legacy:<acquireTime>` (`legacyCreated`).
    */
   private async ensureCreatedRevision(): Promise<void> {
     if (await this.hasCreatedRevision()) return;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, StoreConflictError, UnavailableError } from '@rollcall/core';
 import { assertPayloadSize, type LeaseRecord, type RecordKey, type RecordList, recordShapeProblem, type RecordStore, type StoredRecord, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
-import { createdOf, decodeRecord, encodeRecord, toInt } from './codec.js';
+import { createdOf, decodeRecord, encodeRecord, legacyCreated, toInt } from './codec.js';
 import type { SqlDatabase } from './database.js';
 import type { SqlExecutor } from './dialect.js';
 import { MAX_CLUSTER_LENGTH, MAX_KEY_LENGTH } from './schema.js';
@@ -25,7 +25,10 @@ function prefixEnd(prefix: string): string {
 export class SqlRecordStore implements RecordStore {
   readonly spiVersion = 1 as const;
   readonly maxPayloadBytes = SQL_MAX_PAYLOAD_BYTES;
-  /** No optional member; `created` is the revision of the row's insert, so creates are ordered. */
+  /**
+   * No optional member; `created` is the revision of the row's insert, so creates are ordered
+   * (but for rows an earlier release wrote, `legacy:<acquireTime>`: see `legacyCreated`).
+   */
   readonly supports: StoreSupports = { orderedCreation: true };
   private closed = false;
   private readonly watches = new Set<() => void>();
@@ -83,24 +86,26 @@ export class SqlRecordStore implements RecordStore {
     const { records } = this.database.tables;
     const stored = await this.database.write('update', async (tx) => {
       const revision = await this.database.dialect.nextRevision(tx, this.database.tables);
-      // A row an older release inserted has no created_revision: pin it to the version it had, which is what it read as.
-      const sql = `UPDATE ${records} SET created_revision = COALESCE(created_revision, ?), record_version = ?, record_value = ? WHERE cluster_name = ? AND record_key = ? AND record_version = ?`;
-      const params = [expected, revision, value, this.cluster, key, expected];
-      let created: number;
+      // A row an older release inserted keeps created_revision NULL: pinning it would change its creation once more.
+      const sql = `UPDATE ${records} SET record_version = ?, record_value = ? WHERE cluster_name = ? AND record_key = ? AND record_version = ?`;
+      const params = [revision, value, this.cluster, key, expected];
+      let created: string | null;
       if (this.database.dialect.updateReturning) {
         const rows = await tx.all(`${sql} RETURNING created_revision`, params);
         if (rows.length !== 1) await this.refuse(tx, key, version);
-        created = toInt(rows[0]!.created_revision);
+        created = createdOf(rows[0]!);
       } else {
         if ((await tx.run(sql, params)) !== 1) await this.refuse(tx, key, version);
         // Our own write, read back inside the transaction (the row is locked): the creation this update keeps.
         const [row] = await tx.all(`SELECT created_revision FROM ${records} WHERE cluster_name = ? AND record_key = ?`, [this.cluster, key]);
-        created = toInt(row?.created_revision);
+        created = createdOf(row ?? {});
       }
-      await this.appendChange(tx, revision, key, value, created);
-      return this.result(key, revision, record, created);
+      await this.appendChange(tx, revision, key, value, created === null ? null : Number(created));
+      return this.result(key, revision, record, created ?? legacyCreated(record, String(revision)));
     });
-    this.database.poller.localChange({ id: Number(stored.version), cluster: this.cluster, key, version: Number(stored.version), value, created: Number(stored.created) });
+    // A legacy row's change carries no created_revision, as its change row does not: watchers read `legacy:` alike.
+    const created = /^\d+$/.test(stored.created) ? Number(stored.created) : undefined;
+    this.database.poller.localChange({ id: Number(stored.version), cluster: this.cluster, key, version: Number(stored.version), value, ...(created === undefined ? {} : { created }) });
     return stored;
   }
 
@@ -213,7 +218,7 @@ export class SqlRecordStore implements RecordStore {
     ]);
   }
 
-  private result(key: RecordKey, revision: number, record: LeaseRecord, created: number): StoredRecord {
+  private result(key: RecordKey, revision: number, record: LeaseRecord, created: number | string): StoredRecord {
     return { key, version: String(revision), record: structuredClone(record), created: String(created) };
   }
 }

@@ -12,7 +12,7 @@ export const POLL_BATCH = 500;
 export interface ChangeFeed {
   /** The backend name in error messages. */
   readonly backend: string;
-  readonly tables: Pick<TableNames, 'changes'>;
+  readonly tables: Pick<TableNames, 'changes' | 'records'>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Runs one read outside a transaction; rejects with a RegistryError. */
@@ -176,8 +176,12 @@ export class ChangePoller {
       this.queries++;
       // A plain range scan along the primary key: no temporary table, no sort. (MariaDB 10.11 can
       // crash freeing an internal temporary table of a query in flight at shutdown.)
+      // A put of the previous release (no created_revision) over a row this release inserted keeps
+      // that row's creation: read it from the row (a primary-key lookup, for those changes only).
+      const { records } = this.db.tables;
+      const rowCreated = `CASE WHEN c.created_revision IS NULL AND c.record_value IS NOT NULL THEN (SELECT r.created_revision FROM ${records} r WHERE r.cluster_name = c.cluster_name AND r.record_key = c.record_key) END AS row_created`;
       rows = await this.db.read('watch', (r) =>
-        r.all(`SELECT id, cluster_name, record_key, record_version, record_value, created_revision FROM ${changes} WHERE id > ? ORDER BY id LIMIT ${POLL_BATCH}`, [from]),
+        r.all(`SELECT c.id, c.cluster_name, c.record_key, c.record_version, c.record_value, c.created_revision, ${rowCreated} FROM ${changes} c WHERE c.id > ? ORDER BY c.id LIMIT ${POLL_BATCH}`, [from]),
       );
     } catch (err) {
       this.polling = false;
@@ -231,8 +235,19 @@ export class ChangePoller {
     const value = row.record_value;
     if (value === null || value === undefined) return { type: 'delete', key, revision: rev };
     const version = String(toInt(row.record_version));
-    const decoded = decodeRecord(this.db.backend, key, version, value, createdOf(row));
+    const decoded = decodeRecord(this.db.backend, key, version, value, createdOf(row) ?? this.lifeOf(row, revision));
     return decoded.ok ? { type: 'put', record: decoded.stored, revision: rev } : { type: 'corrupt', entry: decoded.corrupt, revision: rev };
+  }
+
+  /**
+   * The creation of a change the previous release wrote, from the row it
+   * changed: the row's life began at its created_revision and no delete came
+   * since, so a change at or after it is of that life. Null (read as
+   * `legacy:<acquireTime>`) when the row is a legacy one, gone, or a later life.
+   */
+  private lifeOf(row: SqlRow, revision: number): string | null {
+    const created = createdOf({ created_revision: row.row_created });
+    return created !== null && Number(created) <= revision ? created : null;
   }
 
   private deliver(watcher: Watcher, event: WatchEvent): void {

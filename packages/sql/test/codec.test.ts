@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, encodeRecord } from '../src/codec.js';
+import { createdOf, decodeRecord, encodeRecord, legacyCreated } from '../src/codec.js';
 import { schemaScript, tableNames, tablePrefixProblem } from '../src/schema.js';
 
 const record = { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: '2026-01-02T03:04:05.678000Z', renewTime: null, leaseTransitions: 3, payload: { cpu: 0.5, tags: ['ü'] } };
@@ -38,6 +38,19 @@ describe('codec', () => {
   it('bytes that are not UTF-8 are a corrupt entry', () => {
     const decoded = decodeRecord('mysql', 'lock/x', '2', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), '2');
     expect(decoded.ok).toBe(false);
+  });
+
+  it('a row of an earlier release (no created_revision) reads as created at its acquireTime, which its heartbeats keep', () => {
+    const decoded = decodeRecord('sqlite', 'member/w/a', '7', encodeRecord(record), createdOf({ created_revision: null }));
+    expect(decoded).toEqual({ ok: true, stored: { key: 'member/w/a', version: '7', record, created: 'legacy:2026-01-02T03:04:05.678000Z' } });
+    const beat = decodeRecord('sqlite', 'member/w/a', '9', encodeRecord({ ...record, renewTime: '2026-01-02T03:04:07.000000Z' }), createdOf({}));
+    expect(beat.ok && beat.stored.created).toBe('legacy:2026-01-02T03:04:05.678000Z');
+    // No acquireTime (a free lease), or one no key segment could hold: created at its version, as before.
+    expect(legacyCreated({ ...record, acquireTime: null }, '9')).toBe('9');
+    expect(legacyCreated({ ...record, acquireTime: '2026/01/02' }, '9')).toBe('9');
+    const corrupt = decodeRecord('sqlite', 'member/w/a', '7', 'nope', null);
+    expect(!corrupt.ok && 'created' in corrupt.corrupt).toBe(false);
+    expect(createdOf({ created_revision: 12n })).toBe('12');
   });
 
   it('decodes a value handed back as bytes', () => {

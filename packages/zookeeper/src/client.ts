@@ -7,24 +7,10 @@
 import zookeeper from 'node-zookeeper-client';
 import type { Client, State } from 'node-zookeeper-client';
 import { type Clock, type Logger, type RegistryError, type Timer, UnavailableError } from '@rollcall/core';
-import type { StoreSessionState } from '@rollcall/core/spi';
+import { Emitter, type StoreSessionState } from '@rollcall/core/spi';
 import { BACKEND, mapError, ZK, zkCode } from './errors.js';
-import { tlsFailure, useTlsSocket, type ZkTlsMaterial } from './tls-socket.js';
-
-/** The internals of node-zookeeper-client this backend reaches into, narrowed to what it reads. */
-interface ClientInternals {
-  connectionManager?: {
-    /** The zxid of the last reply header, set just before that reply's callback runs. */
-    zxid?: Buffer;
-    /** 1 while connecting. */
-    state?: number;
-    socket?: { destroy(): void };
-    connect?: () => void;
-    onSocketConnected?: () => void;
-  };
-}
-
-const CM_CONNECTING = 1;
+import { abandonClient, currentSocket, destroySocket, isConnecting, newClient, replyZxid } from './library-client.js';
+import { tlsFailure, type ZkTlsMaterial } from './tls-socket.js';
 
 interface Waiter {
   resume(): void;
@@ -43,6 +29,13 @@ export interface SessionOptions {
   logger: Logger;
   /** Hosts in the connect string: the handshake timeout per server is the session timeout divided among them. */
   hostCount: number;
+}
+
+interface SessionEvents {
+  state: StoreSessionState;
+  /** The connection dropped, the session was lost, or the store closed: open watches end. */
+  drop: RegistryError;
+  connected: undefined;
 }
 
 type Phase = 'connecting' | 'connected' | 'suspended' | 'lost' | 'closed';
@@ -69,9 +62,7 @@ export class ZkSession {
   private lostTimer: Timer | undefined;
   private handshakeTimer: Timer | undefined;
   private pingInFlight = false;
-  private readonly stateListeners = new Set<(state: StoreSessionState) => void>();
-  private readonly dropListeners = new Set<(error: RegistryError) => void>();
-  private readonly connectedListeners = new Set<() => void>();
+  private readonly events: Emitter<SessionEvents>;
   private sessionIdHex = '';
   /** Requests waiting for the connection to come back. */
   private readonly waiters = new Set<Waiter>();
@@ -81,6 +72,7 @@ export class ZkSession {
 
   constructor(private readonly options: SessionOptions) {
     this.negotiatedMs = options.sessionTimeoutMs;
+    this.events = new Emitter<SessionEvents>(options.logger);
   }
 
   /** Connects the first session; rejects UNAVAILABLE when none is established within `connectTimeoutMs`. */
@@ -88,7 +80,7 @@ export class ZkSession {
     return new Promise<void>((resolve, reject) => {
       const timer = this.options.clock.setTimeout(() => {
         off();
-        const error = new UnavailableError(`no ZooKeeper session with ${this.describeHosts()} within ${this.options.connectTimeoutMs} ms (connectTimeoutMs)`, { backend: BACKEND });
+        const error = new UnavailableError(`no ZooKeeper session with ${hostsOf(this.options.connectString)} within ${this.options.connectTimeoutMs} ms (connectTimeoutMs)`, { backend: BACKEND });
         void this.close().finally(() => reject(error));
       }, this.options.connectTimeoutMs);
       const off = this.onConnected(() => {
@@ -103,7 +95,7 @@ export class ZkSession {
         timer.cancel();
         void this.close().finally(() => reject(error));
       };
-      this.newClient();
+      this.connectNew();
     });
   }
 
@@ -122,19 +114,16 @@ export class ZkSession {
   }
 
   onSessionState(listener: (state: StoreSessionState) => void): () => void {
-    this.stateListeners.add(listener);
-    return () => this.stateListeners.delete(listener);
+    return this.events.on('state', listener);
   }
 
   /** Called when the connection drops, the session is lost, or the store closes: open watches end. */
   onDrop(listener: (error: RegistryError) => void): () => void {
-    this.dropListeners.add(listener);
-    return () => this.dropListeners.delete(listener);
+    return this.events.on('drop', listener);
   }
 
   onConnected(listener: () => void): () => void {
-    this.connectedListeners.add(listener);
-    return () => this.connectedListeners.delete(listener);
+    return this.events.on('connected', listener);
   }
 
   /**
@@ -194,7 +183,7 @@ export class ZkSession {
 
   /** The zxid of the reply whose callback is running now (the library sets it just before). */
   replyZxid(client: Client): Buffer | undefined {
-    return (client as unknown as ClientInternals).connectionManager?.zxid;
+    return replyZxid(client);
   }
 
   /** Ends the session (CLOSE_SESSION when connected) and stops every timer. */
@@ -204,7 +193,7 @@ export class ZkSession {
     this.phase = 'closed';
     this.clearTimers();
     const closedError = new UnavailableError('the store is closed', { backend: BACKEND });
-    this.drop(closedError);
+    this.events.emit('drop', closedError);
     for (const waiter of [...this.waiters]) waiter.abort(closedError);
     this.waiters.clear();
     const client = this.client;
@@ -221,19 +210,12 @@ export class ZkSession {
         client.close();
       });
     }
-    this.abandon(client);
+    if (client) abandonClient(client);
   }
 
-  private newClient(): void {
+  private connectNew(): void {
     const generation = ++this.generation;
-    const client = zookeeper.createClient(this.options.connectString, {
-      sessionTimeout: this.options.sessionTimeoutMs,
-      // The library waits up to this long (random) after trying every server once.
-      spinDelay: 250,
-      retries: 0,
-    });
-    if (this.options.tls) useTlsSocket(client, this.options.tls, (server, error) => generation === this.generation && this.tlsError(server, error));
-    if (this.options.auth) client.addAuthInfo('digest', Buffer.from(`${this.options.auth.username}:${this.options.auth.password}`, 'utf8'));
+    const client = newClient(this.options, (server, error) => generation === this.generation && this.tlsError(server, error));
     client.on('state', (state: State) => {
       if (generation !== this.generation) return;
       if (state.code === zookeeper.State.SYNC_CONNECTED.code) this.connected_();
@@ -265,9 +247,9 @@ export class ZkSession {
     let lastSocket: unknown;
     const tick = () => {
       if (generation !== this.generation || this.phase === 'closed') return;
-      const cm = (client as unknown as ClientInternals).connectionManager;
-      if (this.phase !== 'connected' && cm?.state === CM_CONNECTING && cm.socket && cm.socket === lastSocket) cm.socket.destroy();
-      lastSocket = this.phase === 'connected' ? undefined : cm?.socket;
+      const socket = this.phase === 'connected' ? undefined : currentSocket(client);
+      if (socket && socket === lastSocket && isConnecting(client)) socket.destroy();
+      lastSocket = socket;
       this.handshakeTimer = this.options.clock.setTimeout(tick, budget);
     };
     this.handshakeTimer?.cancel();
@@ -287,8 +269,8 @@ export class ZkSession {
     this.lostTimer = undefined;
     this.schedulePing();
     this.options.logger.info({ backend: BACKEND, sessionId: this.sessionIdHex, sessionTimeoutMs: this.negotiatedMs, after: previous }, '[rollcall] [zookeeper] session connected');
-    if (previous !== 'connecting') this.emit('connected');
-    for (const listener of [...this.connectedListeners]) listener();
+    if (previous !== 'connecting') this.events.emit('state', 'connected');
+    this.events.emit('connected', undefined);
     for (const waiter of [...this.waiters]) {
       this.waiters.delete(waiter);
       waiter.resume();
@@ -301,8 +283,8 @@ export class ZkSession {
     this.pingTimer?.cancel();
     this.pingInFlight = false;
     this.options.logger.warn({ backend: BACKEND, sessionId: this.sessionIdHex }, `[rollcall] [zookeeper] ${why}: suspended`);
-    this.emit('suspended');
-    this.drop(new UnavailableError(why, { backend: BACKEND }));
+    this.events.emit('state', 'suspended');
+    this.events.emit('drop', new UnavailableError(why, { backend: BACKEND }));
     const untilLost = this.lastAnsweredSentAt + this.negotiatedMs - this.options.clock.now();
     this.lostTimer = this.options.clock.setTimeout(() => this.lose('the session timeout passed without reconnecting'), Math.max(0, untilLost));
   }
@@ -320,11 +302,11 @@ export class ZkSession {
       this.phase = 'lost';
       this.clearTimers();
       this.options.logger.warn({ backend: BACKEND, sessionId: this.sessionIdHex }, `[rollcall] [zookeeper] ${why}: session lost, starting a new one`);
-      this.emit('lost');
-      this.drop(new UnavailableError(`session lost: ${why}`, { backend: BACKEND }));
+      this.events.emit('state', 'lost');
+      this.events.emit('drop', new UnavailableError(`session lost: ${why}`, { backend: BACKEND }));
     }
-    this.abandon(old);
-    this.newClient();
+    if (old) abandonClient(old);
+    this.connectNew();
   }
 
   private schedulePing(): void {
@@ -335,9 +317,8 @@ export class ZkSession {
       if (this.phase !== 'connected') return;
       if (this.options.clock.now() - this.lastAnswerAt > readTimeout) {
         // The socket is open but the server is silent: the library would wait forever.
-        const cm = (this.client as unknown as ClientInternals).connectionManager;
         this.disconnected(`ZooKeeper did not answer for ${readTimeout} ms`);
-        cm?.socket?.destroy();
+        destroySocket(this.client);
         return;
       }
       if (!this.pingInFlight) {
@@ -357,40 +338,6 @@ export class ZkSession {
     if (sentAt > this.lastAnsweredSentAt) this.lastAnsweredSentAt = sentAt;
   }
 
-  private emit(state: StoreSessionState): void {
-    for (const listener of [...this.stateListeners]) {
-      try {
-        listener(state);
-      } catch (err) {
-        this.options.logger.error({ err }, '[rollcall] [zookeeper] a session listener threw');
-      }
-    }
-  }
-
-  private drop(error: RegistryError): void {
-    for (const listener of [...this.dropListeners]) listener(error);
-  }
-
-  /** Stops a client for good: the library would otherwise keep reconnecting an abandoned session. */
-  private abandon(client: Client | undefined): void {
-    if (!client) return;
-    client.removeAllListeners('state');
-    const cm = (client as unknown as ClientInternals).connectionManager;
-    if (cm) {
-      cm.connect = () => {};
-      // A connect already scheduled (the library's spin delay) still opens a socket: close it at once.
-      cm.onSocketConnected = function (this: NonNullable<ClientInternals['connectionManager']>) {
-        this.socket?.destroy();
-      };
-    }
-    try {
-      client.close();
-    } catch {
-      // already closed
-    }
-    cm?.socket?.destroy();
-  }
-
   private clearTimers(): void {
     this.pingTimer?.cancel();
     this.lostTimer?.cancel();
@@ -398,10 +345,12 @@ export class ZkSession {
     this.pingTimer = this.lostTimer = this.handshakeTimer = undefined;
   }
 
-  private describeHosts(): string {
-    const slash = this.options.connectString.indexOf('/');
-    return slash < 0 ? this.options.connectString : this.options.connectString.slice(0, slash);
-  }
+}
+
+/** The hosts of a connect string, without its chroot. */
+function hostsOf(connectString: string): string {
+  const slash = connectString.indexOf('/');
+  return slash < 0 ? connectString : connectString.slice(0, slash);
 }
 
 function isConnectionError(error: unknown): boolean {

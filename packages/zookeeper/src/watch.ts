@@ -69,13 +69,14 @@ export class PrefixWatch implements WatchSubscription {
   }
 
   /**
-   * A record's znode changed or was deleted: read it either way. A delete is
-   * judged against what is there now, because an earlier notification's read,
-   * applied before it, may already have returned the node created anew under
-   * the key (a member's next incarnation after a mark and delete): a bare
-   * delete applied after that would take the new record out of the
-   * listener's view until the next notification put it back. `_deleted`:
-   * the notification was NODE_DELETED, read all the same.
+   * A record's znode changed or was deleted. A delete is read too, never
+   * assumed: a list or read sent before this notification may have been
+   * answered after the key was created again (it lists the key as known, or
+   * reads the new node), and it is applied before this notification, so taking
+   * the key as gone here would lose the new node until its next change (no
+   * watch is armed on it). The read, sent after every earlier request, sees
+   * the server at least as late as any of them. `_deleted`: the notification
+   * was NODE_DELETED, read all the same.
    */
   nodeChanged(key: RecordKey, _deleted = false): void {
     if (!key.startsWith(this.prefix)) return;

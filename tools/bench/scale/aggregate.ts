@@ -1,13 +1,31 @@
+import { DEFAULT_MEMBER_TIMING } from '@rollcall/core';
 import { summarize } from '../../testenv/measure/stats.js';
 import type { RequestTotals } from '../scenarios/idle-requests.js';
+import type { MemberWriteCounts } from './server.js';
 import type { SimProcess, WatchCounts } from './protocol.js';
 import type { Latency, ScaleRow } from './results.js';
 
 /** Requests counted over `seconds`, per second, in all, by method, and the member writes where counted. */
-export function requestRates(totals: RequestTotals & { memberWrites?: number }, seconds: number): { perSecond: number; byMethod?: Record<string, number>; memberWritesPerSecond?: number } {
+export function requestRates(totals: RequestTotals & MemberWriteCounts, seconds: number): { perSecond: number; byMethod?: Record<string, number>; memberWritesPerSecond?: number; memberWritesByMethod?: Record<string, number>; memberWriters?: number } {
   const rate = (n: number) => n / seconds;
-  const byMethod = totals.byMethod && Object.fromEntries(Object.entries(totals.byMethod).map(([method, n]) => [method, rate(n)]));
-  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}), ...(totals.memberWrites !== undefined ? { memberWritesPerSecond: rate(totals.memberWrites) } : {}) };
+  const rates = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([method, n]) => [method, rate(n)]));
+  const byMethod = totals.byMethod && rates(totals.byMethod);
+  return { perSecond: rate(totals.total), ...(byMethod ? { byMethod } : {}), ...(totals.memberWrites !== undefined ? { memberWritesPerSecond: rate(totals.memberWrites) } : {}), ...(totals.memberWritesByMethod ? { memberWritesByMethod: rates(totals.memberWritesByMethod) } : {}), ...(totals.memberWriters !== undefined ? { memberWriters: totals.memberWriters } : {}) };
+}
+
+/**
+ * Member writes per heartbeat: the member writes of a second times the heartbeat interval, over the member records
+ * written in the window (over the members open when it began, in results from before that count) — 1.0 when each
+ * heartbeat is one write and nothing else writes. A write the server refused (429) and its retry count twice; the
+ * window's crashes (their removal deletes, the heartbeats they no longer send) and timed announces move it by about
+ * their share of N. Undefined where members send no heartbeat (`pod` mode, N = 0) or the writes were not counted.
+ */
+export function writesPerHeartbeat(row: Pick<ScaleRow, 'members' | 'opened' | 'liveness' | 'memberTiming' | 'requests'>): number | undefined {
+  const writes = row.requests?.memberWritesPerSecond;
+  const members = row.requests?.memberWriters ?? row.opened;
+  if (writes === undefined || row.members === 0 || members === 0 || row.liveness === 'pod') return undefined;
+  const intervalMs = row.memberTiming?.heartbeatIntervalMs ?? DEFAULT_MEMBER_TIMING.heartbeatIntervalMs;
+  return (writes * intervalMs) / 1000 / members;
 }
 
 type RoleCounts = Record<SimProcess['role'], WatchCounts>;

@@ -50,6 +50,10 @@ export interface ScaleRow {
      * probes' own left out: heartbeats, and the removal of crashed members. Kubernetes only (from the audit log).
      */
     memberWritesPerSecond?: number;
+    /** {@link memberWritesPerSecond} by verb (a heartbeat is a `patch`; a re-announce after a loss a `create`, after a `delete` of the lost record); absent in results from before it was counted. */
+    memberWritesByMethod?: Record<string, number>;
+    /** How many member records and heartbeat Leases were written in the window (Kubernetes only); absent in results from before it was counted. */
+    memberWriters?: number;
   };
   watch?: {
     /** Events (puts, deletes) delivered to every watch of the simulated processes, per second. */

@@ -30,7 +30,14 @@ export function sampleServer(backend: ScaleBackend): ProcSample {
 export interface RequestWindow {
   source: string;
   /** Starts counting now; the function it resolves with ends the window. */
-  start(): Promise<() => Promise<RequestTotals & { memberWrites?: number }>>;
+  start(): Promise<() => Promise<RequestTotals & MemberWriteCounts>>;
+}
+
+/** The writes to member records counted in a window (Kubernetes only): in all, by verb, and how many records were written. */
+export interface MemberWriteCounts {
+  memberWrites?: number;
+  memberWritesByMethod?: Record<string, number>;
+  memberWriters?: number;
 }
 
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
@@ -68,12 +75,14 @@ export function requestWindow(backend: ScaleBackend, target: BenchTarget): Reque
           const window = audit.open();
           return async () => {
             let memberWrites = 0;
+            const byMethod: Record<string, number> = {};
+            const writers = new Set<string>();
             const totals = await audit.closeWhere(window, (e) => {
               if (e.objectRef?.namespace !== namespace) return false;
-              if (isMemberWrite(e)) memberWrites++;
+              if (isMemberWrite(e)) memberWrites++, (byMethod[e.verb] = (byMethod[e.verb] ?? 0) + 1), writers.add(e.objectRef.name!);
               return true;
             });
-            return { ...totals, memberWrites };
+            return { ...totals, memberWrites, memberWritesByMethod: byMethod, memberWriters: writers.size };
           };
         },
       };

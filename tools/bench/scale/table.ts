@@ -1,3 +1,4 @@
+import { writesPerHeartbeat } from './aggregate.js';
 import { seriesName, type Latency, type ScaleResults, type ScaleRow } from './results.js';
 
 /** One column: its header and how a row fills it ('' for a skipped row). */
@@ -27,6 +28,7 @@ export const SCALE_COLUMNS: readonly Column[] = [
   { header: 'server RSS MiB', cell: (r) => fixed(0)(r.server && r.server.rssBytes / MiB) },
   { header: 'requests/s', cell: (r) => fixed(1)(r.requests?.perSecond) },
   { header: 'member writes/s', cell: (r) => fixed(1)(r.requests?.memberWritesPerSecond) },
+  { header: 'writes per heartbeat', cell: (r) => fixed(2)(writesPerHeartbeat(r)) },
   { header: 'watch events/s', cell: (r) => fixed(0)(r.watch?.eventsPerSecond) },
   { header: 'events/s per process', cell: (r) => fixed(1)(r.watch?.perProcessPerSecond) },
   { header: 'events/s per master / worker', cell: (r) => (r.watch ? `${r.watch.perMasterPerSecond.toFixed(1)} / ${r.watch.perWorkerPerSecond.toFixed(1)}` : NA) },
@@ -59,6 +61,8 @@ export function renderScaleNotes(rows: readonly ScaleRow[]): string {
     if (row.requests) {
       const verbs = Object.entries(row.requests.byMethod ?? {}).filter(([, n]) => n >= 0.05);
       parts.push(`requests/s by method: ${verbs.length === 0 ? 'not split by the server' : verbs.map(([m, n]) => `${m} ${n.toFixed(1)}`).join(', ')} (${row.requests.source})`);
+      const writes = Object.entries(row.requests.memberWritesByMethod ?? {}).filter(([, n]) => n >= 0.05);
+      if (writes.length > 0) parts.push(`member writes/s by method: ${writes.map(([m, n]) => `${m} ${n.toFixed(1)}`).join(', ')}${row.requests.memberWriters === undefined ? '' : ` (${row.requests.memberWriters} records written)`}`);
     }
     if (row.server) parts.push(`server processes: ${row.server.units.join(' + ')}`);
     if (row.watch) parts.push(`bookmarks/s ${row.watch.bookmarksPerSecond.toFixed(1)}`);

@@ -13,7 +13,11 @@ export interface AuditEvent {
   /** The request's path and query, selectors included. */
   requestURI?: string;
   user?: { username?: string };
+  /** The client's User-Agent header. */
+  userAgent?: string;
   requestReceivedTimestamp?: string;
+  /** The answer (on the stage logged first: ResponseStarted for a long-running request such as a log read, else ResponseComplete). */
+  responseStatus?: { code?: number };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
 }
 
