@@ -245,7 +245,7 @@ describe('rollcall demo', () => {
     // Nobody may take over before the killed leader's lease (3 s) has run out since its last renewal (every 0.5 s).
     expect(Number(failover![3])).toBeGreaterThanOrEqual(2.45);
     // Each worker's items failed over once, by the new leader, with its fencing token.
-    for (const [id, reason] of [['worker-2', 'deleted'], ['worker-3', 'expired'], ['worker-4', 'expired']] as const) {
+    for (const [id, reason] of [['worker-2', 'withdrawn'], ['worker-3', 'expired'], ['worker-4', 'expired']] as const) {
       expect(r.stdout.match(new RegExp(`${failover![1]} fails ${id} #\\d+ over \\(${reason}, token ${failover![2]}\\)`, 'g')), `${id}: ${r.stdout}`).toHaveLength(1);
       expect(r.stdout.match(new RegExp(`${id} #\\d+ failed over: t\\d+→worker-\\d`, 'g')), `${id}: ${r.stdout}`).toHaveLength(1);
     }

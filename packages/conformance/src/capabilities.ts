@@ -63,6 +63,15 @@ export interface RegistryCapabilities {
   };
   /** Lets the suite run a client in a child process it can SIGKILL. Absent: the crashed-client cases are skipped. */
   crashChild?: CrashChildTarget;
+  /**
+   * The backend's watch may report a record's state after two changes as one
+   * (ZooKeeper: a one-shot watch reads the node after its notification, and
+   * finds it already deleted), so a reader may never see a short-lived state
+   * such as a member's withdraw mark. Cases that assert a reader saw one then
+   * accept either outcome the contract allows. Default false: every change is
+   * seen, save across a relist.
+   */
+  foldingWatch?: boolean;
   /** Discards the backend's change history, so a resuming watch must relist. Absent: the relist case is skipped. */
   compact?(): Promise<void> | void;
   /**

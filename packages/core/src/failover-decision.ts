@@ -41,7 +41,7 @@ export type FailoverAction =
   | { do: 'run'; resumed: boolean }
   /** Write `acked` on this term's claim: the handler resolved. */
   | { do: 'ack' }
-  /** Write `skipped`: a graceful withdraw that is not handled. */
+  /** Write `skipped`: a graceful withdraw, seen as one, that is not handled. */
   | { do: 'skip'; reason: FailoverReason }
   /** Delete its done record: retention. */
   | { do: 'forget' }
@@ -86,7 +86,8 @@ export function decide(facts: FailoverFacts, term: FailoverTermFacts): FailoverA
   }
 }
 
+/** Only a withdraw the leader saw as one is skipped: a delete it cannot explain may be a crash whose expiry mark it missed. */
 function removed(removal: NonNullable<FailoverFacts['removal']>, term: FailoverTermFacts): FailoverAction {
-  if (removal.reason === 'deleted' && !term.includeWithdrawn) return { do: 'skip', reason: 'deleted' };
+  if (removal.reason === 'withdrawn' && !term.includeWithdrawn) return { do: 'skip', reason: 'withdrawn' };
   return { do: 'claim', reason: removal.reason, lastPayload: removal.payload, resumed: false };
 }

@@ -2,13 +2,17 @@ import { formatMicroTime, type JsonValue, type LeaseRecord } from './lease-recor
 import type { RecordKey, StoredRecord } from './store.js';
 
 /**
- * Why a member incarnation is failed over: `expired` (no heartbeat within its
- * lease), `deleted` (its record was deleted: a graceful withdraw, or anyone's
+ * Why a member incarnation is failed over: `withdrawn` (a graceful withdraw
+ * the leader saw as one: its record marked withdrawn, then deleted; run only
+ * with `includeWithdrawn`), `expired` (no heartbeat within its lease),
+ * `deleted` (its record was deleted and the leader did not see it marked
+ * withdrawn: anyone's delete, a member of a release before the withdraw mark
+ * withdrawing, or a withdraw whose mark the leader's watch folded into the
  * delete), `replaced` (a later incarnation of the same id took its place),
  * `corrupt` (its record became unreadable), `unseen` (it went while no leader
  * watched: a successor found it gone, reason unknown).
  */
-export type FailoverReason = 'expired' | 'deleted' | 'replaced' | 'corrupt' | 'unseen';
+export type FailoverReason = 'withdrawn' | 'expired' | 'deleted' | 'replaced' | 'corrupt' | 'unseen';
 
 /**
  * The durable state of one member incarnation's failover, the payload of

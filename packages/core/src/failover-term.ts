@@ -8,6 +8,7 @@ import type { DeadIncarnation, FailoverEvents, FailoverHandler } from './failove
 import type { JsonValue, LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MemberEvent, MemberListener } from './member.js';
+import { isWithdrawn } from './member-withdraw.js';
 import { memberKey } from './record-key.js';
 import type { RecordKey, StoredRecord } from './store.js';
 import type { CacheChange, Claim, WatchCache } from './watch-cache.js';
@@ -150,7 +151,7 @@ export class FailoverTerm {
       if (incarnation === undefined) return this.o.logger.warn({ role, id }, '[rollcall] failover: a removed member of unknown incarnation');
       if (before?.incarnation === incarnation) this.present.delete(id);
       const key = failoverKey(role, id, incarnation);
-      this.removals.set(key, { reason: event.reason, payload });
+      this.removals.set(key, { reason: event.reason === 'deleted' && this.sawWithdrawn(role, id, incarnation) ? 'withdrawn' : event.reason, payload });
       return this.enqueue(key);
     }
     const incarnation = incarnationOf(event.member) ?? this.o.cache.get(memberKey(role, id))?.stored?.created;
@@ -165,6 +166,17 @@ export class FailoverTerm {
     const key = failoverKey(role, id, incarnation);
     this.removals.delete(key); // back before its mark landed: alive
     this.enqueue(key);
+  }
+
+  /**
+   * Whether the view's `deleted` of this incarnation is its withdraw mark,
+   * which the cache holds while the view reports it (the delete after it is
+   * no event); when the watch folded the mark into the delete, the record is
+   * gone, and the delete is one this leader cannot explain.
+   */
+  private sawWithdrawn(role: string, id: string, incarnation: string): boolean {
+    const stored = this.o.cache.get(memberKey(role, id))?.stored;
+    return stored !== undefined && stored.created === incarnation && isWithdrawn(stored.record);
   }
 
   private async sync(key: RecordKey): Promise<void> {

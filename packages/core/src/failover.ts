@@ -13,7 +13,14 @@ export type { DeadIncarnation, FailoverEvents, FailoverHandler, FailoverRun } fr
 
 /** What `registry.failover()` takes. */
 export interface FailoverOptions {
-  /** Also fail over members whose record was deleted (a graceful withdraw, reason `deleted`). Default false: they are recorded `skipped`. */
+  /**
+   * Also fail over graceful withdraws the leader saw as such (reason
+   * `withdrawn`: the member marked its record withdrawn before deleting it).
+   * Default false: they are recorded `skipped`. Any other delete (reason
+   * `deleted`: one the leader did not see marked, such as a withdraw of a
+   * member of an earlier release, or one whose mark its watch folded into the
+   * delete) is failed over either way: it may be a crash.
+   */
   includeWithdrawn?: boolean;
   /**
    * How long a done record (`acked`, `skipped`) is kept after the leading

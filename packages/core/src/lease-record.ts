@@ -33,6 +33,16 @@ export interface LeaseRecord {
    * elsewhere. Stores keep it as they keep the payload.
    */
   createdAs?: string;
+  /**
+   * The withdraw mark: set (to `true`) on a member record by its own member,
+   * by compare-and-set, as the last write before it deletes the record in a
+   * graceful withdraw, the rest of the record kept. A reader that sees it
+   * knows the member left on purpose (`registry.failover` skips it by
+   * default); a delete it did not see marked is one it cannot explain, and a
+   * failover runs it. Absent elsewhere (and on records of releases before it).
+   * Stores keep it as they keep the payload.
+   */
+  withdrawn?: true;
 }
 
 /**

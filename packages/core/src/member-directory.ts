@@ -5,6 +5,7 @@ import { isMarked, LivenessJudge, type ConfirmPolicy } from './liveness-judge.js
 import type { Logger } from './logger.js';
 import { podUidOf, type LivenessStrategy, type Verdict } from './member-liveness.js';
 import type { Member, MemberEvent, MemberListener, MemberRemovalReason } from './member.js';
+import { isWithdrawn } from './member-withdraw.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { PodRecords } from './pod-liveness.js';
 import { MEMBER_PREFIX, parseKey } from './record-key.js';
@@ -54,7 +55,10 @@ export interface MemberDirectoryOptions {
  * as added), a crashed member costs one delete, and a mark whose marker died
  * before deleting expires a lease later and is marked again; or, in a registry
  * that writes nothing, read unchanged. A mark, and a member no longer vouched
- * for, is reported as `removed` with reason `expired`.
+ * for, is reported as `removed` with reason `expired`; a withdraw mark (its
+ * member's last write before deleting it, {@link isWithdrawn}) as `removed`
+ * with reason `deleted`, at once, so a failover reading the cache then knows
+ * the delete is a withdraw.
  *
  * A member is one incarnation ({@link Member.incarnation}: its record's
  * creation). A record under its key with another creation than the one last
@@ -163,10 +167,12 @@ export class MemberDirectory {
       this.forget(entry.key);
     }
     const verdict = this.verdict(entry);
-    if (isMarked(record) || verdict === 'absent') {
-      this.drop(entry.key, 'expired');
+    const marked = isMarked(record) || isWithdrawn(record);
+    if (marked || verdict === 'absent') {
+      // A withdraw mark (seen before the delete it precedes) is a graceful withdraw: `deleted`, as that delete would say.
+      this.drop(entry.key, isWithdrawn(record) ? 'deleted' : 'expired');
       // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
-      if (isMarked(record) && verdict === 'lease') this.track({ member: undefined, entry, leaseMs, byLease: true });
+      if (marked && verdict === 'lease') this.track({ member: undefined, entry, leaseMs, byLease: true });
       else this.forget(entry.key);
       return;
     }

@@ -6,8 +6,9 @@ import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness 
 import type { Logger } from './logger.js';
 import type { KeptMember, LivenessStrategy, MemberAfterLost, MemberKeeper, OwnRecord } from './member-liveness.js';
 import { isMarked } from './liveness-judge.js';
-import { checkOwn, createAnew, deleteOwn, renewOwn, Superseded, type Slot } from './member-writes.js';
+import { checkOwn, createAnew, deleteOwn, renewOwn, Superseded, withdrawOwn, type Slot } from './member-writes.js';
 import { MemberValidity, type MemberLossReason } from './member-validity.js';
+import { isWithdrawn } from './member-withdraw.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
 import { toLeaseSeconds, type MemberTiming } from './timing.js';
@@ -183,6 +184,8 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
   /** Stops heartbeating and deletes the record; peers see `removed` through the watch. Idempotent. */
   async withdraw(): Promise<void> {
     if (this.withdrawn) return;
+    // Graceful only while alive: a lost incarnation's work stopped without being handed over, so it is failed over.
+    const graceful = this.alive;
     this.withdrawn = true;
     this.retry?.cancel();
     const inc = this.inc;
@@ -192,7 +195,8 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     await this.writing.catch(() => {});
     // The member record first, so readers see `removed` at once; what a crash leaves after it is its mode's to clean.
     // Only a record of its own (between a loss and the new incarnation, the lost one): never a successor's.
-    await deleteOwn(this.options.store, this.options.key, inc.member.own ?? this.shown?.member.own);
+    const own = inc.member.own ?? this.shown?.member.own;
+    await (graceful ? withdrawOwn(this.options.store, this.options.key, own, () => this.options.clock.wallNow()) : deleteOwn(this.options.store, this.options.key, own));
     await inc.keeper.withdrawn();
   }
 
@@ -238,7 +242,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       clock,
       logger,
       writeMember: () => this.writeMember(inc),
-      deleteMember: () => deleteOwn(store, key, inc.member.own),
+      deleteMember: () => withdrawOwn(store, key, inc.member.own, () => clock.wallNow()),
       renewed: (sentAt) => inc.validity?.renewed(sentAt),
       vouched: () => inc.validity?.recheck(),
       checkMember: () => this.check(inc),
@@ -309,7 +313,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       // A first announce removes whatever an earlier process left; a re-announce only its own records (the lost one, an
       // earlier attempt of this one whose reply it never had) or a mark, never a successor's.
       const mayRemove = (found: StoredRecord) =>
-        inc.previous === undefined || found.created === inc.previous || found.record.acquireTime === inc.acquireTime || isMarked(found.record) || found.record.holderIdentity !== id;
+        inc.previous === undefined || found.created === inc.previous || found.record.acquireTime === inc.acquireTime || isMarked(found.record) || isWithdrawn(found.record) || found.record.holderIdentity !== id;
       slot.own = await createAnew(store, key, () => this.record(inc, payload()), isMember, clock, isMember ? mayRemove : undefined);
       return sentAt;
     }

@@ -133,7 +133,7 @@ export interface KeptMember {
    * by someone else (rejecting LEASE_LOST). Resolves with the write's send time (monotonic).
    */
   writeMember(): Promise<number>;
-  /** Deletes the member record this handle wrote (a failed announce undone). */
+  /** Withdraws the member record this handle wrote, marked withdrawn then deleted (a failed announce undone: it did no work). */
   deleteMember(): Promise<void>;
   /** A renewal peers judge the member by, sent at `sentAt` (monotonic), succeeded: its renew deadline counts from there. */
   renewed(sentAt: number): void;

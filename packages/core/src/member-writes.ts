@@ -3,6 +3,7 @@ import { ErrorCode, hasCode, UnavailableError } from './errors.js';
 import { confirmByWrite } from './expiry.js';
 import type { LeaseRecord } from './lease-record.js';
 import { isMarked, markAndDelete } from './liveness-judge.js';
+import { isWithdrawn, markWithdrawn } from './member-withdraw.js';
 import type { MonitoredStore } from './monitored-store.js';
 import type { RecordKey, StoredRecord } from './store.js';
 
@@ -82,9 +83,9 @@ export function checkOwn(fresh: StoredRecord | undefined, own: StoredRecord, id:
   return isLiveSuccessor(fresh, own, id) ? 'superseded' : 'taken';
 }
 
-/** Another creation under this id, unmarked: a later incarnation of the member. */
+/** Another creation under this id, unmarked (neither expired nor withdrawn): a later incarnation of the member. */
 function isLiveSuccessor(fresh: StoredRecord, own: StoredRecord, id: string): boolean {
-  return fresh.created !== own.created && fresh.record.holderIdentity === id && !isMarked(fresh.record);
+  return fresh.created !== own.created && fresh.record.holderIdentity === id && !isMarked(fresh.record) && !isWithdrawn(fresh.record);
 }
 
 /** The same creation, unmarked, this id, this incarnation's acquireTime: a write of ours. */
@@ -114,4 +115,36 @@ export async function deleteOwn(store: Pick<MonitoredStore, 'get' | 'delete'>, k
     if (!fresh || fresh.created !== own.created) return;
     version = fresh.version;
   }
+}
+
+/**
+ * A graceful withdraw of a member record this member created, `own` its last
+ * write of it: marks it withdrawn by compare-and-set, then deletes the mark
+ * ({@link deleteOwn}). A reader that saw the mark knows the delete that follows
+ * is a withdraw; one whose watch folded the mark into the delete (ZooKeeper's
+ * one-shot watches, a relist) cannot tell it from a crash, and a failover runs
+ * it — which the failover contract allows. After a CONFLICT it marks again only
+ * its own creation still held by it (a write of its own that landed late); a
+ * peer's expiry mark is deleted as it is (its readers saw it expire), a later
+ * incarnation's record is left alone, and gone is done. One write more than a
+ * delete alone, per withdraw.
+ * @internal
+ */
+export async function withdrawOwn(store: Pick<MonitoredStore, 'get' | 'update' | 'delete'>, key: RecordKey, own: StoredRecord | undefined, wallNow: () => Date): Promise<void> {
+  if (!own) return;
+  let current = own;
+  for (let attempt = 1; ; attempt++) {
+    if (isMarked(current.record) || isWithdrawn(current.record)) break;
+    try {
+      current = await store.update(key, markWithdrawn(current.record, wallNow()), current.version);
+      break;
+    } catch (err) {
+      if (hasCode(err, ErrorCode.NOT_FOUND)) return;
+      if (!hasCode(err, ErrorCode.CONFLICT) || attempt >= ATTEMPTS) throw err;
+    }
+    const fresh = await store.get(key);
+    if (!fresh || fresh.created !== own.created) return;
+    current = fresh;
+  }
+  await deleteOwn(store, key, current);
 }

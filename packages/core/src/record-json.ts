@@ -17,6 +17,7 @@ export function recordToJson(record: LeaseRecord): string {
   if (record.payload !== undefined) value.payload = record.payload;
   if (record.liveness !== undefined) value.liveness = { ...record.liveness };
   if (record.createdAs !== undefined) value.createdAs = record.createdAs;
+  if (record.withdrawn === true) value.withdrawn = true;
   return JSON.stringify(value);
 }
 
@@ -49,5 +50,7 @@ export function recordFromJson(key: string, value: string | Uint8Array, backend:
   // Another store's creation, as migrate tags it; anything else is no creation and is read as absent.
   const createdAs = parseCreatedAs(r.createdAs);
   if (createdAs) record.createdAs = createdAs;
+  // Only `true` is the mark; any other value is none.
+  if (r.withdrawn === true) record.withdrawn = true;
   return record;
 }

@@ -7,7 +7,7 @@ const base: FailoverFacts = { record: undefined, present: undefined, removal: un
 const seen: FailoverState = { state: 'seen', lastPayload: 'p0', leaseMs: 20_000 };
 const claimed = (token: number, claims = 1): FailoverState => ({ state: 'claimed', token, reason: 'expired', lastPayload: 'p1', claims });
 const acked = (token: number): FailoverState => ({ state: 'acked', token, reason: 'expired', claims: 1 });
-const skipped = (token: number): FailoverState => ({ state: 'skipped', token, reason: 'deleted' });
+const skipped = (token: number): FailoverState => ({ state: 'skipped', token, reason: 'withdrawn' });
 const alive = { payload: 'p2', leaseMs: 20_000 };
 
 // One row per transition: [what, facts, term overrides, action].
@@ -15,14 +15,16 @@ const table: [string, Partial<FailoverFacts>, Partial<typeof TERM>, FailoverActi
   ['no record, present → note it seen', { present: alive }, {}, { do: 'note' }],
   ['no record, absent, no removal seen → nothing', {}, {}, { do: 'nothing' }],
   ['no record, removal seen → claim (a member that came and went before it was noted)', { removal: { reason: 'expired', payload: 'p3' } }, {}, { do: 'claim', reason: 'expired', lastPayload: 'p3', resumed: false }],
-  ['no record, withdrawn → skip', { removal: { reason: 'deleted', payload: 'p3' } }, {}, { do: 'skip', reason: 'deleted' }],
+  ['no record, withdrawn (its mark seen) → skip', { removal: { reason: 'withdrawn', payload: 'p3' } }, {}, { do: 'skip', reason: 'withdrawn' }],
+  ['no record, deleted with no withdraw mark seen → claim (a crash whose expiry mark was folded away, or an older member)', { removal: { reason: 'deleted', payload: 'p3' } }, {}, { do: 'claim', reason: 'deleted', lastPayload: 'p3', resumed: false }],
   ['seen, present → nothing', { record: seen, present: alive }, {}, { do: 'nothing' }],
   ['seen, present again after a removal (renewed before the mark landed) → nothing', { record: seen, present: alive, removal: { reason: 'expired', payload: 'p2' } }, {}, { do: 'nothing' }],
   ['seen, removed (expired) → claim', { record: seen, removal: { reason: 'expired', payload: 'p4' } }, {}, { do: 'claim', reason: 'expired', lastPayload: 'p4', resumed: false }],
   ['seen, removed (replaced) → claim', { record: seen, removal: { reason: 'replaced', payload: 'p4' } }, {}, { do: 'claim', reason: 'replaced', lastPayload: 'p4', resumed: false }],
   ['seen, removed (corrupt) → claim', { record: seen, removal: { reason: 'corrupt', payload: undefined } }, {}, { do: 'claim', reason: 'corrupt', lastPayload: undefined, resumed: false }],
-  ['seen, withdrawn → skip', { record: seen, removal: { reason: 'deleted', payload: 'p4' } }, {}, { do: 'skip', reason: 'deleted' }],
-  ['seen, withdrawn, includeWithdrawn → claim', { record: seen, removal: { reason: 'deleted', payload: 'p4' } }, { includeWithdrawn: true }, { do: 'claim', reason: 'deleted', lastPayload: 'p4', resumed: false }],
+  ['seen, withdrawn (its mark seen) → skip', { record: seen, removal: { reason: 'withdrawn', payload: 'p4' } }, {}, { do: 'skip', reason: 'withdrawn' }],
+  ['seen, withdrawn, includeWithdrawn → claim', { record: seen, removal: { reason: 'withdrawn', payload: 'p4' } }, { includeWithdrawn: true }, { do: 'claim', reason: 'withdrawn', lastPayload: 'p4', resumed: false }],
+  ['seen, deleted with no withdraw mark seen → claim, with or without includeWithdrawn', { record: seen, removal: { reason: 'deleted', payload: 'p4' } }, {}, { do: 'claim', reason: 'deleted', lastPayload: 'p4', resumed: false }],
   ['seen, absent without a removal seen, less than its lease → wait the rest', { record: seen, absentForMs: 5_000 }, {}, { do: 'wait', ms: 15_000 }],
   ['seen, absent for its lease → claim as unseen, with the payload it was seen with', { record: seen, absentForMs: 20_000 }, {}, { do: 'claim', reason: 'unseen', lastPayload: 'p0', resumed: false }],
   ['claimed by an earlier term → claim again, resumed', { record: claimed(3) }, {}, { do: 'claim', reason: 'expired', lastPayload: 'p1', resumed: true }],

@@ -215,7 +215,7 @@ describe('failover term (manual clock, memory store)', () => {
     await soon(h, () => state(h, w2.key)?.state === 'seen');
     await w2.handle.withdraw();
     await soon(h, () => state(h, w2.key)?.state === 'acked');
-    expect(handling.calls.map((c) => c.dead.reason)).toEqual(['deleted']);
+    expect(handling.calls.map((c) => c.dead.reason)).toEqual(['withdrawn']);
     expect(handling.calls[0]!.dead.incarnation).toBe(w2.incarnation);
     both.close();
   });

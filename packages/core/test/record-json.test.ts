@@ -65,3 +65,15 @@ describe('createdAs, one rule for every store', () => {
     expect(read({ ...stored, createdAs: 'from:\u0007' }).createdAs).toBeUndefined();
   });
 });
+
+describe('withdrawn, the withdraw mark', () => {
+  it('is kept when true, and any other stored value reads as no mark', () => {
+    const stored = JSON.parse(recordToJson({ holderIdentity: 'w1', leaseDurationSeconds: 10, leaseTransitions: 0, acquireTime: null, renewTime: null, withdrawn: true })) as Record<string, unknown>;
+    const read = (value: unknown) => recordFromJson('member/w/w1', JSON.stringify(value), 'test') as LeaseRecord;
+    expect(stored.withdrawn).toBe(true);
+    expect(read(stored).withdrawn).toBe(true);
+    for (const bad of ['true', 1, false, null, {}]) expect(read({ ...stored, withdrawn: bad }).withdrawn, JSON.stringify(bad)).toBeUndefined();
+    const { withdrawn: _mark, ...unmarked } = read(stored);
+    expect(JSON.parse(recordToJson(unmarked))).not.toHaveProperty('withdrawn');
+  });
+});

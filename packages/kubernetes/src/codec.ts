@@ -12,6 +12,8 @@ export const PAYLOAD_ANNOTATION = 'rollcall.dev/payload';
 export const LIVENESS_ANNOTATION = 'rollcall.dev/liveness';
 /** The creation a record continues from another store (`LeaseRecord.createdAs`: `@rollcall/migrate`'s `from:<created>`). */
 export const CREATED_AS_ANNOTATION = 'rollcall.dev/created-as';
+/** A member record's withdraw mark (`LeaseRecord.withdrawn`): `"true"`, or absent. */
+export const WITHDRAWN_ANNOTATION = 'rollcall.dev/withdrawn';
 /** A pod-mode member record's pod uid, as a label: an announce finds an earlier container's records with one selector, not a list of the role. */
 export const POD_UID_LABEL = 'rollcall.dev/pod-uid';
 /** The annotation older client-go and fabric8 keep their leader record in. */
@@ -115,6 +117,7 @@ function decodeObject(object: KubeObject, fields: () => RecordFields | string): 
   if (liveness) record.liveness = liveness;
   const createdAs = parseCreatedAs(object.metadata.annotations?.[CREATED_AS_ANNOTATION]);
   if (createdAs) record.createdAs = createdAs;
+  if (object.metadata.annotations?.[WITHDRAWN_ANNOTATION] === 'true') record.withdrawn = true;
   const problem = recordShapeProblem(record);
   return problem ? { key, version, created, error: corrupt(key, problem) } : { key, version, record, created };
 }
@@ -151,6 +154,8 @@ function withPayload(annotations: Record<string, string>, record: LeaseRecord): 
   if (record.liveness !== undefined) out[LIVENESS_ANNOTATION] = JSON.stringify(record.liveness);
   if (record.createdAs !== undefined) out[CREATED_AS_ANNOTATION] = record.createdAs;
   else delete out[CREATED_AS_ANNOTATION];
+  if (record.withdrawn === true) out[WITHDRAWN_ANNOTATION] = 'true';
+  else delete out[WITHDRAWN_ANNOTATION];
   return out;
 }
 

@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, hasCode, InvalidArgumentError, type Logger, StoreConflictError } from '@rollcall/core';
 import { assertPayloadSize, parseKey, type CorruptEntry, type LeaseRecord, type PluginContext, type RecordKey, type RecordList, type RecordStore, type ScopeOptions, type StoredRecord, type StoreSupports, type WatchListener, type WatchSubscription } from '@rollcall/core/spi';
 import { ApiClient, BACKEND, loadKubeConfig, resolveNamespace, userAgent, type ObjectMeta, type OwnerReference, type RequestContext } from '@rollcall/kube-client';
-import { CLUSTER_LABEL, configMapCodec, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, type KubeObject, type ResourceCodec } from './codec.js';
+import { CLUSTER_LABEL, configMapCodec, parseVersion, podLabelOf, POD_UID_LABEL, recordVersion, KEY_ANNOTATION, leaseCodec, LIVENESS_ANNOTATION, PAYLOAD_ANNOTATION, WITHDRAWN_ANNOTATION, type KubeObject, type ResourceCodec } from './codec.js';
 import { objectName } from './object-names.js';
 import { ShadowObjects } from './shadow-objects.js';
 import type { KubernetesOptions } from './options.js';
@@ -255,6 +255,7 @@ export class KubernetesStore implements RecordStore {
           annotations: {
             [PAYLOAD_ANNOTATION]: record.payload === undefined ? null : JSON.stringify(record.payload),
             [LIVENESS_ANNOTATION]: record.liveness === undefined ? null : JSON.stringify(record.liveness),
+            [WITHDRAWN_ANNOTATION]: record.withdrawn === true ? 'true' : null,
             [WRITE_ANNOTATION]: writeId(),
           },
         },

@@ -12,6 +12,7 @@ export function encodeRecord(record: LeaseRecord): Buffer {
   const { holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions, payload } = record;
   const body: LeaseRecord = { holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions };
   if (payload !== undefined) body.payload = payload;
+  if (record.withdrawn === true) body.withdrawn = true;
   return Buffer.from(JSON.stringify({ rollcall: FORMAT, record: body }), 'utf8');
 }
 
@@ -38,6 +39,8 @@ export function decodeRecord(key: RecordKey, data: Buffer | null | undefined): L
     leaseTransitions: r.leaseTransitions,
   };
   if (r.payload !== undefined) out.payload = r.payload;
+  // The withdraw mark is `true` or nothing.
+  if (r.withdrawn === true) out.withdrawn = true;
   return out;
 }
 

@@ -20,19 +20,32 @@ export interface WatchHost {
   detach(watch: PrefixWatch): void;
 }
 
-type Change = { key: RecordKey; read: NodeRead | undefined };
+/** A read (or, `read` undefined, a name missing from a list), with the order its request was sent in (see {@link PrefixWatch}). */
+type Change = { key: RecordKey; read: NodeRead | undefined; sent: number };
 
 /**
  * A prefix watch built from ZooKeeper's one-shot child and data watches.
  * Each notification starts its reads at once (re-arming the watch) and joins
  * a queue; results are applied in notification order, which is the
  * ensemble's order, against what this watch has already told its listener,
- * so it emits exactly the puts and deletes that differ, never twice.
+ * so it emits exactly the puts and deletes that differ, never twice. A
+ * list's reads of new names are sent after the list returns, so their answers
+ * can be newer than a later notification's: each request is numbered as it is
+ * sent (one session answers in that order) and a change to a key older than
+ * the one last applied to it is dropped — a name missing from a list taken
+ * between a delete and a create under the key must not delete the record a
+ * newer read already showed.
  */
 export class PrefixWatch implements WatchSubscription {
   private queue: Promise<void> = Promise.resolve();
   private ended = false;
   private closed = false;
+  /** Requests sent so far: each read and list is numbered when sent. */
+  private sent = 0;
+  /** The number of the newest request each key's last applied change came from; cleared whenever no request is out. */
+  private readonly appliedFrom = new Map<RecordKey, number>();
+  /** Queued notifications not yet applied: while none is, every later request is newer than all applied. */
+  private inFlight = 0;
 
   constructor(
     private readonly host: WatchHost,
@@ -62,11 +75,17 @@ export class PrefixWatch implements WatchSubscription {
    * reads the new node), and it is applied before this notification, so taking
    * the key as gone here would lose the new node until its next change (no
    * watch is armed on it). The read, sent after every earlier request, sees
-   * the server at least as late as any of them.
+   * the server at least as late as any of them. `_deleted`: the notification
+   * was NODE_DELETED, read all the same.
    */
-  nodeChanged(key: RecordKey, _deleted: boolean): void {
+  nodeChanged(key: RecordKey, _deleted = false): void {
     if (!key.startsWith(this.prefix)) return;
-    this.enqueue(this.host.read(key).then((read) => [{ key, read }]));
+    this.enqueue(this.read(key).then((change) => [change]));
+  }
+
+  private read(key: RecordKey): Promise<Change> {
+    const sent = ++this.sent;
+    return this.host.read(key).then((read) => ({ key, read, sent }));
   }
 
   /** Ends the watch with `error` (delivered once, asynchronously). */
@@ -91,11 +110,13 @@ export class PrefixWatch implements WatchSubscription {
   }
 
   private enqueueChildren(full: boolean): void {
+    this.inFlight++;
+    const listed = ++this.sent;
     const reads = this.host.children().then(async ({ keys, pzxid }) => {
       const under = keys.filter((k) => k.startsWith(this.prefix));
       // Only new names need a read, unless this is the full comparison of a (re)start.
       const toRead = full ? under : under.filter((k) => !this.known.has(k));
-      const read = await Promise.all(toRead.map((key) => this.host.read(key).then((r) => ({ key, read: r }))));
+      const read = await Promise.all(toRead.map((key) => this.read(key)));
       return { present: new Set(under), read, pzxid };
     });
     reads.catch(() => {});
@@ -106,21 +127,23 @@ export class PrefixWatch implements WatchSubscription {
           if (this.ended) return;
           if (pzxid > this.zxid) this.zxid = pzxid;
           const changes: Change[] = [];
-          for (const key of this.known.keys()) if (key.startsWith(this.prefix) && !present.has(key)) changes.push({ key, read: undefined });
+          for (const key of this.known.keys()) if (key.startsWith(this.prefix) && !present.has(key)) changes.push({ key, read: undefined, sent: listed });
           changes.push(...read);
           // Names that appeared in the list but were known when it was read, then deleted by an earlier notification: read them now.
           const readKeys = new Set(read.map((r) => r.key));
           const missed = [...present].filter((k) => !readKeys.has(k) && !this.known.has(k));
           this.apply(changes);
-          for (const key of missed) this.nodeChanged(key, false);
+          for (const key of missed) this.nodeChanged(key);
           // The start revision was checked when the watch began: once compared, the listener is synced.
           if (full) this.emit({ type: 'progress', revision: this.revision, synced: true });
         },
         (error: RegistryError) => this.end(error),
-      );
+      )
+      .finally(() => this.settled());
   }
 
   private enqueue(reads: Promise<Change[]>): void {
+    this.inFlight++;
     // Its failure is handled in turn, in the queue; until then it must not count as unhandled.
     reads.catch(() => {});
     this.queue = this.queue
@@ -130,14 +153,23 @@ export class PrefixWatch implements WatchSubscription {
           if (!this.ended) this.apply(changes);
         },
         (error: RegistryError) => this.end(error),
-      );
+      )
+      .finally(() => this.settled());
+  }
+
+  /** A queued notification was applied (or failed): with none left, no answer can be older than what was applied. */
+  private settled(): void {
+    if (--this.inFlight === 0) this.appliedFrom.clear();
   }
 
   /** Applies reads in zxid order (deletes first: their zxid is unknown but not later than the list that showed them gone). */
   private apply(changes: Change[]): void {
     const deletes: RecordKey[] = [];
     const puts: Exclude<NodeRead, { kind: 'missing' }>[] = [];
-    for (const { key, read } of changes) {
+    for (const { key, read, sent } of changes) {
+      // Older than what was last applied to the key (a list's read of it answered after this request was sent): stale.
+      if ((this.appliedFrom.get(key) ?? 0) > sent) continue;
+      this.appliedFrom.set(key, sent);
       if (!read || read.kind === 'missing') deletes.push(key);
       else puts.push(read);
     }
