@@ -5,6 +5,7 @@ import { ErrorCode, hasCode } from './errors.js';
 import { decide, type FailoverAction } from './failover-decision.js';
 import { failoverKey, failoverPrefix, failoverRecord, failoverStateOf, parseFailoverKey, type FailoverReason, type FailoverState } from './failover-record.js';
 import type { DeadIncarnation, FailoverEvents, FailoverHandler } from './failover-handler.js';
+import { DoneRecords } from './failover-retention.js';
 import type { JsonValue, LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { MemberEvent, MemberListener } from './member.js';
@@ -75,7 +76,7 @@ export class FailoverTerm {
   private readonly removals = new Map<RecordKey, { reason: FailoverReason; payload: JsonValue | undefined }>();
   private readonly absentSince = new Map<RecordKey, number>();
   /** Done records by when this term first saw them done, oldest first. */
-  private readonly doneSince = new Map<RecordKey, number>();
+  private readonly doneRecords: DoneRecords;
   private readonly running = new Set<RecordKey>();
   private readonly resolved = new Set<RecordKey>();
   private readonly claimed = new Set<RecordKey>();
@@ -94,6 +95,7 @@ export class FailoverTerm {
   constructor(private readonly o: FailoverTermOptions) {
     this.queue = new DelayQueue({ clock: o.clock, run: (key) => void this.sync(key) });
     this.storeBackoff = new Backoff({ clock: o.clock, initialMs: 500, maxMs: 30_000 });
+    this.doneRecords = new DoneRecords(o.maxRetained);
     this.claim = o.cache.claim(failoverPrefix(o.role));
     this.offs.push(o.cache.subscribe(failoverPrefix(o.role), (change) => this.onRecord(change)));
     this.offs.push(o.view.watch((event) => this.onMember(event)));
@@ -221,10 +223,10 @@ export class FailoverTerm {
     const present = sighting?.incarnation === parsed.incarnation ? sighting : undefined;
     const done = state !== undefined && state !== 'corrupt' && (state.state === 'acked' || state.state === 'skipped');
     since(this.absentSince, key, state !== undefined && state !== 'corrupt' && state.state === 'seen' && !present, now);
-    since(this.doneSince, key, done, now);
+    this.doneRecords.note(key, done, now);
     const acking = this.acking.get(key);
     if (acking && state !== undefined && state !== 'corrupt' && state.state === 'acked' && state.token === this.o.token) this.acknowledged(key, parsed, acking);
-    if (done) this.evictOldest(key);
+    if (done) for (const k of this.doneRecords.excess(key)) this.enqueue(k);
     const action = decide(
       {
         record: state,
@@ -233,8 +235,8 @@ export class FailoverTerm {
         absentForMs: now - (this.absentSince.get(key) ?? now),
         running: this.running.has(key),
         resolved: this.resolved.has(key),
-        doneForMs: now - (this.doneSince.get(key) ?? now),
-        overCap: done && this.overCap(key),
+        doneForMs: this.doneRecords.doneForMs(key, now),
+        overCap: done && this.doneRecords.overCap(key),
       },
       { token: this.o.token, includeWithdrawn: this.o.includeWithdrawn, retentionMs: this.o.retentionMs },
     );
@@ -280,7 +282,7 @@ export class FailoverTerm {
         if (!this.valid()) return;
         await this.o.store.delete(key, stored.version);
         this.known.set(key, null);
-        this.doneSince.delete(key);
+        this.doneRecords.forget(key);
         return;
       case 'deposed':
         this.o.logger.warn({ key, token }, '[rollcall] a later failover term wrote this record: this term is over');
@@ -346,26 +348,6 @@ export class FailoverTerm {
     const entry = this.o.cache.get(key);
     if (!entry) return undefined;
     return entry.stored ?? 'corrupt';
-  }
-
-  /** Over `maxRetained`: the oldest done records are synced again, to be forgotten. */
-  private evictOldest(except: RecordKey): void {
-    let excess = this.doneSince.size - this.o.maxRetained;
-    for (const k of this.doneSince.keys()) {
-      if (excess-- <= 0) return;
-      if (k !== except) this.enqueue(k);
-    }
-  }
-
-  private overCap(key: RecordKey): boolean {
-    const excess = this.doneSince.size - this.o.maxRetained;
-    if (excess <= 0) return false;
-    let i = 0;
-    for (const k of this.doneSince.keys()) {
-      if (i++ >= excess) return false;
-      if (k === key) return true;
-    }
-    return false;
   }
 
   private removalPayload(key: RecordKey, state: FailoverState | undefined): JsonValue | undefined {

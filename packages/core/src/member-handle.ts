@@ -2,7 +2,7 @@ import { Backoff } from './backoff.js';
 import type { Clock, Timer } from './clock.js';
 import { Emitter } from './emitter.js';
 import { ClosedError, ErrorCode, hasCode, LeaseLostError, UnavailableError } from './errors.js';
-import { formatMicroTime, type JsonValue, type LeaseRecord, type RecordLiveness } from './lease-record.js';
+import { formatMicroTime, type JsonValue, type LeaseRecord } from './lease-record.js';
 import type { Logger } from './logger.js';
 import type { KeptMember, LivenessStrategy, MemberAfterLost, MemberKeeper, OwnRecord } from './member-liveness.js';
 import { isMarked } from './liveness-judge.js';
@@ -76,6 +76,19 @@ interface Incarnation {
   starting: boolean;
   /** For a re-announce: the lost incarnation, whose record it may remove; any other live one found in the way is a successor's. */
   readonly previous: string | undefined;
+}
+
+/** The member record `inc` writes: the member's id as holder, its lease, the incarnation's acquire time and liveness, `renewTime` now. */
+function memberRecord(id: string, timing: MemberTiming, inc: Incarnation, renewTime: string, payload: JsonValue | undefined): LeaseRecord {
+  return {
+    holderIdentity: id,
+    leaseDurationSeconds: toLeaseSeconds(timing.leaseDurationMs),
+    acquireTime: inc.acquireTime,
+    renewTime,
+    leaseTransitions: 1,
+    ...(payload === undefined ? {} : { payload }),
+    liveness: inc.keeper.liveness,
+  };
 }
 
 /** The exit code of `afterLost: 'exit'`: EX_TEMPFAIL, a supervisor's cue to start it again. */
@@ -271,22 +284,6 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
     return next;
   }
 
-  private record(inc: Incarnation, payload: JsonValue | undefined): LeaseRecord {
-    return {
-      holderIdentity: this.options.id,
-      leaseDurationSeconds: toLeaseSeconds(this.options.timing.leaseDurationMs),
-      acquireTime: inc.acquireTime,
-      renewTime: formatMicroTime(this.options.clock.wallNow()),
-      leaseTransitions: 1,
-      ...(payload === undefined ? {} : { payload }),
-      liveness: this.recordLiveness(inc),
-    };
-  }
-
-  private recordLiveness(inc: Incarnation): RecordLiveness {
-    return inc.keeper.liveness;
-  }
-
   /** Writes the member record of `inc` with the current payload; its create starts the incarnation's validity. Resolves with the write's send time. */
   private async writeMember(inc: Incarnation): Promise<number> {
     const created = inc.member.own === undefined;
@@ -314,7 +311,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
       // earlier attempt of this one whose reply it never had) or a mark, never a successor's.
       const mayRemove = (found: StoredRecord) =>
         inc.previous === undefined || found.created === inc.previous || found.record.acquireTime === inc.acquireTime || isMarked(found.record) || isWithdrawn(found.record) || found.record.holderIdentity !== id;
-      slot.own = await createAnew(store, key, () => this.record(inc, payload()), isMember, clock, isMember ? mayRemove : undefined);
+      slot.own = await createAnew(store, key, () => memberRecord(this.options.id, this.options.timing, inc, formatMicroTime(this.options.clock.wallNow()), payload()), isMember, clock, isMember ? mayRemove : undefined);
       return sentAt;
     }
     // Past the deadline the incarnation is over even if a write could still land: an overdue timer must not extend it.
@@ -325,7 +322,7 @@ export class MemberHandle extends Emitter<MemberHandleEvents> {
         throw new LeaseLostError('renew-deadline', `member ${this.options.role}/${id} is past its renew deadline`);
       }
     };
-    const outcome = await renewOwn(store, key, slot, id, () => this.record(inc, payload()), beforeSend);
+    const outcome = await renewOwn(store, key, slot, id, () => memberRecord(this.options.id, this.options.timing, inc, formatMicroTime(this.options.clock.wallNow()), payload()), beforeSend);
     if (outcome !== 'written') {
       this.lose(inc, outcome);
       throw new LeaseLostError(outcome, `member ${this.options.role}/${id}: its record was ${outcome === 'deleted' ? 'deleted' : outcome === 'superseded' ? 'taken over by a later incarnation' : 'written by someone else'}`);

@@ -214,7 +214,7 @@ describe('registry.member.liveness=pod', () => {
     const first = handle.incarnation;
     const firstSignal = handle.signal;
     const lost: { reason: string; at: number; incarnation: string }[] = [];
-    handle.on('lost', (e) => lost.push({ reason: e.reason, at: h.clock.now(), incarnation: first }));
+    handle.on('lost', (e) => lost.push({ reason: e.reason, at: h.clock.now(), incarnation: e.incarnation }));
     pods.probeAnswered('uid-a', h.clock.now(), NOT_READY_AFTER);
     const lastAnswer = h.clock.now();
     h.clock.jump(5_000); // SIGSTOP for 5 s: the overdue timer has not run yet
@@ -224,7 +224,7 @@ describe('registry.member.liveness=pod', () => {
     expect(handle.alive, 'an answer past the bound vouches for nothing').toBe(false);
     expect(handle.incarnation).toBe(first);
     await h.clock.advance(0);
-    expect(lost).toEqual([{ reason: 'probe-missed', at: lastAnswer + 5_000, incarnation: first }]);
+    expect(lost).toEqual([{ reason: 'probe-missed', at: lastAnswer + 5_000, incarnation: first! }]);
     expect(firstSignal.aborted).toBe(true);
     await until(() => handle.incarnation !== first);
   });
