@@ -87,7 +87,8 @@ describe('rollcall manifests', () => {
     expect(bare.code, bare.stderr).toBe(0);
     const docs = loadAllYaml(bare.stdout) as { kind: string; metadata: { namespace?: string } }[];
     expect(docs).toEqual(shipped);
-    expect(docs.map((d) => d.kind)).toEqual(Array(2).fill(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']).flat());
+    // the writes policy has a binding per runner label (pods, records), the term Lease policy one
+    expect(docs.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     expect(docs.every((d) => d.metadata.namespace === undefined)).toBe(true);
     const opted = await run(['manifests', '--role', 'pod-runner', '--fencing', '--namespace', 'prod']);
     expect(opted.code, opted.stderr).toBe(0);

@@ -6,7 +6,7 @@
  */
 export { loadConfiguredPlugin, loadPlugin, missingPackage, PLUGIN_PACKAGES, type PluginComposeContext, type PluginLoader } from './plugin.js';
 export { installLine } from './install-line.js';
-export { registryStore } from './registry.js';
+export { announcedAlive, registryStore } from './registry.js';
 export { assertIdentity, assertName, CLUSTER_RULE, IDENTITY_RULE, NAME_RULE } from './names.js';
 // What a store declares it supports, read as core reads it (the conformance suite, rollcall doctor).
 export { supports, SUPPORTED_MEMBERS } from './store-supports.js';

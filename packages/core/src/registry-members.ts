@@ -84,6 +84,12 @@ export class RegistryMembers {
     return handle;
   }
 
+  /** Whether every member this process announced and has not withdrawn is alive now: false while one is lost and not yet announced again. */
+  get allAlive(): boolean {
+    for (const handle of this.announced) if (!handle.alive) return false;
+    return true;
+  }
+
   async members(role: string): Promise<Member[]> {
     assertName('role', role);
     await this.options.directory.watch(role);

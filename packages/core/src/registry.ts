@@ -48,6 +48,20 @@ export function registryStore(registry: Registry): RecordStore {
   return store;
 }
 
+/** The members side of each registry, for {@link announcedAlive}. */
+const announcers = new WeakMap<Registry, RegistryMembers>();
+
+/**
+ * Whether every member `registry` announced (and has not withdrawn) is alive
+ * now, by its own clock: false while one is past its bound, or lost and not yet
+ * announced again. For a readiness probe that binds its members
+ * (`serveReadinessProbe` with `kubeletProbe`); undefined for a registry not
+ * made by createRegistry.
+ */
+export function announcedAlive(registry: Registry): boolean | undefined {
+  return announcers.get(registry)?.allAlive;
+}
+
 /**
  * The Registry API: membership with heartbeats, elections, locks and the
  * connection state, over one backend store. Every algorithm reads the shared
@@ -129,6 +143,7 @@ export class Registry extends Emitter<RegistryEvents> {
     directory = new MemberDirectory({ cache, store: monitored, clock, logger, retryMs: resolved.member.heartbeatIntervalMs, liveness, pods, confirm });
     registry = new Registry(resolved, connection, directory, liveness, pods, clock, logger, runtime.exit ?? ((code) => process.exit(code)));
     stores.set(registry, store);
+    announcers.set(registry, registry.members_);
     bindBackendActivity(registry, monitored.activity);
     registry.wire(store);
     return registry;

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidArgumentError, systemClock, type Clock, type ConnectionState, type Registry } from '@rollcall/core';
-import { registryStore } from '@rollcall/core/admin';
+import { announcedAlive, registryStore } from '@rollcall/core/admin';
 import { EndpointReadiness } from './endpoint-readiness.js';
 
 /** What {@link serveReadinessProbe} takes. */
@@ -30,6 +30,10 @@ export interface ReadinessProbeOptions {
    * marked the pod not Ready and peers removed its members, so each is lost
    * (`probe-missed`) by then — a paused or hung process stops before anyone may
    * act on its removal. The price: a kubelet that probes late loses them too.
+   * The probe then also answers 503 while a member this registry announced is
+   * not alive (past its bound, or lost and not yet announced again), so the
+   * kubelet's probe in flight when a paused process resumes does not make its
+   * lost incarnation Ready again for its peers.
    * Seconds; each field defaults to 1 (the stanza below). Default: not given,
    * no bound (the probe's answers bound nothing).
    */
@@ -87,8 +91,10 @@ export async function serveReadinessProbe(registry: Registry, options: Readiness
   let lostSince: number | undefined = registry.state === 'lost' ? clock.now() : undefined;
   const track = (state: ConnectionState) => (lostSince = state === 'lost' ? (lostSince ?? clock.now()) : undefined);
   const offs = (['connected', 'suspended', 'lost', 'reconnected'] as const).map((type) => registry.on(type, (e: { state: ConnectionState }) => track(e.state)));
-  const ready = () => registry.isOpen && (lostSince === undefined || clock.now() - lostSince < lostGraceMs) && (options.healthy?.() ?? true);
   const notReadyAfterMs = options.kubeletProbe ? probeWindowMs(options.kubeletProbe) : undefined;
+  // Bound members: asked before an answer is given (and so before it vouches for anyone), never after.
+  const membersAlive = () => notReadyAfterMs === undefined || announcedAlive(registry) !== false;
+  const ready = () => registry.isOpen && (lostSince === undefined || clock.now() - lostSince < lostGraceMs) && membersAlive() && (options.healthy?.() ?? true);
   const podReadiness = notReadyAfterMs === undefined ? undefined : storeOf(registry)?.podReadiness;
   const answered = podReadiness instanceof EndpointReadiness ? (at: number) => podReadiness.selfProbeAnswered({ at, notReadyAfterMs: notReadyAfterMs! }) : () => {};
   const server: Server = createServer((req, res) => {

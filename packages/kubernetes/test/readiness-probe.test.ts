@@ -2,7 +2,7 @@ import { createRegistry, silentLogger, type ConnectionState, type Registry } fro
 import type { SelfProbeAnswer, StoreSupports } from '@rollcall/core/spi';
 import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing';
 import { EndpointReadiness } from '../src/endpoint-readiness.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveReadinessProbe, type ReadinessProbe } from '../src/readiness-probe.js';
 
 /** The part of a Registry the probe reads, with its connection state set by the test. */
@@ -84,6 +84,27 @@ describe("the readiness probe bounds the registry's pod members", () => {
     healthy = false;
     expect(await get()).toBe(503);
     expect(answers).toHaveLength(1);
+    await registry.close();
+  });
+
+  it('with kubeletProbe, answers 503 (and vouches for no one) while a member it announced is not alive: past its bound when a pause ends, until announced again', async () => {
+    const { clock, registry, answers } = await podRegistry();
+    const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', clock, kubeletProbe: {} });
+    probes.push(probe);
+    const get = async () => (await fetch(`http://127.0.0.1:${probe.port}/readyz`)).status;
+    const handle = await registry.announce({ role: 'worker', id: 'w1' });
+    const first = handle.incarnation;
+    expect(await get()).toBe(200);
+    expect(answers).toHaveLength(1);
+    clock.jump(60_000); // paused past the member's renew deadline: no timer ran, the probe request in flight is answered first
+    expect(handle.alive).toBe(false);
+    expect(await get()).toBe(503);
+    expect(answers).toHaveLength(1);
+    await clock.advance(0); // the overdue timers: lost, then announced again as a new incarnation
+    await vi.waitFor(() => expect(handle.incarnation).not.toBe(first));
+    expect(handle.alive).toBe(true);
+    expect(await get()).toBe(200);
+    expect(answers).toHaveLength(2);
     await registry.close();
   });
 

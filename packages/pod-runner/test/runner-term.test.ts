@@ -3,7 +3,7 @@ import { type Logger, systemClock } from '@rollcall/core';
 import { ApiClient, ResourceInformer, userAgent } from '@rollcall/kube-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog, requireTestEnv } from '@rollcall/tools/testenv';
-import { buildPod } from '../src/pod-build.js';
+import { buildPod, podName } from '../src/pod-build.js';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from '../src/pod.js';
 import { RunnerTerm } from '../src/runner-term.js';
 import type { TaskRecordBody } from '../src/task-record.js';
@@ -150,11 +150,16 @@ describe('RunnerTerm on kwok', () => {
     await term.start();
     await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 60_000, 'every record to be done');
     for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
-    const refusals = (await audit.requests(window)).filter(
-      (e) => e.verb === 'create' && e.objectRef?.resource === 'pods' && !e.objectRef.subresource && e.objectRef.namespace === ns && e.userAgent === userAgent('runner-term-test') && [403, 429].includes(e.responseStatus?.code ?? 0),
+    const creates = (await audit.requests(window)).filter(
+      (e) => e.verb === 'create' && e.objectRef?.resource === 'pods' && !e.objectRef.subresource && e.objectRef.namespace === ns && e.userAgent === userAgent('runner-term-test'),
     );
+    const refusals = creates.filter((e) => [403, 429].includes(e.responseStatus?.code ?? 0));
     expect(refusals.length).toBeGreaterThan(0);
-    expect(seen.mostLive).toBeLessThanOrEqual(2);
+    // a refused create is requeued, never a second pod: exactly one accepted create per task
+    expect(creates.filter((e) => e.responseStatus?.code === 201).map((e) => e.objectRef?.name).sort()).toEqual(ids.map((id) => podName(RUNNER, id, 1)).sort());
+    // Not "at most 2 live": the quota controller recounts `used` from its own pod cache, which can lag a create just
+    // admitted, so the API server may admit a third pod for a moment (seen 2 in 7 runs). The runner's bound is its capacity.
+    expect(seen.mostLive).toBeLessThanOrEqual(4);
     await waitFor(() => pods.size === 0 || undefined, 30_000, 'every pod to be released and deleted');
     await term.close();
   });
