@@ -71,6 +71,8 @@ export interface MemberDirectoryOptions {
  */
 export class MemberDirectory {
   private readonly judged = new Map<RecordKey, Judged>();
+  /** Per key, the incarnation a mark (withdraw or expiry) ended, until its record goes: a mark is final for its incarnation. */
+  private readonly endedByMark = new Map<RecordKey, string>();
   private readonly listeners = new Set<{ role: string | undefined; listener: MemberListener }>();
   private readonly unsubscribe: () => void;
   private readonly offLive: () => void;
@@ -147,6 +149,7 @@ export class MemberDirectory {
       const expired = this.judge.confirming(change.previous.key) || this.ranOut(change.previous.key);
       this.drop(change.previous.key, expired ? 'expired' : 'deleted');
       this.forget(change.previous.key);
+      this.endedByMark.delete(change.previous.key);
       return;
     }
     const entry = change.entry;
@@ -159,6 +162,12 @@ export class MemberDirectory {
       return;
     }
     const record = entry.stored.record;
+    const marked = isMarked(record) || isWithdrawn(record);
+    // An unmarked version of an incarnation already ended by a mark is an older view of it (a migrate's other side, a
+    // relist racing the mark), never its return: no member unmarks its own record.
+    const ended = this.endedByMark.get(entry.key);
+    if (ended !== undefined && ended !== entry.stored.created) this.endedByMark.delete(entry.key);
+    else if (ended !== undefined && !marked) return;
     const leaseMs = record.leaseDurationSeconds * 1000;
     // An updated never spans two incarnations: a record created again under the key (its deletion coalesced away) ends the one it replaced.
     const tracked = this.judged.get(entry.key)?.entry.stored?.created;
@@ -167,7 +176,7 @@ export class MemberDirectory {
       this.forget(entry.key);
     }
     const verdict = this.verdict(entry);
-    const marked = isMarked(record) || isWithdrawn(record);
+    if (marked) this.endedByMark.set(entry.key, entry.stored.created);
     if (marked || verdict === 'absent') {
       // A withdraw mark (seen before the delete it precedes) is a graceful withdraw: `deleted`, as that delete would say.
       this.drop(entry.key, isWithdrawn(record) ? 'deleted' : 'expired');

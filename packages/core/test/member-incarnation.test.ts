@@ -133,6 +133,27 @@ describe('member incarnations (the directory rule) on the injected clock', () =>
     await raw.close();
   });
 
+  it('an unmarked version of an incarnation seen after its withdraw mark (a migrate\'s other side, a relist racing the mark) is an older view: never added again', async () => {
+    h = new Harness();
+    const b = await h.registry('b', timing);
+    const events: MemberEvent[] = [];
+    b.registry.watchMembers('worker', (e) => events.push(e));
+    await until(() => true);
+    const raw = new MemoryStore({ backend: h.backend, cluster: 'test' });
+    const one = await raw.create(KEY, record(1));
+    await h.clock.advance(0);
+    const marked = await raw.update(KEY, { ...record(1), withdrawn: true }, one.version);
+    await h.clock.advance(0);
+    const stale = await raw.update(KEY, record(1), marked.version); // the same incarnation, unmarked again
+    await h.clock.advance(0);
+    expect(stale.created).toBe(one.created);
+    await raw.delete(KEY, stale.version);
+    const two = await raw.create(KEY, record(2));
+    await h.clock.advance(0);
+    expect(log(events)).toEqual([`added w1@${one.created}`, `removed w1@${one.created} deleted`, `added w1@${two.created}`]);
+    await raw.close();
+  });
+
   it("a peer's expiry mark keeps the incarnation: removed … expired names the one that died", async () => {
     h = new Harness();
     const a = await h.registry('a', timing);
