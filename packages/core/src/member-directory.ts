@@ -39,6 +39,9 @@ export interface MemberDirectoryOptions {
   confirm: ConfirmPolicy;
 }
 
+/** How many keys' mark-ended incarnations a directory remembers (the oldest forgotten first). */
+const MAX_ENDED_REMEMBERED = 10_000;
+
 /**
  * The members of every role this process reads, derived from the shared
  * cache: a role enters the cache when first listed or watched (`watch`) and
@@ -71,7 +74,7 @@ export interface MemberDirectoryOptions {
  */
 export class MemberDirectory {
   private readonly judged = new Map<RecordKey, Judged>();
-  /** Per key, the incarnation a mark (withdraw or expiry) ended, until its record goes: a mark is final for its incarnation. */
+  /** Per key, the incarnation a mark (withdraw or expiry) ended, also after its record went: a mark is final for its incarnation. Oldest first, bounded. */
   private readonly endedByMark = new Map<RecordKey, string>();
   private readonly listeners = new Set<{ role: string | undefined; listener: MemberListener }>();
   private readonly unsubscribe: () => void;
@@ -149,7 +152,6 @@ export class MemberDirectory {
       const expired = this.judge.confirming(change.previous.key) || this.ranOut(change.previous.key);
       this.drop(change.previous.key, expired ? 'expired' : 'deleted');
       this.forget(change.previous.key);
-      this.endedByMark.delete(change.previous.key);
       return;
     }
     const entry = change.entry;
@@ -176,7 +178,12 @@ export class MemberDirectory {
       this.forget(entry.key);
     }
     const verdict = this.verdict(entry);
-    if (marked) this.endedByMark.set(entry.key, entry.stored.created);
+    if (marked) {
+      this.endedByMark.delete(entry.key);
+      this.endedByMark.set(entry.key, entry.stored.created);
+      // a stale view comes soon after the mark: the oldest entries go first once there are many keys
+      if (this.endedByMark.size > MAX_ENDED_REMEMBERED) this.endedByMark.delete(this.endedByMark.keys().next().value!);
+    }
     if (marked || verdict === 'absent') {
       // A withdraw mark (seen before the delete it precedes) is a graceful withdraw: `deleted`, as that delete would say.
       this.drop(entry.key, isWithdrawn(record) ? 'deleted' : 'expired');
