@@ -24,7 +24,8 @@ interface Point {
   name: string;
   /** Whose process dies: the leader's (the term's writes) or the follower's (its submit, resubmit, cancel). */
   victim: Role;
-  meaning: WriteMeaning;
+  /** The write after which it dies; `handedOver`: no write, its onStatus killed after it stored the status and before it returned. */
+  meaning: WriteMeaning | 'handedOver';
 }
 
 const POINTS: Point[] = [
@@ -32,6 +33,7 @@ const POINTS: Point[] = [
   { name: 'pod-created', victim: 'leader', meaning: 'createPod' },
   { name: 'end-stored', victim: 'leader', meaning: 'end' }, // a terminal status on the record, before delivery
   { name: 'status-acked', victim: 'leader', meaning: 'ack' }, // the record `done` after onStatus returned
+  { name: 'status-handed-over', victim: 'leader', meaning: 'handedOver' }, // onStatus stored it, the record not yet `done`: delivered again
   { name: 'retry-stored', victim: 'leader', meaning: 'retry' }, // the retry's next attempt on the record
   { name: 'cancel-stored', victim: 'leader', meaning: 'cancel' }, // the cancel's end on the record
   { name: 'resubmit-stored', victim: 'leader', meaning: 'resubmit' }, // the next attempt a follower asked for, written
@@ -155,6 +157,8 @@ async function runPoint(point: Point, expect: ExpectStatic): Promise<void> {
   const ends = acked(statusFile);
   process.stderr.write(`[crash-every-write] ${point.name}: killed ${pair.killed.join(', ')}; ${ends.length} acknowledgements, ${redeliveries(ends)} repeated; ${creates.filter((c) => c.code === 201).length} pods created\n`);
   expect(crashVerdict({ asked, acked: ends, creates }), point.name).toEqual([]);
+  // at least once: the end handed over as the runner died is handed over again by the next leader, the same end
+  if (point.meaning === 'handedOver') expect(redeliveries(ends), point.name).toBeGreaterThanOrEqual(1);
   // and each ended as its task says, whoever ended it
   expect([...new Set(ends.map((e) => JSON.stringify([e.taskId, e.attempt, e.phase])))].sort()).toEqual(EXPECTED_ENDS.map((e) => JSON.stringify(e)).sort());
 }
