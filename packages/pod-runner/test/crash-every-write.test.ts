@@ -37,6 +37,8 @@ const POINTS: Point[] = [
   { name: 'retry-stored', victim: 'leader', meaning: 'retry' }, // the retry's next attempt on the record
   { name: 'cancel-stored', victim: 'leader', meaning: 'cancel' }, // the cancel's end on the record
   { name: 'resubmit-stored', victim: 'leader', meaning: 'resubmit' }, // the next attempt a follower asked for, written
+  { name: 'pod-released', victim: 'leader', meaning: 'releasePod' }, // an ended pod's finalizer off (its end stored)
+  { name: 'pod-deleted', victim: 'leader', meaning: 'deletePod' },
   { name: 'submit-created', victim: 'follower', meaning: 'submit' }, // a follower's submit: its record created
   { name: 'resubmit-requested', victim: 'follower', meaning: 'submitRequested' }, // a follower's next attempt asked on the record
   { name: 'cancel-requested', victim: 'follower', meaning: 'cancelRequested' }, // a follower's cancel asked on the record
