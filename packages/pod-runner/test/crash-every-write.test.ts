@@ -83,6 +83,8 @@ class Pair {
   private readonly current = new Map<Role, Promise<PairMember>>();
   private requests = 0;
   readonly killed: string[] = [];
+  /** Members that exited neither at their kill point nor stopped by the test: their stderr. */
+  readonly crashed: string[] = [];
 
   constructor(
     private readonly point: Point,
@@ -99,7 +101,7 @@ class Pair {
     this.current.set(role, started.then(() => member));
     void member.exit.then(() => {
       const line = member.killedLine();
-      if (!line) return; // stopped by the test, or died otherwise: its stderr is in the failure
+      if (!line) return void (member.stopped || this.crashed.push(`${member.config.identity}: ${member.output()}`));
       this.killed.push(line);
       // a replacement that fails to start fails the request waiting on it
       void this.start(role, generation + 1).catch(() => undefined);
@@ -108,12 +110,22 @@ class Pair {
     return member;
   }
 
+  /** What befell its members so far, for a wait's message. */
+  story(): string {
+    return `killed ${this.killed.join(', ') || 'none'}${this.crashed.length ? `; crashed ${this.crashed.join('; ')}` : ''}`;
+  }
+
   /** Sends a request to the member of `role`; sent again to its replacement if that member died before answering. */
   async ask(role: Role, request: { op: 'submit'; task: Task } | { op: 'cancel'; taskId: string }): Promise<TaskStatus> {
     for (;;) {
       const member = await this.current.get(role)!;
       const answer = await member.ask(++this.requests, request);
-      if (answer === 'died') continue;
+      if (answer === 'died') {
+        if (!member.killedLine()) throw new Error(`${member.config.identity} of ${this.runner} died before answering ${JSON.stringify(request)}, not at its kill point: ${member.output()}`);
+        // its replacement is started on its exit, before this resumes
+        await member.exit;
+        continue;
+      }
       if (answer.kind === 'refused') throw new Error(`${role} refused ${JSON.stringify(request)}: ${answer.code} ${answer.message}`);
       return answer.status;
     }
@@ -140,15 +152,16 @@ async function runPoint(point: Point, expect: ExpectStatic): Promise<void> {
   await submit('follower', TASKS.follow);
   await submit('leader', TASKS.again);
   const cancelPod = `${runner}-cancel-1`;
-  await waitFor(async () => (await runnerPods(env.namespace, runner)).some((p) => p.metadata?.name === cancelPod && p.status?.phase === 'Running') || undefined, 30_000, `${point.name}: ${cancelPod} to run`);
+  await waitFor(async () => (await runnerPods(env.namespace, runner)).some((p) => p.metadata?.name === cancelPod && p.status?.phase === 'Running') || undefined, 30_000, () => `${point.name}: ${cancelPod} to run (${pair.story()})`);
   await pair.ask('follower', { op: 'cancel', taskId: 'cancel' });
-  await waitFor(() => acked(statusFile).some((e) => e.taskId === 'again' && e.attempt === 1) || undefined, 30_000, `${point.name}: attempt 1 of again to be acknowledged`);
+  await waitFor(() => acked(statusFile).some((e) => e.taskId === 'again' && e.attempt === 1) || undefined, 30_000, () => `${point.name}: attempt 1 of again to be acknowledged (${pair.story()})`);
   await submit('follower', { ...TASKS.again, attempt: 2 });
 
   const missing = () => crashVerdict({ asked, acked: acked(statusFile), creates: [] }).filter((v) => v.kind === 'never-ended');
-  await waitFor(() => missing().length === 0, 60_000, () => `${point.name}: every task to end (missing ${JSON.stringify(missing())}; killed ${pair.killed.join(', ') || 'none'})`);
-  await waitFor(async () => (await runnerPods(env.namespace, runner)).length === 0, 30_000, `${point.name}: every pod to be deleted`);
+  await waitFor(() => missing().length === 0, 60_000, () => `${point.name}: every task to end (missing ${JSON.stringify(missing())}; ${pair.story()})`);
+  await waitFor(async () => (await runnerPods(env.namespace, runner)).length === 0, 30_000, () => `${point.name}: every pod to be deleted (${pair.story()})`);
   await pair.stop();
+  expect(pair.crashed, point.name).toEqual([]);
   // the point was reached: the victim killed itself right after that write
   expect(pair.killed, point.name).toEqual([expect.stringMatching(new RegExp(`^${point.victim}-1 after ${point.meaning} of `))]);
 

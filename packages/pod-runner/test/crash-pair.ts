@@ -36,6 +36,8 @@ export class PairMember {
   private readonly waiting = new Set<() => void>();
   private stderr = '';
   private exited = false;
+  /** Whether the test stopped it (else an exit without a kill line is a crash). */
+  stopped = false;
   readonly exit: Promise<NodeJS.Signals | null>;
   private readonly child;
 
@@ -92,6 +94,11 @@ export class PairMember {
     return this.next((l) => ((l.kind === 'answer' || l.kind === 'refused') && l.id === id ? l : undefined));
   }
 
+  /** What it wrote on stderr. */
+  output(): string {
+    return this.stderr;
+  }
+
   /** `<identity> after <meaning> of <task id>` once it killed itself at its kill point. */
   killedLine(): string | undefined {
     const line = this.lines.find((l) => l.kind === 'killed');
@@ -100,6 +107,7 @@ export class PairMember {
 
   /** SIGKILLs it if it still runs; resolves once it exited. */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (!this.exited) this.child.kill('SIGKILL');
     await this.exit;
   }
