@@ -132,7 +132,7 @@ class Pair {
   }
 
   async stop(): Promise<void> {
-    for (const role of ['leader', 'follower'] as const) await (await this.current.get(role))?.stop();
+    for (const role of ['leader', 'follower'] as const) await (await this.current.get(role)?.catch(() => undefined))?.stop();
   }
 }
 

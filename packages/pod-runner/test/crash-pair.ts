@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { StopWaiting, waitFor } from '@rollcall/conformance';
 import type { Task, TaskStatus } from '../src/index.js';
 
-/** Which runner of the pair. */
+/** Which runner of the pair: the one elected first, and the other; a replacement keeps the role's name (it starts as a follower). */
 export type Role = 'leader' | 'follower';
 
 /** What test/fixtures/crash-every-write-child.mjs takes. */
