@@ -1,5 +1,6 @@
-import { hasCode, type Logger, RegistryError } from '@rollcall/core';
+import { ClosedError, hasCode, type Logger, RegistryError } from '@rollcall/core';
 import { type ApiClient, type KubeStatus, type RequestContext, ResourceInformer } from '@rollcall/kube-client';
+import { BACKEND } from './errors.js';
 import type { Task } from './task.js';
 import {
   assertSubmitSize,
@@ -91,6 +92,9 @@ export class TaskStore {
   private readonly records = new Map<string, TaskRecord>();
   private readonly unreadable = new Map<string, RegistryError>();
   private readonly listeners = new Set<TaskStoreHandlers>();
+  /** Rejects each {@link caughtUp} still waiting when the store closes. */
+  private readonly ends = new Set<(err: Error) => void>();
+  private closed = false;
 
   constructor(private readonly options: TaskStoreOptions) {
     this.informer = new ResourceInformer<RecordObject>(
@@ -128,8 +132,13 @@ export class TaskStore {
     return () => this.listeners.delete(handlers);
   }
 
+  /** Stops the informer; a {@link caughtUp} still waiting rejects with CLOSED. */
   close(): void {
+    this.closed = true;
     this.informer.close();
+    const closed = new ClosedError('the task store was closed', { backend: BACKEND });
+    for (const end of [...this.ends]) end(closed);
+    this.ends.clear();
   }
 
   /** The record name of a task of this runner. */
@@ -146,16 +155,24 @@ export class TaskStore {
    * Resolves once the cache holds `record` at its resourceVersion or later, or
    * the informer has seen it deleted: for a record this store did not write
    * itself (a submit's 409 read back), so a `get` or `cancel` right after finds
-   * it.
+   * it. Rejects with CLOSED if the store closes first.
    */
   caughtUp(record: TaskRecord): Promise<void> {
     const seen = (r: TaskRecord | undefined) => r !== undefined && r.uid === record.uid && atOrAfter(r.resourceVersion, record.resourceVersion);
     if (seen(this.records.get(record.name))) return Promise.resolve();
-    return new Promise((resolve) => {
+    if (this.closed) return Promise.reject(new ClosedError('the task store was closed', { backend: BACKEND }));
+    return new Promise((resolve, reject) => {
+      const settle = (done: () => void) => {
+        off();
+        this.ends.delete(fail);
+        done();
+      };
+      const fail = (err: Error) => settle(() => reject(err));
       const off = this.subscribe({
-        upsert: (r) => void (r.name === record.name && (r.uid !== record.uid || seen(r)) && (off(), resolve())),
-        delete: (r) => void (r.name === record.name && (off(), resolve())),
+        upsert: (r) => void (r.name === record.name && (r.uid !== record.uid || seen(r)) && settle(resolve)),
+        delete: (r) => void (r.name === record.name && settle(resolve)),
       });
+      this.ends.add(fail);
     });
   }
 

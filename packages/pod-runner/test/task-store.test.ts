@@ -226,6 +226,27 @@ describe('the task store on the API server', () => {
     await store.caughtUp(ended.record);
   });
 
+  it('caughtUp still waiting when its store closes rejects with CLOSED; asked after the close, at once', async () => {
+    const c = new HeldWatchClient(loadKubeConfig({ kubeconfig }), 10_000, userAgent('task-store-test'));
+    clients.push(c);
+    const store = await openStore('closing', {}, c);
+    c.hold();
+    const writer = await openStore('closing');
+    const created = await writer.create(body('t-close'));
+    if (created.type !== 'created') throw new Error('not created');
+    await waitFor(() => c.holding > 0 || undefined, 10_000, 'the held informer to be sent the create');
+    let settled: { outcome: 'resolved' } | { outcome: 'rejected'; err: unknown } | undefined;
+    store.caughtUp(created.record).then(
+      () => (settled = { outcome: 'resolved' }),
+      (err: unknown) => (settled = { outcome: 'rejected', err }),
+    );
+    expect(settled).toBeUndefined();
+    store.close();
+    expect(await waitFor(() => settled, 5000, 'the wait to end with the store')).toMatchObject({ outcome: 'rejected', err: { code: 'CLOSED' } });
+    await expect(store.caughtUp(created.record)).rejects.toMatchObject({ code: 'CLOSED' });
+    c.release(); // held lines reach a closed informer: nothing more settles
+  });
+
   it('a request annotation patch does not change the body; it moves the resourceVersion, so a write decided before it is refused', async () => {
     const seen: TaskRecord[] = [];
     const store = await openStore('requests', { upsert: (r) => seen.push(r) });
