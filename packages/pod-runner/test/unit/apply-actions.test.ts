@@ -25,6 +25,8 @@ const ctx = { verb: 'create', resource: 'pods', namespace: 'ns', name: 'rc-t1-1'
 const answer = (code: number, reason?: string, message = '') => statusError(code, { code, reason, message }, ctx);
 const quota = () => answer(403, 'Forbidden', 'pods "rc-t1-1" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2');
 const fenced = () => answer(403, 'Forbidden', 'admission webhook denied: stale runner term');
+/** A fencing policy whose API server has no term Lease in its param cache yet (parameterNotFoundAction Deny): 422, not the pod's fault. */
+const paramUnseen = () => answer(422, 'Invalid', "pods \"rc-t1-1\" is forbidden: ValidatingAdmissionPolicy 'rollcall-pod-runner-fencing' with binding 'rollcall-pod-runner-fencing' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction");
 const reset = () => transportError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), ctx);
 
 const template: PodTemplateSpec = { spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }] } };
@@ -93,6 +95,12 @@ describe('classifyPodCreate', () => {
     expect(classifyPodCreate(answer(401))).toBe('held');
     expect(classifyPodCreate(answer(404, 'NotFound'))).toBe('held');
     expect(classifyPodCreate(answer(409, 'Conflict'))).toBe('held');
+  });
+
+  it("a fencing policy's 422 for want of a term Lease in its param cache is held, not CreateFailed: the pod is sound", () => {
+    expect(classifyPodCreate(paramUnseen())).toBe('held');
+    expect(classifyPodCreate(answer(422, 'Invalid', 'failed to configure binding: paramKind not yet synced to use for admission'))).toBe('held');
+    expect(classifyPodCreate(answer(422, 'Invalid', 'Pod "rc-t1-1" is invalid: spec.containers[0].image: Required value'))).toBe('failed');
   });
 });
 
@@ -166,6 +174,14 @@ describe('ActionApplier: a pod create', () => {
   it('a fencing 403: held — rejects (the sync backs off), nothing expected, nothing written', async () => {
     const s = setup(fenced());
     await expect(s.applier.apply(record(), [{ type: 'createPod', attempt: 1 }])).rejects.toThrow(/stale runner term/);
+    expect(s.expectations.size).toBe(0);
+    expect(s.admission.occupied).toBe(0);
+    expect(s.writes).toEqual([]);
+  });
+
+  it('a fencing 422 "no params found": held — rejects (the sync backs off), the attempt not ended, nothing expected', async () => {
+    const s = setup(paramUnseen());
+    await expect(s.applier.apply(record(), [{ type: 'createPod', attempt: 1 }])).rejects.toThrow(/no params found/);
     expect(s.expectations.size).toBe(0);
     expect(s.admission.occupied).toBe(0);
     expect(s.writes).toEqual([]);
