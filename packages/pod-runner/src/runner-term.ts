@@ -269,6 +269,7 @@ export class RunnerTerm {
   }
 
   private podGone(pod: Pod): void {
+    this.expectations.podGone(pod.metadata.name);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (taskId !== undefined) this.logs.gone(taskId, pod);
     this.podChanged(pod);

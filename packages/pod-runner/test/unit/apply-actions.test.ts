@@ -6,7 +6,7 @@ import { ActionApplier } from '../../src/apply-actions.js';
 import { Expectations } from '../../src/expectations.js';
 import { buildPod } from '../../src/pod-build.js';
 import { classifyPodCreate } from '../../src/pod-create-answer.js';
-import { SPEC_HASH_ANNOTATION, type Pod, type PodTemplateSpec } from '../../src/pod.js';
+import { FINALIZER, SPEC_HASH_ANNOTATION, type Pod, type PodTemplateSpec } from '../../src/pod.js';
 import type { PodsApi } from '../../src/pods-api.js';
 import { StatusDelivery } from '../../src/status-delivery.js';
 import { TaskAdmission } from '../../src/task-admission.js';
@@ -42,6 +42,7 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
   const emitted: RunnerActivity[] = [];
   const enqueued: [string, number | undefined][] = [];
   const created: Pod[] = [];
+  const patched: { name: string; resourceVersion?: string }[] = [];
   const expectations = new Expectations();
   const admission = new TaskAdmission({ clock, total: 2, perType: {}, requeueDelayMs: 1000, jitter: 0 });
   const pods = {
@@ -53,6 +54,12 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
     async get(name: string) {
       if (stored?.metadata.name === name) return stored;
       throw answer(404, 'NotFound');
+    },
+    // the API server's answer: the pod at the next resourceVersion; a stale one is a 409
+    async patchMetadata(name: string, _metadata: unknown, options: { resourceVersion?: string }) {
+      patched.push({ name, resourceVersion: options.resourceVersion });
+      if (options.resourceVersion !== undefined && Number(options.resourceVersion) < 21) throw answer(409, 'Conflict');
+      return { metadata: { name, resourceVersion: String(Number(options.resourceVersion ?? 0) + 1) } };
     },
   } as unknown as PodsApi;
   const store = {
@@ -74,7 +81,7 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
       if (over) throw new Error('term over');
     },
   });
-  return { applier, clock, writes, enqueued, created, expectations, admission, published, handed, followed, emitted };
+  return { applier, clock, writes, enqueued, created, patched, expectations, admission, published, handed, followed, emitted };
 }
 
 const built = () => buildPod({ runner: 'rc', namespace: 'ns', task: body().task, template, templateName: 'default', submittedAt: body().submittedAt, fencingToken: 7 });
@@ -185,6 +192,43 @@ describe('ActionApplier: a pod create', () => {
     expect(s.expectations.size).toBe(0);
     expect(s.admission.occupied).toBe(0);
     expect(s.writes).toEqual([]);
+  });
+});
+
+describe('ActionApplier: a pod release', () => {
+  const kept = (resourceVersion: string): Pod => ({ ...built().pod, metadata: { ...built().pod.metadata, resourceVersion, finalizers: [FINALIZER] } });
+
+  it('answered once: not sent again from a pod cache that has not shown it yet (a 409 every few tasks); sent again once the cache is at or past its answer', async () => {
+    const s = setup();
+    const name = built().pod.metadata.name;
+    const ended = record(body({ state: 'finished' }));
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('21') }])).toBe(true);
+    expect(s.patched).toEqual([{ name, resourceVersion: '21' }]);
+    // the next sync (the acknowledgement, say) reads the pod as cached before the answer: nothing sent, nothing re-enqueued
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('21') }])).toBe(true);
+    expect(s.patched).toHaveLength(1);
+    expect(s.enqueued).toEqual([]);
+    // the informer has shown the answer (or later): the expectation is met; a release decided then is sent
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('22') }])).toBe(true);
+    expect(s.patched).toEqual([{ name, resourceVersion: '21' }, { name, resourceVersion: '22' }]);
+  });
+
+  it('a refused release (409: the pod changed) expects nothing: the next decision sends it at the new version', async () => {
+    const s = setup();
+    const ended = record(body({ state: 'finished' }));
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('20') }])).toBe(false);
+    expect(s.enqueued).toEqual([['t1', undefined]]);
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('21') }])).toBe(true);
+    expect(s.patched.map((p) => p.resourceVersion)).toEqual(['20', '21']);
+  });
+
+  it('a pod gone drops its release expectation', () => {
+    const e = new Expectations();
+    e.released('p', '30');
+    const pod = { metadata: { name: 'p', resourceVersion: '29' } } as Pod;
+    expect(e.releaseUnseen(pod)).toBe(true);
+    e.podGone('p');
+    expect(e.releaseUnseen(pod)).toBe(false);
   });
 });
 
