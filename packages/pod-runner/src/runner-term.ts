@@ -10,7 +10,7 @@ import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
 import { TaskAdmission } from './task-admission.js';
 import type { TaskRecord } from './task-record.js';
-import type { TaskStore } from './task-store.js';
+import { atOrAfter, type TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
 import { TermLogs } from './term-logs.js';
 import type { TestHooks } from './test-hooks.js';
@@ -82,8 +82,8 @@ export class RunnerTerm {
   private readonly logs: TermLogs;
   private readonly pods: ResourceInformer<Pod>;
   private readonly memos = new Map<string, DecideMemo>();
-  /** Tasks whose record the sync in flight wrote: synced again at once, from the record as written (the store holds a write's answer), before a waiter is woken. */
-  private readonly rewritten = new Set<string>();
+  /** Record versions this term wrote that its informer has not shown yet, by record name. */
+  private readonly unseen = new Map<string, string>();
   /** Submits waiting for their task's first complete sync, by task id. */
   private readonly waiters = new Map<string, (() => void)[]>();
   private unsubscribe: (() => void) | undefined;
@@ -109,7 +109,7 @@ export class RunnerTerm {
     this.applier = new ActionApplier({
       runner, namespace, term: options.term, store: options.store, pods: api, expectations: this.expectations, admission: this.admission, clock, logger,
       template: (name) => options.templates.get(name),
-      enqueue, fence, recordWritten: (record) => void this.rewritten.add(record.body.task.taskId),
+      enqueue, fence, recordWritten: (record) => this.wrote(record),
       delivery: this.delivery, publish: options.publish, emit: options.emit, hooks: options.hooks,
       followLogs: (record, pod) => this.logs.follow(record, pod),
     });
@@ -129,8 +129,11 @@ export class RunnerTerm {
   /** Lists the pods, then accounts every cached task's slot and enqueues each in submit order; resolves once each was synced (or its sync failed). */
   async start(): Promise<void> {
     this.unsubscribe = this.options.store.subscribe({
-      upsert: (record) => this.enqueue(record.body.task.taskId),
-      delete: (record) => this.enqueue(record.body.task.taskId),
+      upsert: (record) => this.recordChanged(record),
+      delete: (record) => {
+        this.unseen.delete(record.name);
+        this.enqueue(record.body.task.taskId);
+      },
     });
     await this.pods.start();
     const records = this.options.store.inSubmitOrder();
@@ -169,7 +172,7 @@ export class RunnerTerm {
     return status?.phase === 'queued' && !status.reason && refusal !== undefined ? { ...status, message: `requeued: ${refusal}` } : status;
   }
 
-  /** Resolves after the next sync that decided on the task's record as the store holds it (its informer's view, or this term's own write) and did all it decided, writing no record (or when the term closes). */
+  /** Resolves after the next sync that decided on the task's record, as the informer shows it, and did all it decided (or when the term closes). */
   synced(taskId: string): Promise<void> {
     return new Promise((resolve) => this.waiters.set(taskId, [...(this.waiters.get(taskId) ?? []), resolve]));
   }
@@ -195,6 +198,7 @@ export class RunnerTerm {
     const { store, clock } = this.options;
     const record = store.get(taskId);
     if (!record) {
+      this.unseen.delete(store.nameOf(taskId));
       this.expectations.forget(taskId);
       this.admission.dequeue(taskId);
       this.admission.release(taskId);
@@ -212,6 +216,7 @@ export class RunnerTerm {
     const decision = decide(
       {
         runner: this.options.runner, term: this.options.term, record, pods,
+        writeUnseen: this.unseen.has(record.name),
         expecting: this.expectations.get(taskId, pods),
         admitted: this.admission.admits(taskId),
         delivery: this.applier.delivery(taskId),
@@ -223,9 +228,7 @@ export class RunnerTerm {
       now,
       this.options.settings ?? DEFAULT_DECIDE_SETTINGS,
     );
-    this.rewritten.delete(taskId);
     const applied = await this.applier.apply(record, decision.actions);
-    const rewrote = this.rewritten.delete(taskId);
     // a decision cut short published nothing: the memo keeps the status last published, so the next sync publishes again
     const memo = applied ? decision.memo : { ...decision.memo, status: this.memos.get(taskId)?.status };
     if (applied && memo.status && decision.actions.some((a) => a.type === 'createPod') && this.expectations.get(taskId, pods)) {
@@ -234,9 +237,7 @@ export class RunnerTerm {
       this.options.publish?.(memo.status);
     }
     this.memos.set(taskId, memo);
-    // a sync that wrote the record decided on the version before it: the next, on the write, is the one waited for
-    if (rewrote) this.loop.enqueue(taskId);
-    else if (applied) this.wake(taskId);
+    if (applied && !this.unseen.has(record.name)) this.wake(taskId);
     const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs(), this.delivery.pauseLeftMs(taskId)].filter((d): d is number => d !== undefined);
     return delays.length ? Math.min(...delays) : undefined;
   }
@@ -262,6 +263,19 @@ export class RunnerTerm {
   /** Syncs the tasks a freed slot admits. */
   private admitNext(): void {
     for (const id of this.admission.recompute()) this.loop.enqueue(id);
+  }
+
+  private wrote(record: TaskRecord): void {
+    // what the informer has shown, not the cache (which holds the write's answer at once): decide waits for the event
+    const shown = this.options.store.shown(record.body.task.taskId);
+    if (shown === undefined || !atOrAfter(shown, record.resourceVersion)) this.unseen.set(record.name, record.resourceVersion);
+  }
+
+  private recordChanged(record: TaskRecord): void {
+    const ours = this.unseen.get(record.name);
+    // the informer shows this term's write, or a later one (resourceVersions are etcd revisions: ordered)
+    if (ours !== undefined && atOrAfter(record.resourceVersion, ours)) this.unseen.delete(record.name);
+    this.enqueue(record.body.task.taskId);
   }
 
   private enqueue(taskId: string): void {

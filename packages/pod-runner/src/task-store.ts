@@ -91,6 +91,8 @@ export class TaskStore {
   private readonly informer: ResourceInformer<RecordObject>;
   private readonly records = new Map<string, TaskRecord>();
   private readonly unreadable = new Map<string, RegistryError>();
+  /** The resourceVersion of each record as the informer last showed it (a write's answer aside). */
+  private readonly shownVersions = new Map<string, string>();
   private readonly listeners = new Set<TaskStoreHandlers>();
   /** Rejects each {@link caughtUp} still waiting when the store closes. */
   private readonly ends = new Set<(err: Error) => void>();
@@ -174,6 +176,11 @@ export class TaskStore {
       });
       this.ends.add(fail);
     });
+  }
+
+  /** The resourceVersion of the task's record as the informer last showed it, not counting this store's writes; undefined when it shows none. */
+  shown(taskId: string): string | undefined {
+    return this.shownVersions.get(this.nameOf(taskId));
   }
 
   /** Every readable record the informer holds, in no order. */
@@ -290,6 +297,7 @@ export class TaskStore {
 
   private seen(object: RecordObject): void {
     const name = object.metadata.name;
+    if (object.metadata.resourceVersion !== undefined) this.shownVersions.set(name, object.metadata.resourceVersion);
     const cached = this.records.get(name);
     // older than a write of this store's already in the cache: the informer has not come that far yet
     if (cached && !atOrAfter(object.metadata.resourceVersion ?? '0', cached.resourceVersion)) return;
@@ -316,6 +324,7 @@ export class TaskStore {
     const previous = this.records.get(name);
     // an older object of that name: the one cached is a later create of this store's, not yet shown by the informer
     if (previous && object.metadata.uid !== undefined && previous.uid !== object.metadata.uid) return;
+    this.shownVersions.delete(name);
     this.unreadable.delete(name);
     this.records.delete(name);
     if (previous) for (const h of [...this.listeners]) h.delete?.(previous);

@@ -207,6 +207,7 @@ describe('the task store on the API server', () => {
     const ended = await store.update(asked.record, { ...created.record.body, state: 'finished', status }, { term: 1, clearRequests: true });
     if (ended.type !== 'written') throw new Error('not written');
     expect(store.get('t-own')).toEqual(ended.record);
+    expect(store.shown('t-own')).toBe(created.record.resourceVersion); // what the informer showed: a term's decisions wait for it
     expect(upserts.filter((r) => r.resourceVersion === ended.record.resourceVersion)).toEqual([]); // the handlers hear it from the informer
     const listed = store.list().find((r) => r.name === ended.record.name);
     expect(listed?.body.state).toBe('finished');
@@ -218,9 +219,11 @@ describe('the task store on the API server', () => {
     await waitFor(() => c.holding >= 3 || undefined, 10_000, 'the held informer to be sent the write and the create');
     c.release(1);
     expect(store.get('t-own')).toEqual(ended.record);
+    expect(store.shown('t-own')).toBe(asked.record.resourceVersion);
     expect(upserts.some((r) => r.resourceVersion === asked.record.resourceVersion)).toBe(false);
     c.release();
     expect(upserts.find((r) => r.resourceVersion === ended.record.resourceVersion)).toEqual(ended.record);
+    expect(store.shown('t-own')).toBe(ended.record.resourceVersion);
     expect(upserts.find((r) => r.name === fresh.record.name)).toEqual(fresh.record);
     expect(store.get('t-own')).toEqual(ended.record);
     await store.caughtUp(ended.record);
