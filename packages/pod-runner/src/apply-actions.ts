@@ -134,9 +134,15 @@ export class ActionApplier {
         return true;
       }
       case 'releasePod': {
+        const { expectations } = this.options;
+        // released already, the pod cache not there yet: its event enqueues the task (a second patch would be a 409)
+        if (expectations.releaseUnseen(action.pod)) return true;
         const finalizers = action.pod.metadata.finalizers;
         const metadata = finalizers?.includes(FINALIZER) ? { finalizers: finalizers.filter((f) => f !== FINALIZER) } : {};
-        const ok = await this.conditional(() => pods.patchMetadata(action.pod.metadata.name, metadata, { resourceVersion: action.pod.metadata.resourceVersion, term }));
+        const ok = await this.conditional(async () => {
+          const patched = await pods.patchMetadata(action.pod.metadata.name, metadata, { resourceVersion: action.pod.metadata.resourceVersion, term });
+          expectations.released(action.pod.metadata.name, patched?.metadata?.resourceVersion);
+        });
         if (ok) await this.wrote('releasePod', taskId);
         return ok;
       }

@@ -1,4 +1,5 @@
 import type { Pod } from './pod.js';
+import { atOrAfter } from './task-store.js';
 
 /** How long a create issued and not yet seen by the informer blocks another: past it, the sync resolves it with a GET. Milliseconds. */
 export const EXPECTATION_TTL_MS = 30_000;
@@ -22,12 +23,15 @@ export function expectationState(e: Expectation, pods: readonly Pod[], now: numb
 }
 
 /**
- * The term's expectations, one per task at most (a task has one attempt to
- * create at a time). Held in memory only: a new term starts with none, and its
- * informer's first list shows every create that landed.
+ * The term's expectations: a create, one per task at most (a task has one
+ * attempt to create at a time), and a release patch answered, one per pod.
+ * Held in memory only: a new term starts with none, and its informer's first
+ * list shows every create and release that landed.
  */
 export class Expectations {
   private readonly byTask = new Map<string, Expectation>();
+  /** Release patches answered and not yet shown by the informer: pod name → the resourceVersion the answer carried. */
+  private readonly releases = new Map<string, string>();
 
   /** A create of `podName` was issued at `now`. */
   expect(taskId: string, podName: string, attempt: number, now: number): void {
@@ -46,7 +50,34 @@ export class Expectations {
     this.byTask.delete(taskId);
   }
 
+  /** Creates expected (releases aside). */
   get size(): number {
     return this.byTask.size;
+  }
+
+  /** A release patch of `podName` was answered at `resourceVersion`: until the informer shows that version, the pod's cached copy is older than what this term wrote. */
+  released(podName: string, resourceVersion: string | undefined): void {
+    if (resourceVersion) this.releases.set(podName, resourceVersion);
+  }
+
+  /**
+   * Whether a release of `pod` (as cached) is answered already and the informer
+   * has not shown it: another would be sent at a stale resourceVersion (a 409).
+   * Dropped once the cache holds that version or a later one.
+   */
+  releaseUnseen(pod: Pod): boolean {
+    const { name, resourceVersion } = pod.metadata;
+    const answered = this.releases.get(name);
+    if (answered === undefined) return false;
+    if (resourceVersion !== undefined && atOrAfter(resourceVersion, answered)) {
+      this.releases.delete(name);
+      return false;
+    }
+    return true;
+  }
+
+  /** The pod is gone: nothing to wait for. */
+  podGone(podName: string): void {
+    this.releases.delete(podName);
   }
 }

@@ -266,8 +266,9 @@ export class RunnerTerm {
   }
 
   private wrote(record: TaskRecord): void {
-    const cached = this.options.store.get(record.body.task.taskId);
-    if (!cached || !atOrAfter(cached.resourceVersion, record.resourceVersion)) this.unseen.set(record.name, record.resourceVersion);
+    // what the informer has shown, not the cache (which holds the write's answer at once): decide waits for the event
+    const shown = this.options.store.shown(record.body.task.taskId);
+    if (shown === undefined || !atOrAfter(shown, record.resourceVersion)) this.unseen.set(record.name, record.resourceVersion);
   }
 
   private recordChanged(record: TaskRecord): void {
@@ -282,6 +283,7 @@ export class RunnerTerm {
   }
 
   private podGone(pod: Pod): void {
+    this.expectations.podGone(pod.metadata.name);
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (taskId !== undefined) this.logs.gone(taskId, pod);
     this.podChanged(pod);

@@ -1,5 +1,6 @@
-import { hasCode, type Logger, RegistryError } from '@rollcall/core';
+import { ClosedError, hasCode, type Logger, RegistryError } from '@rollcall/core';
 import { type ApiClient, type KubeStatus, type RequestContext, ResourceInformer } from '@rollcall/kube-client';
+import { BACKEND } from './errors.js';
 import type { Task } from './task.js';
 import {
   assertSubmitSize,
@@ -60,10 +61,10 @@ export interface WriteOptions {
   clearRequests?: boolean;
 }
 
-/** 409 (changed or uid mismatch), 412, or 404: the object is not the one read. */
 /** Whether resourceVersion `seen` is `ours` or later (etcd revisions: ordered as numbers, though the API calls them opaque). */
 export const atOrAfter = (seen: string, ours: string) => seen === ours || Number(seen) > Number(ours);
 
+/** 409 (changed or uid mismatch), 412, or 404: the object is not the one read. */
 function conflictCode(err: unknown): 'CONFLICT' | 'NOT_FOUND' | undefined {
   if (hasCode(err, 'NOT_FOUND')) return 'NOT_FOUND';
   if (hasCode(err, 'CONFLICT')) return 'CONFLICT';
@@ -80,12 +81,22 @@ function conflictCode(err: unknown): 'CONFLICT' | 'NOT_FOUND' | undefined {
  * request annotations (cancel, next attempt) are merge patches with no
  * precondition: idempotent asks that leave the body alone, decided by the
  * leader's sync. Every process — leader, follower, TaskView — may hold one.
+ *
+ * Read-your-writes: a write's answer (the record as stored) goes into the
+ * cache at once, so the writer's `get` shows it before its informer does; an
+ * informer event older than what the cache holds is then skipped (the event of
+ * the write itself, and any later one, is told to the handlers as usual).
  */
 export class TaskStore {
   private readonly informer: ResourceInformer<RecordObject>;
   private readonly records = new Map<string, TaskRecord>();
   private readonly unreadable = new Map<string, RegistryError>();
+  /** The resourceVersion of each record as the informer last showed it (a write's answer aside). */
+  private readonly shownVersions = new Map<string, string>();
   private readonly listeners = new Set<TaskStoreHandlers>();
+  /** Rejects each {@link caughtUp} still waiting when the store closes. */
+  private readonly ends = new Set<(err: Error) => void>();
+  private closed = false;
 
   constructor(private readonly options: TaskStoreOptions) {
     this.informer = new ResourceInformer<RecordObject>(
@@ -123,8 +134,13 @@ export class TaskStore {
     return () => this.listeners.delete(handlers);
   }
 
+  /** Stops the informer; a {@link caughtUp} still waiting rejects with CLOSED. */
   close(): void {
+    this.closed = true;
     this.informer.close();
+    const closed = new ClosedError('the task store was closed', { backend: BACKEND });
+    for (const end of [...this.ends]) end(closed);
+    this.ends.clear();
   }
 
   /** The record name of a task of this runner. */
@@ -138,19 +154,33 @@ export class TaskStore {
   }
 
   /**
-   * Resolves once the informer holds `record` at its resourceVersion or later,
-   * or has seen it deleted: read-your-writes for a caller that just wrote it
-   * (a submit's `get` or `cancel` right after it resolved).
+   * Resolves once the cache holds `record` at its resourceVersion or later, or
+   * the informer has seen it deleted: for a record this store did not write
+   * itself (a submit's 409 read back), so a `get` or `cancel` right after finds
+   * it. Rejects with CLOSED if the store closes first.
    */
   caughtUp(record: TaskRecord): Promise<void> {
     const seen = (r: TaskRecord | undefined) => r !== undefined && r.uid === record.uid && atOrAfter(r.resourceVersion, record.resourceVersion);
     if (seen(this.records.get(record.name))) return Promise.resolve();
-    return new Promise((resolve) => {
+    if (this.closed) return Promise.reject(new ClosedError('the task store was closed', { backend: BACKEND }));
+    return new Promise((resolve, reject) => {
+      const settle = (done: () => void) => {
+        off();
+        this.ends.delete(fail);
+        done();
+      };
+      const fail = (err: Error) => settle(() => reject(err));
       const off = this.subscribe({
-        upsert: (r) => void (r.name === record.name && (r.uid !== record.uid || seen(r)) && (off(), resolve())),
-        delete: (r) => void (r.name === record.name && (off(), resolve())),
+        upsert: (r) => void (r.name === record.name && (r.uid !== record.uid || seen(r)) && settle(resolve)),
+        delete: (r) => void (r.name === record.name && settle(resolve)),
       });
+      this.ends.add(fail);
     });
+  }
+
+  /** The resourceVersion of the task's record as the informer last showed it, not counting this store's writes; undefined when it shows none. */
+  shown(taskId: string): string | undefined {
+    return this.shownVersions.get(this.nameOf(taskId));
   }
 
   /** Every readable record the informer holds, in no order. */
@@ -185,7 +215,7 @@ export class TaskStore {
     const name = object.metadata.name;
     try {
       const created = await this.options.client.request<RecordObject>({ method: 'POST', path: this.path, body: object, context: this.context('create', name) });
-      return { type: 'created', record: decodeRecord(created) };
+      return { type: 'created', record: this.written(decodeRecord(created)) };
     } catch (err) {
       if (!hasCode(err, 'ALREADY_EXISTS')) throw err;
     }
@@ -200,7 +230,7 @@ export class TaskStore {
     object.metadata.uid = record.uid;
     try {
       const written = await this.options.client.request<RecordObject>({ method: 'PUT', path: `${this.path}/${record.name}`, body: object, context: this.context('update', record.name) });
-      return { type: 'written', record: decodeRecord(written) };
+      return { type: 'written', record: this.written(decodeRecord(written)) };
     } catch (err) {
       const code = conflictCode(err);
       if (!code) throw err;
@@ -251,15 +281,26 @@ export class TaskStore {
         contentType: 'application/merge-patch+json',
         context: this.context('patch', name),
       });
-      return { type: 'written', record: decodeRecord(patched) };
+      return { type: 'written', record: this.written(decodeRecord(patched)) };
     } catch (err) {
       if (hasCode(err, 'NOT_FOUND')) return { type: 'conflict', code: 'NOT_FOUND' };
       throw err;
     }
   }
 
+  /** A write's answer into the cache, unless the cache holds a later version already; no handler is told (the informer's event of it is). */
+  private written(record: TaskRecord): TaskRecord {
+    const cached = this.records.get(record.name);
+    if (!cached || !atOrAfter(cached.resourceVersion, record.resourceVersion)) this.records.set(record.name, record);
+    return record;
+  }
+
   private seen(object: RecordObject): void {
     const name = object.metadata.name;
+    if (object.metadata.resourceVersion !== undefined) this.shownVersions.set(name, object.metadata.resourceVersion);
+    const cached = this.records.get(name);
+    // older than a write of this store's already in the cache: the informer has not come that far yet
+    if (cached && !atOrAfter(object.metadata.resourceVersion ?? '0', cached.resourceVersion)) return;
     let record: TaskRecord;
     try {
       record = decodeRecord(object);
@@ -280,8 +321,11 @@ export class TaskStore {
 
   private gone(object: RecordObject): void {
     const name = object.metadata.name;
-    this.unreadable.delete(name);
     const previous = this.records.get(name);
+    // an older object of that name: the one cached is a later create of this store's, not yet shown by the informer
+    if (previous && object.metadata.uid !== undefined && previous.uid !== object.metadata.uid) return;
+    this.shownVersions.delete(name);
+    this.unreadable.delete(name);
     this.records.delete(name);
     if (previous) for (const h of [...this.listeners]) h.delete?.(previous);
   }

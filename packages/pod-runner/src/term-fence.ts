@@ -15,7 +15,7 @@ export type FenceMode = 'server' | 'client';
 export type ProbeAnswer = 'accepted' | 'refused' | 'unseen';
 
 /** What the API server says when its policy finds no param: for the probe, "the server has not seen the Lease yet". */
-const UNSEEN = ['no params found', 'not yet synced to use for admission'];
+export const UNSEEN = ['no params found', 'not yet synced to use for admission'];
 
 /** Largest term `spec.leaseTransitions` (an int32) holds. */
 export const MAX_TERM = 2 ** 31 - 1;

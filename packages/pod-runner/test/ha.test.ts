@@ -106,8 +106,18 @@ describe('two runners with a registry', () => {
     // capacity 2, both taken: the next task waits in the queue
     for (const id of ['busy-1', 'busy-2']) await a.runner.submit({ taskId: id, taskType: 'report', ...exits(0, { runMs: 3000 }) });
     expect((await b.runner.submit({ taskId: 'unwanted', taskType: 'report', ...exits(0) })).phase).toBe('queued');
+    // the leader writes the end; when its term tells it, its own get shows it (read-your-writes in the writer, not its informer's event)
+    let leaderAtEnd: { status: TaskStatus | undefined } | undefined;
+    await waitFor(() => a.runner.get('unwanted'), 15_000, "the leader to see the follower's submit");
+    void (async () => {
+      for await (const s of a.runner.events('unwanted')) if (s.phase === 'cancelled') leaderAtEnd = { status: a.runner.get('unwanted') };
+    })();
     const cancelled = await b.runner.cancel('unwanted', { reason: 'not needed after all' });
     expect(cancelled).toMatchObject({ phase: 'cancelled', reason: 'Cancelled', message: 'not needed after all' });
+    expect(b.runner.get('unwanted')).toMatchObject({ phase: 'cancelled' }); // what the follower's cancel waited for: its own watch
+    // the leader's answer to its write comes on another connection than the follower's watch event: waited for, bounded
+    const atEnd = await waitFor(() => leaderAtEnd, 15_000, "the leader's term to tell the end");
+    expect(atEnd.status).toMatchObject({ phase: 'cancelled', reason: 'Cancelled', message: 'not needed after all' });
     expect(a.runner.get('unwanted')).toMatchObject({ phase: 'cancelled' });
     await waitFor(() => ended(a.reports, 'unwanted').length === 1 || undefined, 15_000, 'the leader to report the cancel');
     expect(ended(b.reports, 'unwanted')).toEqual([]);

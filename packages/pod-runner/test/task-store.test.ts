@@ -1,7 +1,7 @@
 import { AuthorizationV1Api } from '@kubernetes/client-node';
 import { waitFor } from '@rollcall/conformance';
 import type { Logger } from '@rollcall/core';
-import { ApiClient, type ApiRequest, loadKubeConfig, userAgent } from '@rollcall/kube-client';
+import { ApiClient, type ApiRequest, loadKubeConfig, type RequestContext, type StreamHandlers, userAgent } from '@rollcall/kube-client';
 import { serviceAccountKubeconfig } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TASK_RECORD_LABEL, dataBytes, encodeRecord, recordName, type TaskRecord, type TaskRecordBody } from '../src/task-record.js';
@@ -24,6 +24,36 @@ class RecordingClient extends ApiClient {
   override request<T>(req: ApiRequest): Promise<T> {
     this.sent.push(req);
     return super.request<T>(req);
+  }
+}
+
+/** A client whose watch lines can be held back: the informer shows nothing newer until they are let through, in order. */
+class HeldWatchClient extends RecordingClient {
+  private held: { event: boolean; deliver: () => void }[] | undefined;
+  override stream(path: string, context: RequestContext, handlers: StreamHandlers, format?: 'json' | 'text'): Promise<{ abort(): void }> {
+    const line = (value: unknown) => {
+      if (!this.held) return handlers.line(value);
+      this.held.push({ event: (value as { type?: string }).type !== 'BOOKMARK', deliver: () => handlers.line(value) });
+    };
+    return super.stream(path, context, { ...handlers, line }, format);
+  }
+  hold(): void {
+    this.held ??= [];
+  }
+  /** Lets the held lines through, in order, up to the `events`-th event (bookmarks aside); all of them, and holds no more, without it. */
+  release(events?: number): void {
+    const held = this.held ?? [];
+    if (events === undefined) this.held = undefined;
+    let passed = 0;
+    while (held.length > 0 && (events === undefined || passed < events)) {
+      const next = held.shift()!;
+      if (next.event) passed++;
+      next.deliver();
+    }
+  }
+  /** Held events, bookmarks aside. */
+  get holding(): number {
+    return this.held?.filter((h) => h.event).length ?? 0;
   }
 }
 
@@ -153,6 +183,71 @@ describe('the task store on the API server', () => {
     if (second.type !== 'created') throw new Error('not created');
     await other.caughtUp(second.record);
     expect(other.get('t-cu2')?.resourceVersion).toBe(second.record.resourceVersion);
+  });
+
+  it("a write's answer is in the writer's cache at once, its informer held back; the informer's older events do not undo it, its own event is told", async () => {
+    const c = new HeldWatchClient(loadKubeConfig({ kubeconfig }), 10_000, userAgent('task-store-test'));
+    clients.push(c);
+    const upserts: TaskRecord[] = [];
+    const store = await openStore('own-writes', { upsert: (r) => upserts.push(r) }, c);
+    const created = await store.create(body('t-own'), 1);
+    if (created.type !== 'created') throw new Error('not created');
+    await waitFor(() => upserts.some((r) => r.resourceVersion === created.record.resourceVersion) || undefined, 10_000, 'the informer to show the create');
+
+    c.hold();
+    const other = await openStore('own-writes');
+    const asked = await other.requestCancel('t-own', 'operator asked');
+    if (asked.type !== 'written') throw new Error('not patched');
+    await waitFor(() => c.holding > 0 || undefined, 10_000, 'the held informer to be sent the cancel request');
+    // what the leader decided from the record it read: its own write is what its get shows, though its informer has not shown even the request yet
+    const current = await admin.core.readNamespacedConfigMap({ namespace, name: created.record.name });
+    expect(current.metadata!.resourceVersion).toBe(asked.record.resourceVersion);
+    expect(store.get('t-own')?.resourceVersion).toBe(created.record.resourceVersion);
+    const status = { taskId: 't-own', taskType: 'report', tags: {}, attempt: 1, phase: 'cancelled' as const, reason: 'Cancelled', message: 'operator asked', podName: 'p', template: 'default', submittedAt: created.record.body.submittedAt };
+    const ended = await store.update(asked.record, { ...created.record.body, state: 'finished', status }, { term: 1, clearRequests: true });
+    if (ended.type !== 'written') throw new Error('not written');
+    expect(store.get('t-own')).toEqual(ended.record);
+    expect(store.shown('t-own')).toBe(created.record.resourceVersion); // what the informer showed: a term's decisions wait for it
+    expect(upserts.filter((r) => r.resourceVersion === ended.record.resourceVersion)).toEqual([]); // the handlers hear it from the informer
+    const listed = store.list().find((r) => r.name === ended.record.name);
+    expect(listed?.body.state).toBe('finished');
+    // a create's answer, too
+    const fresh = await store.create(body('t-own-2'), 1);
+    expect(store.get('t-own-2')).toEqual(fresh.record);
+
+    // the informer catches up: the request's event (older than the write) leaves the cache as written and is not told; the write's own event is told
+    await waitFor(() => c.holding >= 3 || undefined, 10_000, 'the held informer to be sent the write and the create');
+    c.release(1);
+    expect(store.get('t-own')).toEqual(ended.record);
+    expect(store.shown('t-own')).toBe(asked.record.resourceVersion);
+    expect(upserts.some((r) => r.resourceVersion === asked.record.resourceVersion)).toBe(false);
+    c.release();
+    expect(upserts.find((r) => r.resourceVersion === ended.record.resourceVersion)).toEqual(ended.record);
+    expect(store.shown('t-own')).toBe(ended.record.resourceVersion);
+    expect(upserts.find((r) => r.name === fresh.record.name)).toEqual(fresh.record);
+    expect(store.get('t-own')).toEqual(ended.record);
+    await store.caughtUp(ended.record);
+  });
+
+  it('caughtUp still waiting when its store closes rejects with CLOSED; asked after the close, at once', async () => {
+    const c = new HeldWatchClient(loadKubeConfig({ kubeconfig }), 10_000, userAgent('task-store-test'));
+    clients.push(c);
+    const store = await openStore('closing', {}, c);
+    c.hold();
+    const writer = await openStore('closing');
+    const created = await writer.create(body('t-close'));
+    if (created.type !== 'created') throw new Error('not created');
+    await waitFor(() => c.holding > 0 || undefined, 10_000, 'the held informer to be sent the create');
+    let settled: { outcome: 'resolved' } | { outcome: 'rejected'; err: unknown } | undefined;
+    store.caughtUp(created.record).then(
+      () => (settled = { outcome: 'resolved' }),
+      (err: unknown) => (settled = { outcome: 'rejected', err }),
+    );
+    expect(settled).toBeUndefined();
+    store.close();
+    expect(await waitFor(() => settled, 5000, 'the wait to end with the store')).toMatchObject({ outcome: 'rejected', err: { code: 'CLOSED' } });
+    await expect(store.caughtUp(created.record)).rejects.toMatchObject({ code: 'CLOSED' });
+    c.release(); // held lines reach a closed informer: nothing more settles
   });
 
   it('a request annotation patch does not change the body; it moves the resourceVersion, so a write decided before it is refused', async () => {

@@ -6,7 +6,7 @@ import { ActionApplier } from '../../src/apply-actions.js';
 import { Expectations } from '../../src/expectations.js';
 import { buildPod } from '../../src/pod-build.js';
 import { classifyPodCreate } from '../../src/pod-create-answer.js';
-import { SPEC_HASH_ANNOTATION, type Pod, type PodTemplateSpec } from '../../src/pod.js';
+import { FINALIZER, SPEC_HASH_ANNOTATION, type Pod, type PodTemplateSpec } from '../../src/pod.js';
 import type { PodsApi } from '../../src/pods-api.js';
 import { StatusDelivery } from '../../src/status-delivery.js';
 import { TaskAdmission } from '../../src/task-admission.js';
@@ -25,6 +25,8 @@ const ctx = { verb: 'create', resource: 'pods', namespace: 'ns', name: 'rc-t1-1'
 const answer = (code: number, reason?: string, message = '') => statusError(code, { code, reason, message }, ctx);
 const quota = () => answer(403, 'Forbidden', 'pods "rc-t1-1" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2');
 const fenced = () => answer(403, 'Forbidden', 'admission webhook denied: stale runner term');
+/** A fencing policy whose API server has no term Lease in its param cache yet (parameterNotFoundAction Deny): 422, not the pod's fault. */
+const paramUnseen = () => answer(422, 'Invalid', "pods \"rc-t1-1\" is forbidden: ValidatingAdmissionPolicy 'rollcall-pod-runner-fencing' with binding 'rollcall-pod-runner-fencing' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction");
 const reset = () => transportError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), ctx);
 
 const template: PodTemplateSpec = { spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }] } };
@@ -40,6 +42,7 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
   const emitted: RunnerActivity[] = [];
   const enqueued: [string, number | undefined][] = [];
   const created: Pod[] = [];
+  const patched: { name: string; resourceVersion?: string }[] = [];
   const expectations = new Expectations();
   const admission = new TaskAdmission({ clock, total: 2, perType: {}, requeueDelayMs: 1000, jitter: 0 });
   const pods = {
@@ -51,6 +54,12 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
     async get(name: string) {
       if (stored?.metadata.name === name) return stored;
       throw answer(404, 'NotFound');
+    },
+    // the API server's answer: the pod at the next resourceVersion; a stale one is a 409
+    async patchMetadata(name: string, _metadata: unknown, options: { resourceVersion?: string }) {
+      patched.push({ name, resourceVersion: options.resourceVersion });
+      if (options.resourceVersion !== undefined && Number(options.resourceVersion) < 21) throw answer(409, 'Conflict');
+      return { metadata: { name, resourceVersion: String(Number(options.resourceVersion ?? 0) + 1) } };
     },
   } as unknown as PodsApi;
   const store = {
@@ -72,7 +81,7 @@ function setup(createAnswer?: Error, stored?: Pod, conflict = false, over = fals
       if (over) throw new Error('term over');
     },
   });
-  return { applier, clock, writes, enqueued, created, expectations, admission, published, handed, followed, emitted };
+  return { applier, clock, writes, enqueued, created, patched, expectations, admission, published, handed, followed, emitted };
 }
 
 const built = () => buildPod({ runner: 'rc', namespace: 'ns', task: body().task, template, templateName: 'default', submittedAt: body().submittedAt, fencingToken: 7 });
@@ -93,6 +102,12 @@ describe('classifyPodCreate', () => {
     expect(classifyPodCreate(answer(401))).toBe('held');
     expect(classifyPodCreate(answer(404, 'NotFound'))).toBe('held');
     expect(classifyPodCreate(answer(409, 'Conflict'))).toBe('held');
+  });
+
+  it("a fencing policy's 422 for want of a term Lease in its param cache is held, not CreateFailed: the pod is sound", () => {
+    expect(classifyPodCreate(paramUnseen())).toBe('held');
+    expect(classifyPodCreate(answer(422, 'Invalid', 'failed to configure binding: paramKind not yet synced to use for admission'))).toBe('held');
+    expect(classifyPodCreate(answer(422, 'Invalid', 'Pod "rc-t1-1" is invalid: spec.containers[0].image: Required value'))).toBe('failed');
   });
 });
 
@@ -169,6 +184,51 @@ describe('ActionApplier: a pod create', () => {
     expect(s.expectations.size).toBe(0);
     expect(s.admission.occupied).toBe(0);
     expect(s.writes).toEqual([]);
+  });
+
+  it('a fencing 422 "no params found": held — rejects (the sync backs off), the attempt not ended, nothing expected', async () => {
+    const s = setup(paramUnseen());
+    await expect(s.applier.apply(record(), [{ type: 'createPod', attempt: 1 }])).rejects.toThrow(/no params found/);
+    expect(s.expectations.size).toBe(0);
+    expect(s.admission.occupied).toBe(0);
+    expect(s.writes).toEqual([]);
+  });
+});
+
+describe('ActionApplier: a pod release', () => {
+  const kept = (resourceVersion: string): Pod => ({ ...built().pod, metadata: { ...built().pod.metadata, resourceVersion, finalizers: [FINALIZER] } });
+
+  it('answered once: not sent again from a pod cache that has not shown it yet (a 409 every few tasks); sent again once the cache is at or past its answer', async () => {
+    const s = setup();
+    const name = built().pod.metadata.name;
+    const ended = record(body({ state: 'finished' }));
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('21') }])).toBe(true);
+    expect(s.patched).toEqual([{ name, resourceVersion: '21' }]);
+    // the next sync (the acknowledgement, say) reads the pod as cached before the answer: nothing sent, nothing re-enqueued
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('21') }])).toBe(true);
+    expect(s.patched).toHaveLength(1);
+    expect(s.enqueued).toEqual([]);
+    // the informer has shown the answer (or later): the expectation is met; a release decided then is sent
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('22') }])).toBe(true);
+    expect(s.patched).toEqual([{ name, resourceVersion: '21' }, { name, resourceVersion: '22' }]);
+  });
+
+  it('a refused release (409: the pod changed) expects nothing: the next decision sends it at the new version', async () => {
+    const s = setup();
+    const ended = record(body({ state: 'finished' }));
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('20') }])).toBe(false);
+    expect(s.enqueued).toEqual([['t1', undefined]]);
+    expect(await s.applier.apply(ended, [{ type: 'releasePod', pod: kept('21') }])).toBe(true);
+    expect(s.patched.map((p) => p.resourceVersion)).toEqual(['20', '21']);
+  });
+
+  it('a pod gone drops its release expectation', () => {
+    const e = new Expectations();
+    e.released('p', '30');
+    const pod = { metadata: { name: 'p', resourceVersion: '29' } } as Pod;
+    expect(e.releaseUnseen(pod)).toBe(true);
+    e.podGone('p');
+    expect(e.releaseUnseen(pod)).toBe(false);
   });
 });
 

@@ -350,6 +350,16 @@ describe('decide: delivery, acknowledgement, retention', () => {
     expect(types(run(observed([pod({ phase: 'Succeeded' }, { finalizers: [FINALIZER] })], { record: done(1) }), T0 + 86_400_000))).toEqual(['releasePod', 'publish']);
   });
 
+  it('retention is by age alone (from record-retention.test.ts): not a millisecond early, and never for a queued or finished record however old', () => {
+    const done = record({ state: 'done', status: status({ phase: 'succeeded' }), ackedAt: T0 }, timeouts(), { writeTerm: 1 });
+    const early = run(observed([], { record: done }), T0 + 86_400_000 - 1);
+    expect(ofType(early, 'deleteRecord')).toEqual([]);
+    expect(early.wakeAt).toBe(T0 + 86_400_000);
+    const later = T0 + 10 * 86_400_000;
+    expect(ofType(run(observed([], { record: finished(), delivery: 'pending' }), later), 'deleteRecord')).toEqual([]);
+    expect(ofType(run(observed([], { record: record({}, timeouts(), { writeTerm: 1 }), admitted: false }), later), 'deleteRecord')).toEqual([]);
+  });
+
   it('a requested next attempt over an ended task queues it again, the requests cleared', () => {
     const d = run(observed([], { record: finished({}), delivery: 'acked' }), now);
     expect(written(d)?.meaning).toBe('ack');
