@@ -8,6 +8,7 @@
 //   SUBMITTED <ms>
 // restore: prints, once the runner's queue holds `count` tasks,
 //   RESTORED <ms> <queueDepth> <list order: 'in-order' or the first index out of place>
+//   DEPTH <ms> <queueDepth> <phase counts> every second after READY (progress, for the bench's log)
 // <ms> is measured from just before createPodRunner was called.
 import { writeSync } from 'node:fs';
 import { ApiClient } from '@rollcall/kube-client';
@@ -34,6 +35,11 @@ const runner = await createPodRunner({
   templates: [{ name: 'default', template: { spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }] } } }],
 });
 print(`READY ${since()} ${runner.queueDepth}`);
+setInterval(() => {
+  const phases = {};
+  for (const s of runner.list()) phases[s.phase] = (phases[s.phase] ?? 0) + 1;
+  print(`DEPTH ${since()} ${runner.queueDepth} ${JSON.stringify(phases)}`);
+}, 1000);
 
 if (mode === 'submit') {
   await new Promise((resolve) => process.stdin.once('data', resolve));

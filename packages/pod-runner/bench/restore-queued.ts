@@ -19,8 +19,13 @@
 import { execSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@rollcall/conformance';
 import { AuditLog, type AuditEvent, KubeAdmin, machine, requireTestEnv, up } from '@rollcall/tools/testenv';
 import { idleWalRate, walWindow } from './etcd-wal.js';
+
+/** How long the new runner has to fill its queue, and then to ask for its first pod. Milliseconds. */
+const RESTORE_BOUND_MS = 180_000;
+const FIRST_CREATE_BOUND_MS = 30_000;
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 const load = () => loadavg()[0]!.toFixed(1);
@@ -29,28 +34,43 @@ const load = () => loadavg()[0]!.toFixed(1);
 function runnerChild(arg: unknown) {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./restore-child.mjs', import.meta.url)), JSON.stringify(arg)], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: string[] = [];
+  let lastDepth = '';
   const waiters: Array<() => void> = [];
   let stderr = '';
   let buffered = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     buffered += chunk;
     for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-      lines.push(buffered.slice(0, nl));
+      const line = buffered.slice(0, nl);
+      if (line.startsWith('DEPTH ')) {
+        lastDepth = line;
+        log(`runner child: ${line}`);
+      }
+      else lines.push(line);
       buffered = buffered.slice(nl + 1);
     }
     for (const wake of waiters.splice(0)) wake();
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exit = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  const line = async (word: string): Promise<string[]> => {
-    for (;;) {
-      const found = lines.find((l) => l.startsWith(`${word} `));
-      if (found) return found.split(' ').slice(1);
-      const exited = await Promise.race([exit.then(() => true), new Promise<false>((resolve) => waiters.push(() => resolve(false)))]);
-      if (exited && !lines.some((l) => l.startsWith(`${word} `))) throw new Error(`the runner child exited before printing ${word}: ${stderr}`);
+  /** The words after `word` on its line; undefined if none came within `withinMs`. */
+  const line = async (word: string, withinMs = Infinity): Promise<string[] | undefined> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.min(withinMs, 2 ** 31 - 1))));
+    try {
+      for (;;) {
+        const found = lines.find((l) => l.startsWith(`${word} `));
+        if (found) return found.split(' ').slice(1);
+        const next = await Promise.race([late, exit.then(() => 'exited' as const), new Promise<'line'>((resolve) => waiters.push(() => resolve('line')))]);
+        if (next === 'late') return undefined;
+        if (next === 'exited' && !lines.some((l) => l.startsWith(`${word} `))) throw new Error(`the runner child exited before printing ${word}: ${stderr}`);
+      }
+    } finally {
+      clearTimeout(timer);
     }
   };
-  return { line, exit, go: () => child.stdin.write('go\n'), kill: () => child.kill('SIGKILL') };
+  const must = async (word: string): Promise<string[]> => (await line(word))!;
+  return { line, must, lastDepth: () => lastDepth, exit, go: () => child.stdin.write('go\n'), kill: () => child.kill('SIGKILL') };
 }
 
 const byVerb = (events: AuditEvent[]) =>
@@ -85,12 +105,12 @@ export async function benchRestore(count: number): Promise<void> {
 
   const loadBefore = load();
   const first = runnerChild({ ...arg, mode: 'submit' });
-  await first.line('READY');
+  await first.must('READY');
   log(`submitting ${count} tasks in ${namespace}`);
   const submitWindow = audit.open();
   const wal = await walWindow(idleRate);
   first.go();
-  const [submitMs] = await first.line('SUBMITTED');
+  const [submitMs] = await first.must('SUBMITTED');
   const walDelta = await wal.close();
   first.kill();
   const signal = await first.exit;
@@ -100,14 +120,18 @@ export async function benchRestore(count: number): Promise<void> {
   log(`killed (${signal}); restoring`);
   const restoreWindow = audit.open();
   const second = runnerChild({ ...arg, mode: 'restore', requeueDelayMs: 10 });
-  const [readyMs, readyDepth] = await second.line('READY');
-  const [restoredMs, depth, order] = await second.line('RESTORED');
-  const [firstCreate] = await second.line('FIRST-CREATE');
+  const [readyMs, readyDepth] = await second.must('READY');
+  // bounded: a restore that never fills the queue is a figure too
+  const restored = await second.line('RESTORED', RESTORE_BOUND_MS);
+  const [firstCreate] = (await second.line('FIRST-CREATE', FIRST_CREATE_BOUND_MS)) ?? [];
   second.kill();
   await second.exit;
   const restoreRequests = (await audit.requests(restoreWindow)).filter((e) => e.user?.username === user);
   const loadAfter = load();
   await admin.core.deleteNamespace({ name: namespace });
+  // its N records' deletes are etcd writes: gone before the next run's window opens
+  log(`deleting ${namespace}`);
+  await waitFor(async () => (await admin.core.readNamespace({ name: namespace }).then(() => false, () => true)) || undefined, 300_000, `namespace ${namespace} to be deleted`);
 
   const firstSubmitted = `task-${String(count - 1).padStart(6, '0')}`;
   console.log(`${new Date().toISOString()}, commit ${execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim()}, ${machine()}`);
@@ -115,7 +139,7 @@ export async function benchRestore(count: number): Promise<void> {
   console.log('| queued tasks | submits wall time (16 in flight) | API requests per task (submits) | etcd WAL bytes per task (submits) | first runner | restore: createPodRunner resolved | restore: queueDepth = N | list() in submit order | first create asked for | load average (1 min) before → killed → after |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   console.log(
-    `| ${count} | ${(Number(submitMs) / 1000).toFixed(1)} s | ${(submitRequests.length / count).toFixed(2)} | ${Math.round(walDelta / count)} (idle ${Math.round(idleRate * 1000)} B/s subtracted) | ${signal} | ${readyMs} ms (queueDepth ${readyDepth}) | ${restoredMs} ms (queueDepth ${depth}) | ${order === 'in-order' ? 'yes' : `no: ${order}`} | ${firstCreate === firstSubmitted ? `the first submitted (${firstCreate})` : `${firstCreate}, not the first submitted (${firstSubmitted})`} | ${loadBefore} → ${loadMiddle} → ${loadAfter} |`,
+    `| ${count} | ${(Number(submitMs) / 1000).toFixed(1)} s | ${(submitRequests.length / count).toFixed(2)} | ${Math.round(walDelta / count)} (idle ${Math.round(idleRate * 1000)} B/s subtracted) | ${signal} | ${readyMs} ms (queueDepth ${readyDepth}) | ${restored ? `${restored[0]} ms (queueDepth ${restored[1]})` : `not within ${RESTORE_BOUND_MS / 1000} s (last: ${second.lastDepth()})`} | ${!restored ? '—' : restored[2] === 'in-order' ? 'yes' : `no: ${restored[2]}`} | ${firstCreate === undefined ? `none within ${FIRST_CREATE_BOUND_MS / 1000} s` : firstCreate === firstSubmitted ? `the first submitted (${firstCreate})` : `${firstCreate}, not the first submitted (${firstSubmitted})`} | ${loadBefore} → ${loadMiddle} → ${loadAfter} |`,
   );
   console.log();
   console.log(`Requests by the runner's service account, from the audit log: submits (the first runner, from its first submit to its last answer): ${byVerb(submitRequests)}; restore (the second runner, from its start to its queue restored): ${byVerb(restoreRequests)}.`);
