@@ -24,6 +24,7 @@ import { execSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, machine, onRealNode, REAL_NODE_INSTANCE, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
 import { hasCode } from '@rollcall/core';
 import { createPodRunner, TERMINAL_PHASES, type PodTemplateSpec, type Task, type TaskStatus } from '../src/index.js';
 import { idleWalRate, walWindow } from './etcd-wal.js';
@@ -166,6 +167,8 @@ async function measure(target: string, tasks: number): Promise<Row> {
   const requests = (await audit.requests(window)).filter((e) => e.user?.username === user);
   await runner.close();
   await admin.core.deleteNamespace({ name: namespace });
+  // its records' deletes are etcd writes: gone before the next run measures the idle rate
+  await waitFor(async () => (await admin.core.readNamespace({ name: namespace }).then(() => false, () => true)) || undefined, 300_000, `namespace ${namespace} to be deleted`);
 
   const toRunning = summarize([...running].map(([id, at]) => at - submitted.get(id)!));
   const createdToRunning = summarize([...running].map(([id, at]) => at - created.get(id)!));
