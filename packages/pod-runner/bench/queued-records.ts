@@ -1,6 +1,6 @@
 /**
  * `npm run bench:pods -- --queued N`: the second generation's task store
- * alone (issue 35; not wired into the runner yet) — N queued task records
+ * alone (issue 35; restore-queued.ts measures it inside a PodRunner) — N queued task records
  * created as a service account with the store's ConfigMap verbs, 16 in
  * flight, then read back by a fresh informer and put in submit order (a
  * restore's read). Prints requests per record from the audit log, the etcd
