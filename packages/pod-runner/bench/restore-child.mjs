@@ -9,7 +9,7 @@
 // restore: prints, once the runner's queue holds `count` tasks,
 //   RESTORED <ms> <queueDepth> <list order: 'in-order' or the first index out of place>
 //   DEPTH <ms> <queueDepth> <phase counts> every second after READY (progress, for the bench's log)
-// <ms> is measured from just before createPodRunner was called.
+// <ms> is measured from just before createPodRunner was called. The runner's info, warn and error logs go to stderr.
 import { writeSync } from 'node:fs';
 import { ApiClient } from '@rollcall/kube-client';
 import { createPodRunner } from '@rollcall/pod-runner';
@@ -28,10 +28,16 @@ ApiClient.prototype.request = function (req) {
   return request.call(this, req);
 };
 
+const toStderr = (level) => (obj, msg) => {
+  const { err, ...rest } = typeof obj === 'object' && obj !== null ? obj : { value: obj };
+  process.stderr.write(`${level} ${msg ?? ''} ${JSON.stringify(rest)}${err ? ` err: ${err.message ?? err}` : ''}\n`);
+};
+const logger = { debug: () => {}, info: toStderr('info'), warn: toStderr('warn'), error: toStderr('error') };
+
 const started = performance.now();
 const since = () => (performance.now() - started).toFixed(0);
 const runner = await createPodRunner({
-  namespace, kubeconfig, name, capacity: { total: 1 }, requeueDelayMs,
+  namespace, kubeconfig, name, capacity: { total: 1 }, requeueDelayMs, logger,
   templates: [{ name: 'default', template: { spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }] } } }],
 });
 print(`READY ${since()} ${runner.queueDepth}`);

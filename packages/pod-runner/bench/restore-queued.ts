@@ -51,7 +51,11 @@ function runnerChild(arg: unknown) {
     }
     for (const wake of waiters.splice(0)) wake();
   });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    // the runner's own logs, told as they come (a quota refusal is info)
+    process.stderr.write(chunk.replace(/^(?=.)/gm, `[bench] runner child ${child.pid}: `));
+  });
   const exit = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   /** The words after `word` on its line; undefined if none came within `withinMs`. */
   const line = async (word: string, withinMs = Infinity): Promise<string[] | undefined> => {
