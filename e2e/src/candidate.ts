@@ -229,6 +229,7 @@ async function run(command: CandidateCommand): Promise<void> {
       try {
         await updating;
         const payload = nextPayload();
+        const from = monotonicMs();
         const racing = member.update(payload).then(
           () => 'written',
           (err: unknown) => describe(err).code ?? 'error',
@@ -236,7 +237,7 @@ async function run(command: CandidateCommand): Promise<void> {
         // Half the time at once (the update has not started: CLOSED), else while its write may be in flight.
         if (Math.random() < 0.5) await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
         await member.withdraw().catch((err: unknown) => void reportError('withdraw', err));
-        report({ type: 'raced', payload, outcome: await racing });
+        report({ type: 'raced', payload, outcome: await racing, from });
         member = await registry.announce({ role: spec!.role, id: spec!.name, payload: nextPayload() });
       } finally {
         rejoining = false;

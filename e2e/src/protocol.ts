@@ -100,9 +100,10 @@ export type CandidateEvent = { t: number; n: number } & (
   /**
    * An update raced a withdraw (then the member was announced again): `written`
    * when update() resolved, else the code it rejected with (CLOSED when the
-   * withdraw overtook it: its payload was never written).
+   * withdraw overtook it: its payload was never written). `from`: when the
+   * update was called, CLOCK_MONOTONIC ms (absent from an older release's candidate).
    */
-  | { type: 'raced'; payload: unknown; outcome: 'written' | string }
+  | { type: 'raced'; payload: unknown; outcome: 'written' | string; from?: number }
   /** The candidate stopped campaigning and contending for the lock, and gave up what it held (a rolling restart's step). */
   | { type: 'handedOff' }
   /** Updates stopped; `payload` is the last one written. */

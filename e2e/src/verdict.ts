@@ -21,7 +21,8 @@ const FENCED: readonly Fenced[] = ['election', 'lock'];
  * - a write past the deadline: a write with a token read after a SIGSTOP longer than the renew deadline that began during that term;
  * - a write with a token its writer was never announced;
  * - a lost or phantom member event: per observer, `added` for a member present or unknown, `updated`/`removed` for one absent, or a view that differs from what `members()` returned at a checkpoint;
- * - an update raced by a withdraw that was told the wrong thing: rejected with CLOSED but seen written, or (where the watch tells of every change) resolved but never seen;
+ * - an update raced by a withdraw that was told the wrong thing: rejected with CLOSED but seen written, or (where the watch tells of every change) resolved but never seen —
+ *   in pod liveness only when some observer held the member when the race began and saw the withdraw end it (see {@link owedTheUpdate});
  * - in pod liveness, a member removed while its pod stayed Ready: an observer saw a member expire more often than its pod went not Ready.
  */
 export function judge(timeline: Timeline): string[] {
@@ -184,10 +185,44 @@ function racedUpdates(timeline: Timeline): string[] {
       const payload = JSON.stringify(e.payload);
       const wasSeen = seen.has(`${r.name}/${payload}`);
       if (e.outcome === 'CLOSED' && wasSeen) found.push(`an update rejected with CLOSED was written: ${describeHolder(r)}'s payload ${payload} was seen by a watcher`);
-      if (e.outcome === 'written' && !wasSeen && timeline.watchSeesEveryChange) found.push(`an update that resolved was never written: no watcher saw ${describeHolder(r)}'s payload ${payload} before its withdraw`);
+      if (e.outcome !== 'written' || wasSeen || !timeline.watchSeesEveryChange) continue;
+      const owed = timeline.podReadiness ? owedTheUpdate(timeline, r, e) : { by: undefined };
+      if (owed) found.push(`an update that resolved was never written: no watcher saw ${describeHolder(r)}'s payload ${payload} before its withdraw${owed.by ? `, which ${describeHolder(owed.by)} saw end ${r.name} while it held it` : ''}`);
     }
   }
   return found;
+}
+
+/**
+ * Pod liveness: a member is alive while its pod is Ready, as each observer's
+ * view of its EndpointSlice says, so a member no view held (its pod not Ready
+ * yet, or gone not Ready) has its update in no view either. The update was
+ * due to be seen by an observer that held the member when the race began and
+ * then saw the withdraw end it (`removed`, `deleted`): that observer saw every
+ * state of the record up to the withdraw mark, the update's among them. One
+ * whose view lost the member another way first (expired: its pod went not
+ * Ready; replaced: a relist coalesced the delete) may have missed it. The race
+ * began when the candidate says (`from`), else at its withdraw fault; knowing
+ * neither, the update was due (undefined `by`). Undefined: no observer owed it.
+ */
+function owedTheUpdate(timeline: Timeline, target: IncarnationRecord, raced: StampedEvent & { from?: number }): { by: IncarnationRecord | undefined } | undefined {
+  const fault = timeline.faults.filter((f) => f.kind === 'withdraw' && f.target === target.name && f.at <= raced.t).at(-1);
+  const from = raced.from ?? fault?.at;
+  if (from === undefined) return { by: undefined };
+  const by = timeline.incarnations.find((o) => sawTheWithdrawEnd(o, target.name, from));
+  return by && { by };
+}
+
+/** Whether `observer` held member `id` at `from` and its first removal of it after that was a withdraw's (`deleted`). */
+function sawTheWithdrawEnd(observer: IncarnationRecord, id: string, from: number): boolean {
+  let held = false;
+  for (const e of observer.events) {
+    if ((e.type !== 'memberAdded' && e.type !== 'memberUpdated' && e.type !== 'memberRemoved') || e.id !== id) continue;
+    if (e.t <= from) held = e.type !== 'memberRemoved';
+    else if (!held) return false;
+    else if (e.type === 'memberRemoved') return e.reason === 'deleted';
+  }
+  return false;
 }
 
 /**

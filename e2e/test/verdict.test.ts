@@ -176,6 +176,45 @@ describe('an update raced by a withdraw', () => {
   });
 });
 
+describe('an update raced by a withdraw, in pod liveness', () => {
+  // a raced its update from t=10 to t=40. In pod liveness a member is alive while its pod is Ready: one no observer
+  // held when the race began is in no view, so its update is in none either (CI: c2#1 raced before any pod was Ready).
+  const target = (outcome: string, from: number | null = 10) => candidate('a', [{ type: 'raced', payload: { seq: 1 }, outcome, t: 40, ...(from === null ? {} : { from }) }]);
+  const observer = (events: Event[]) => candidate('b', events);
+  const judgePods = (incarnations: IncarnationRecord[], faults: Timeline['faults'] = []) =>
+    judge({ names: ['a', 'b'], incarnations, writes: [], faults, watchSeesEveryChange: true, renewDeadlineMs: { election: 1500, lock: 1500 }, startedAt: 0, endedAt: 10_000, podReadiness: { a: [{ ready: false, at: 0 }, { ready: true, at: 5 }, { ready: false, at: 30 }, { ready: true, at: 70 }], b: [{ ready: true, at: 0 }] } });
+  // b held a when the race began and saw the withdraw end it: b saw every state of a's record up to that mark.
+  const witnessed = (update: Event[]) =>
+    observer([{ type: 'memberAdded', id: 'a', payload: { seq: 0 }, t: 1 }, ...update, { type: 'memberRemoved', id: 'a', payload: { seq: 0 }, reason: 'deleted', t: 45 }, { type: 'memberAdded', id: 'a', payload: { seq: 2 }, t: 60 }]);
+  const unseenWitnessed = /^an update that resolved was never written: no watcher saw a#1's payload \{"seq":1\} before its withdraw, which b#1 saw end a while it held it$/;
+
+  it('passes a resolved update of a member no observer held when the race began (its pod not Ready yet)', () => {
+    expect(judgePods([target('written'), observer([{ type: 'memberAdded', id: 'a', payload: { seq: 2 }, t: 100 }])])).toEqual([]);
+  });
+
+  it('passes a resolved update that an observer holding the member saw, and one whose member expired in that observer\'s view first', () => {
+    expect(judgePods([target('written'), witnessed([{ type: 'memberUpdated', id: 'a', payload: { seq: 1 }, t: 20 }])])).toEqual([]);
+    const expiredFirst = observer([{ type: 'memberAdded', id: 'a', payload: { seq: 0 }, t: 1 }, { type: 'memberRemoved', id: 'a', payload: { seq: 0 }, reason: 'expired', t: 35 }, { type: 'memberAdded', id: 'a', payload: { seq: 2 }, t: 80 }]);
+    expect(judgePods([target('written'), expiredFirst])).toEqual([]);
+  });
+
+  it('fails on a resolved update never seen though an observer held the member when the race began and saw the withdraw end it', () => {
+    expect(judgePods([target('written'), witnessed([])])).toEqual([expect.stringMatching(unseenWitnessed)]);
+  });
+
+  it('takes the race start from the withdraw fault when the candidate did not report it, and is strict when neither says', () => {
+    const fault = { kind: 'withdraw' as const, at: 8, until: 41, target: 'a', leader: undefined };
+    const unheld = observer([{ type: 'memberAdded', id: 'a', payload: { seq: 2 }, t: 100 }]);
+    expect(judgePods([target('written', null), unheld], [fault])).toEqual([]);
+    expect(judgePods([target('written', null), witnessed([])], [fault])).toEqual([expect.stringMatching(unseenWitnessed)]);
+    expect(judgePods([target('written', null), unheld])).toEqual([expect.stringMatching(/^an update that resolved was never written: no watcher saw a#1's payload \{"seq":1\} before its withdraw$/)]);
+  });
+
+  it('still fails on CLOSED for a payload that was written', () => {
+    expect(judgePods([target('CLOSED'), witnessed([{ type: 'memberUpdated', id: 'a', payload: { seq: 1 }, t: 20 }])])).toEqual([expect.stringMatching(/^an update rejected with CLOSED was written/)]);
+  });
+});
+
 describe('pod liveness: a member whose pod stays Ready is never removed', () => {
   const removals = (times: number): Event[] => [
     { type: 'memberAdded', id: 'b', payload: 1, t: 0 },

@@ -12,6 +12,8 @@ import { buildPod } from '../../pod-runner/src/pod-build.js';
 import { CANCEL_REQUESTED_ANNOTATION, recordName, type TaskRecordBody } from '../../pod-runner/src/task-record.js';
 import { TaskStore } from '../../pod-runner/src/task-store.js';
 import type { TaskStatus } from '../../pod-runner/src/task.js';
+// the task record a submit writes, as the pod runner's own tests make it
+import { queuedRecord } from '../../pod-runner/test/runner-env.js';
 import { run } from './cli.js';
 
 // The real API server of tools/ (RBAC on) and its kwok, started by the global setup.
@@ -29,17 +31,6 @@ function store(runner: string): TaskStore {
   return s;
 }
 
-let seq = 0;
-const queued = (taskId: string, change: Partial<TaskRecordBody> = {}): TaskRecordBody => ({
-  v: 2,
-  state: 'queued',
-  task: { taskId, taskType: 'report', attempt: 1 },
-  template: 'default',
-  specHash: 'h1',
-  submittedAt: new Date(Date.UTC(2026, 11, 7, 16, 0, ++seq)).toISOString(),
-  seq,
-  ...change,
-});
 const ended = (runner: string, body: TaskRecordBody, change: Partial<TaskStatus>): TaskStatus => ({
   taskId: body.task.taskId, taskType: body.task.taskType, tags: {}, attempt: body.task.attempt ?? 1, phase: 'succeeded', podName: `${runner}-${body.task.taskId}-1`, template: body.template, submittedAt: body.submittedAt, finishedAt: '2026-12-07T17:00:00.000Z', ...change,
 });
@@ -71,7 +62,7 @@ describe('rollcall tasks, on the task records', () => {
   it('tasks cancel of a queued task prints cancelled', async () => {
     const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'queue'];
     const leader = store('queue');
-    await leader.create(queued('q1'));
+    await leader.create(queuedRecord('q1'));
     // no runner leads: the test plays the leader's part — on the request, the cancel written in its term
     await leader.start({
       upsert: (record) => {
@@ -89,7 +80,7 @@ describe('rollcall tasks, on the task records', () => {
   it('tasks cancel with no runner leading: exit 11 after --wait, the request kept on the record; a task whose record ended is not asked; no record is NOT_FOUND', async () => {
     const where = ['-n', namespace, '--kubeconfig', kube.kubeconfig, '--runner', 'unled'];
     const s = store('unled');
-    await s.create(queued('unled-task'));
+    await s.create(queuedRecord('unled-task'));
     const unconfirmed = await run(['tasks', 'cancel', 'unled-task', '--wait', '1', ...where]);
     expect(unconfirmed.code, unconfirmed.stderr).toBe(11);
     expect(unconfirmed.stdout).toBe('unled-task: cancel requested on its task record, but no runner confirmed within 1 s\n');
@@ -101,7 +92,7 @@ describe('rollcall tasks, on the task records', () => {
     const bad = await run(['tasks', 'cancel', 'unled-task', '--wait', 'soon', ...where]);
     expect(bad.code).toBe(2);
 
-    const created = await s.create(queued('failed-task'));
+    const created = await s.create(queuedRecord('failed-task'));
     await s.update(created.record, { ...created.record.body, state: 'finished', status: ended('unled', created.record.body, { phase: 'failed', reason: 'Error', exitCode: 1 }) }, { term: 1 });
     const before = (await core.readNamespacedConfigMap({ namespace, name: recordName('unled', 'failed-task') })).metadata!.resourceVersion;
     const over = await run(['tasks', 'cancel', 'failed-task', ...where]);
@@ -119,12 +110,12 @@ describe('rollcall tasks, on the task records', () => {
     const logDir = mkdtempSync(join(tmpdir(), 'rollcall-cli-task-logs-'));
     const s = store(runner);
     try {
-      const acked = await s.create(queued('acked'));
+      const acked = await s.create(queuedRecord('acked'));
       await s.update(acked.record, { ...acked.record.body, state: 'done', ackedAt: Date.UTC(2026, 11, 7, 17), status: ended(runner, acked.record.body, { reason: 'Completed' }) }, { term: 1 });
-      const fails = await s.create(queued('fails'));
+      const fails = await s.create(queuedRecord('fails'));
       await s.update(fails.record, { ...fails.record.body, state: 'finished', status: ended(runner, fails.record.body, { phase: 'failed', reason: 'Error', exitCode: 3 }) }, { term: 1 });
-      const runs = await s.create(queued('runs', { template: 'logging' }));
-      await s.create(queued('waits'));
+      const runs = await s.create(queuedRecord('runs', { template: 'logging' }));
+      await s.create(queuedRecord('waits'));
       // the pod of `runs` as a runner makes it (kwok runs it), and a first-generation runner's pod with no record
       const template = { spec: { containers: [{ name: KWOK_LOG_CONTAINER, image: 'task:1' }] } };
       for (const [task, at] of [[runs.record.body.task, runs.record.body.submittedAt], [{ taskId: 'old', taskType: 'report' }, '2026-12-07T15:00:00.000Z']] as const) {

@@ -1,6 +1,6 @@
 import type { Clock } from './clock.js';
 import { judgeExpiry, type Expiry } from './expiry.js';
-import { parseTime } from './lease-record.js';
+import { parseTime, type LeaseRecord } from './lease-record.js';
 import { isMarked, LivenessJudge, type ConfirmPolicy } from './liveness-judge.js';
 import type { Logger } from './logger.js';
 import { podUidOf, type LivenessStrategy, type Verdict } from './member-liveness.js';
@@ -185,6 +185,9 @@ export class MemberDirectory {
       if (this.endedByMark.size > MAX_ENDED_REMEMBERED) this.endedByMark.delete(this.endedByMark.keys().next().value!);
     }
     if (marked || verdict === 'absent') {
+      // A mark keeps the record's last payload: one this view did not hear written (folded into the mark by a relist) is
+      // told before the removal, so `removed` carries the last data.
+      if (marked) this.catchUpPayload(entry.key, record);
       // A withdraw mark (seen before the delete it precedes) is a graceful withdraw: `deleted`, as that delete would say.
       this.drop(entry.key, isWithdrawn(record) ? 'deleted' : 'expired');
       // A mark its marker has not deleted: judged like a member, so it goes even if that marker died.
@@ -241,6 +244,15 @@ export class MemberDirectory {
 
   private expiry(judged: Judged): Expiry {
     return judgeExpiry(judged.leaseMs, [judged.entry.observedAt], [this.cache.sight(judged.entry.key)], this.options.clock.now());
+  }
+
+  /** An `updated` for a held member whose marked record carries a payload this view never showed (same incarnation: a replaced one was dropped first). */
+  private catchUpPayload(key: RecordKey, record: LeaseRecord): void {
+    const judged = this.judged.get(key);
+    if (!judged?.member || JSON.stringify(judged.member.payload) === JSON.stringify(record.payload)) return;
+    const member = { ...judged.member, payload: record.payload };
+    this.judged.set(key, { ...judged, member });
+    this.emit({ type: 'updated', member, previous: judged.member });
   }
 
   private drop(key: RecordKey, reason: MemberRemovalReason): void {

@@ -55,11 +55,12 @@ const announcers = new WeakMap<Registry, RegistryMembers>();
  * Whether every member `registry` announced (and has not withdrawn) is alive
  * now, by its own clock: false while one is past its bound, or lost and not yet
  * announced again. For a readiness probe that binds its members
- * (`serveReadinessProbe` with `kubeletProbe`); undefined for a registry not
- * made by createRegistry.
+ * (`serveReadinessProbe` with `kubeletProbe`).
  */
-export function announcedAlive(registry: Registry): boolean | undefined {
-  return announcers.get(registry)?.allAlive;
+export function announcedAlive(registry: Registry): boolean {
+  const members = announcers.get(registry);
+  if (!members) throw new InvalidArgumentError('announcedAlive() takes a registry made by createRegistry()');
+  return members.allAlive;
 }
 
 /**

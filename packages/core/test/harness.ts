@@ -28,6 +28,20 @@ export class Harness {
     return { registry, store };
   }
 
+  /**
+   * A reader registry `identity` whose `role` member events are collected from
+   * the start, and a raw store on the same backend, for records written as
+   * another process writes them (a delete and a create under one key). The
+   * caller closes `raw`.
+   */
+  async readerAndRawStore(identity: string, role: string, config: CoreConfigInput = {}): Promise<{ reader: Registry; events: MemberEvent[]; raw: MemoryStore }> {
+    const { registry: reader } = await this.registry(identity, config);
+    const events: MemberEvent[] = [];
+    reader.watchMembers(role, (e) => events.push(e));
+    await until(() => true);
+    return { reader, events, raw: new MemoryStore({ backend: this.backend, cluster: 'test' }) };
+  }
+
   async closeAll(): Promise<void> {
     await Promise.all(this.opened.map((r) => r.close()));
   }

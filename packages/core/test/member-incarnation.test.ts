@@ -3,7 +3,7 @@ import { createRegistry, type MemberEvent } from '../src/index.js';
 import { formatMicroTime, type LeaseRecord } from '../src/lease-record.js';
 import type { WatchListener, WatchSubscription } from '../src/store.js';
 import { MemoryBackend, MemoryStore } from '../src/testing.js';
-import { Harness, until } from './harness.js';
+import { Harness } from './harness.js';
 
 const timing = { member: { heartbeatIntervalMs: 5000, leaseDurationMs: 20000 } };
 const KEY = 'member/worker/w1';
@@ -79,11 +79,7 @@ describe('member incarnations (the directory rule) on the injected clock', () =>
 
   it('a record created again under the same key is removed then added, never updated', async () => {
     h = new Harness();
-    const b = await h.registry('b', timing);
-    const events: MemberEvent[] = [];
-    b.registry.watchMembers('worker', (e) => events.push(e));
-    await until(() => true);
-    const raw = new MemoryStore({ backend: h.backend, cluster: 'test' });
+    const { events, raw } = await h.readerAndRawStore('b', 'worker', timing);
     const one = await raw.create(KEY, record(1));
     await h.clock.advance(0);
     await raw.delete(KEY, one.version);
@@ -135,11 +131,7 @@ describe('member incarnations (the directory rule) on the injected clock', () =>
 
   it('an unmarked version of an incarnation seen after its withdraw mark (a migrate\'s other side, a relist racing the mark) is an older view: never added again', async () => {
     h = new Harness();
-    const b = await h.registry('b', timing);
-    const events: MemberEvent[] = [];
-    b.registry.watchMembers('worker', (e) => events.push(e));
-    await until(() => true);
-    const raw = new MemoryStore({ backend: h.backend, cluster: 'test' });
+    const { events, raw } = await h.readerAndRawStore('b', 'worker', timing);
     const one = await raw.create(KEY, record(1));
     await h.clock.advance(0);
     const marked = await raw.update(KEY, { ...record(1), withdrawn: true }, one.version);

@@ -340,6 +340,31 @@ describe('registry.member.liveness=pod', () => {
     expect(seen.summary()[2]).toBe('removed w1 deleted');
   });
 
+  it('an update written just before its withdraw: while the pod is not Ready yet the member is in no view, nor its update, and the next Ready adds what was announced again; while Ready, updated then removed (deleted)', async () => {
+    // The soak's first fault (CI, c2#1) raced an update and a withdraw before any pod was Ready: no watcher could see it.
+    pods.set('worker', 'uid-a', false);
+    const a = await open('a', 'uid-a');
+    const r = await open('r', undefined);
+    const seen = memberLog(r.registry, 'worker');
+    let m = await a.registry.announce({ role: 'worker', id: 'w1', payload: { seq: 0 } });
+    // The race's `written` outcome: the update landed before the withdraw's mark.
+    await m.update({ seq: 1 });
+    await m.withdraw();
+    m = await a.registry.announce({ role: 'worker', id: 'w1', payload: { seq: 2 } });
+    expect(await r.registry.members('worker')).toEqual([]);
+    pods.set('worker', 'uid-a', true);
+    await until(() => seen.events.length === 1);
+    expect(seen.events.map((e) => [e.type, e.member.payload])).toEqual([['added', { seq: 2 }]]);
+
+    await m.update({ seq: 3 });
+    await m.withdraw();
+    await until(() => seen.events.length === 3);
+    expect(seen.events.slice(1).map((e) => [e.type, e.member.payload, e.type === 'removed' ? e.reason : undefined])).toEqual([
+      ['updated', { seq: 3 }, undefined],
+      ['removed', { seq: 3 }, 'deleted'],
+    ]);
+  });
+
   it('the first members() of a role waits for its readiness: a Ready pod member is in the first answer', async () => {
     pods.set('worker', 'uid-a', true);
     const a = await open('a', 'uid-a');

@@ -49,15 +49,6 @@ export interface ReadinessProbe {
   close(): Promise<void>;
 }
 
-/** The registry's store, or undefined for a registry not made by createRegistry (a test double): no member is bounded then. */
-function storeOf(registry: Registry): { podReadiness?: unknown } | undefined {
-  try {
-    return registryStore(registry) as { podReadiness?: unknown };
-  } catch {
-    return undefined;
-  }
-}
-
 /** From a Ready answer, the earliest the kubelet may mark the pod not Ready: its failureThreshold consecutive failures, the last one after its timeout, less a tenth. Milliseconds. */
 function probeWindowMs({ periodSeconds = 1, failureThreshold = 1, timeoutSeconds = 1 }: NonNullable<ReadinessProbeOptions['kubeletProbe']>): number {
   for (const [name, value] of Object.entries({ periodSeconds, failureThreshold, timeoutSeconds })) {
@@ -93,9 +84,9 @@ export async function serveReadinessProbe(registry: Registry, options: Readiness
   const offs = (['connected', 'suspended', 'lost', 'reconnected'] as const).map((type) => registry.on(type, (e: { state: ConnectionState }) => track(e.state)));
   const notReadyAfterMs = options.kubeletProbe ? probeWindowMs(options.kubeletProbe) : undefined;
   // Bound members: asked before an answer is given (and so before it vouches for anyone), never after.
-  const membersAlive = () => notReadyAfterMs === undefined || announcedAlive(registry) !== false;
+  const membersAlive = () => notReadyAfterMs === undefined || announcedAlive(registry);
   const ready = () => registry.isOpen && (lostSince === undefined || clock.now() - lostSince < lostGraceMs) && membersAlive() && (options.healthy?.() ?? true);
-  const podReadiness = notReadyAfterMs === undefined ? undefined : storeOf(registry)?.podReadiness;
+  const podReadiness = notReadyAfterMs === undefined ? undefined : (registryStore(registry) as { podReadiness?: unknown }).podReadiness;
   const answered = podReadiness instanceof EndpointReadiness ? (at: number) => podReadiness.selfProbeAnswered({ at, notReadyAfterMs: notReadyAfterMs! }) : () => {};
   const server: Server = createServer((req, res) => {
     if ((req.url ?? '').split('?')[0] !== path) {

@@ -1,7 +1,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createRegistry, ErrorCode, type MemberEvent, type Registry } from '@rollcall/core';
 import { waitFor } from '@rollcall/conformance';
-import { AuditLog, KWOK_POD_ANNOTATIONS, restartKubeControllers, startServer, stopServer, type AuditEvent, type AuditWindow } from '@rollcall/tools/testenv';
+import { AuditLog, KWOK_POD_ANNOTATIONS, proxiedKubeconfig, restartKubeControllers, startServer, stopServer, type AuditEvent, type AuditWindow } from '@rollcall/tools/testenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVENESS_ANNOTATION, POD_UID_LABEL } from '../src/codec.js';
 import { objectName, registryPlugin, serveReadinessProbe } from '../src/index.js';
@@ -11,6 +11,8 @@ import { kubeEnv } from './kube-env.js';
 
 const admin = new Admin();
 const CLUSTER = 'podlive';
+/** A member's own deadline in the node-lost case: below the rule's 40000 (the node controller's 50 s grace less its 10 s). */
+const POD_RENEW_DEADLINE_MS = 30_000;
 let namespace: string;
 const opened: Registry[] = [];
 
@@ -95,23 +97,35 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     expect((await late.members('worker')).map((m) => m.id)).not.toContain('w-del');
   });
 
-  it('its node lost (no heartbeats): once the node lifecycle controller marks its pods not Ready, the member is removed, reason expired, with its last data; no phantom after', async () => {
+  it('its node lost (no heartbeats, the member cut off with it): the member, with its own podRenewDeadlineMs, is lost (renew-deadline) before the node lifecycle controller marks its pods not Ready and the member is removed, reason expired, with its last data; no phantom after', async () => {
     // No kubelet and no kwok run this node: the test sends its heartbeats, then stops them.
     const node = await DrivenNode.start(admin, `driven-${namespace}`);
+    // The process runs on that node: a partition of the node cuts it off from the API server too.
+    const { proxy, kubeconfig } = await proxiedKubeconfig(kubeEnv().kubeconfig);
     try {
       const uid = await node.runPod(namespace, 'worker-node', { app: 'worker' }, '10.203.0.2');
       const reader = await open('reader-node');
       const seen = log(reader, 'worker');
-      const member = await open('worker-node', uid);
+      const member = await open('worker-node', uid, { kubeconfig }, { podRenewDeadlineMs: POD_RENEW_DEADLINE_MS });
       const announced = await member.announce({ role: 'worker', id: 'w-node', payload: { slot: 2 } });
+      let lost: { reason: string; at: number; removedBefore: boolean } | undefined;
+      announced.on('lost', ({ reason }) => (lost = { reason, at: performance.now(), removedBefore: seen.events.length > 2 }));
       await seen.count(1);
       await announced.update({ slot: 3 });
       await seen.count(2);
       const lostAt = node.loseNode();
+      await proxy.cut('reset');
       // kube-controller-manager's --node-monitor-grace-period (its default, 50 s), then its --node-monitor-period (5 s).
       await seen.count(3, 90_000);
       const removedAt = performance.now();
       expect(seen.events[2]).toMatchObject({ type: 'removed', reason: 'expired', member: { id: 'w-node', payload: { slot: 3 } } });
+      // The member knew first, by its own clock: lost at its last good read + the deadline, within the 40 s the rule leaves.
+      expect(lost).toMatchObject({ reason: 'renew-deadline', removedBefore: false });
+      expect(lost!.at).toBeLessThan(removedAt);
+      expect(lost!.at - lostAt).toBeLessThan(40_000);
+      expect(announced.alive).toBe(false);
+      expect(announced.signal.aborted).toBe(true);
+      console.log(`[node lost] member lost ${((lost!.at - lostAt) / 1000).toFixed(1)} s after the node's last heartbeat, removed at the reader ${((removedAt - lostAt) / 1000).toFixed(1)} s after it`);
       // The controller's doing: the node is Unknown and the pod not Ready (a member removed while its node still beat fails here)...
       const [nodeNow, podNow] = await Promise.all([admin.core.readNode({ name: node.name }), admin.core.readNamespacedPod({ name: 'worker-node', namespace })]);
       expect(nodeNow.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('Unknown');
@@ -124,6 +138,7 @@ describe('registry.member.liveness=pod on Kubernetes: readiness from the role Se
     } finally {
       await admin.core.deleteNamespacedPod({ name: 'worker-node', namespace, gracePeriodSeconds: 0 }).catch(() => {});
       await node.remove();
+      await proxy.close();
     }
   }, 150_000);
 

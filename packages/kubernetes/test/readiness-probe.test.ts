@@ -1,54 +1,63 @@
-import { createRegistry, silentLogger, type ConnectionState, type Registry } from '@rollcall/core';
+import { createRegistry, silentLogger, type Registry } from '@rollcall/core';
 import type { SelfProbeAnswer, StoreSupports } from '@rollcall/core/spi';
 import { ManualClock, MemoryBackend, MemoryStore } from '@rollcall/core/testing';
 import { EndpointReadiness } from '../src/endpoint-readiness.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveReadinessProbe, type ReadinessProbe } from '../src/readiness-probe.js';
 
-/** The part of a Registry the probe reads, with its connection state set by the test. */
-function fakeRegistry(initial: ConnectionState) {
-  const listeners = new Map<string, Set<(e: { state: ConnectionState }) => void>>();
-  const registry = {
-    state: initial,
-    isOpen: true,
-    on(type: string, listener: (e: { state: ConnectionState }) => void) {
-      if (!listeners.has(type)) listeners.set(type, new Set());
-      listeners.get(type)!.add(listener);
-      return () => listeners.get(type)!.delete(listener);
-    },
-  };
-  const become = (state: ConnectionState) => {
-    registry.state = state;
-    const type = state === 'connected' ? 'reconnected' : state;
-    for (const listener of listeners.get(type) ?? []) listener({ state });
-  };
-  return { registry: registry as unknown as Registry, become };
-}
-
 const probes: ReadinessProbe[] = [];
+const registries: Registry[] = [];
 afterEach(async () => {
   for (const probe of probes.splice(0)) await probe.close();
+  for (const registry of registries.splice(0)) await registry.close();
 });
+
+/**
+ * A registry on a memory store, on `clock`, whose connection the test cuts
+ * off and brings back. Its connection state is its own: `lose()` partitions
+ * the store and advances the clock until the registry reports `lost` (every
+ * lease it could hold run out), and resolves with the clock time it did.
+ */
+async function memoryRegistry(clock: ManualClock) {
+  const store = new MemoryStore({ backend: new MemoryBackend(), cluster: 'probe' });
+  const registry = await createRegistry({ type: 'memory', cluster: 'probe', identity: 'p' }, { store, clock });
+  registries.push(registry);
+  // it reads a role, so it watches the store: a partition ends that watch, and the connection is suspended, then lost
+  await registry.members('worker');
+  let lostAt = -1;
+  registry.on('lost', () => (lostAt = clock.now()));
+  const lose = async (): Promise<number> => {
+    store.partition();
+    expect(await clock.advanceUntil(() => registry.state === 'lost', 120_000), 'the registry to report lost').toBe(true);
+    return lostAt;
+  };
+  const reconnect = async (): Promise<void> => {
+    store.heal();
+    expect(await clock.advanceUntil(() => registry.state === 'connected', 60_000), 'the registry to reconnect').toBe(true);
+  };
+  return { registry, lose, reconnect };
+}
 
 describe('the readiness probe counts lostGraceMs on its clock', () => {
   it('ready while lost for less than the grace, not ready from the grace on, ready again once connected', async () => {
     const clock = new ManualClock();
-    const { registry, become } = fakeRegistry('connected');
+    const { registry, lose, reconnect } = await memoryRegistry(clock);
     const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', lostGraceMs: 60_000, clock });
     probes.push(probe);
     expect(probe.ready()).toBe(true);
-    become('lost');
-    await clock.advance(59_999);
+    const lostAt = await lose();
+    await clock.advance(lostAt + 59_999 - clock.now());
     expect(probe.ready()).toBe(true);
     await clock.advance(1);
     expect(probe.ready()).toBe(false);
-    become('connected');
+    await reconnect();
     expect(probe.ready()).toBe(true);
   });
 
   it('a registry already lost when the probe starts counts from then', async () => {
     const clock = new ManualClock();
-    const { registry } = fakeRegistry('lost');
+    const { registry, lose } = await memoryRegistry(clock);
+    await lose();
     const probe = await serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', lostGraceMs: 1000, clock });
     probes.push(probe);
     expect(probe.ready()).toBe(true);
@@ -118,7 +127,7 @@ describe("the readiness probe bounds the registry's pod members", () => {
   });
 
   it('refuses a stanza that is not whole seconds from 1 to 3600', async () => {
-    const { registry } = fakeRegistry('connected');
+    const { registry } = await memoryRegistry(new ManualClock());
     await expect(serveReadinessProbe(registry, { port: 0, host: '127.0.0.1', kubeletProbe: { periodSeconds: 0 } })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('kubeletProbe.periodSeconds 0') });
   });
 });

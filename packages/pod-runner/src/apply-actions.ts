@@ -123,27 +123,27 @@ export class ActionApplier {
         if (action.meaning === 'ack' || action.meaning === 'resubmit') this.options.delivery.forget(taskId);
         if (action.meaning === 'retry') this.retried(action.body);
         this.events.delete(taskId);
-        await this.wrote(action.meaning);
+        await this.wrote(action.meaning, taskId);
         return true;
       }
       case 'deleteRecord': {
         this.options.fence?.();
         const outcome = await store.delete(record);
         if (outcome.type === 'conflict') return false;
-        await this.wrote('deleteRecord');
+        await this.wrote('deleteRecord', taskId);
         return true;
       }
       case 'releasePod': {
         const finalizers = action.pod.metadata.finalizers;
         const metadata = finalizers?.includes(FINALIZER) ? { finalizers: finalizers.filter((f) => f !== FINALIZER) } : {};
         const ok = await this.conditional(() => pods.patchMetadata(action.pod.metadata.name, metadata, { resourceVersion: action.pod.metadata.resourceVersion, term }));
-        if (ok) await this.wrote('releasePod');
+        if (ok) await this.wrote('releasePod', taskId);
         return ok;
       }
       case 'deletePod': {
         const { uid, resourceVersion, name } = action.pod.metadata;
         const ok = await this.conditional(() => pods.delete(name, action.graceSeconds, uid && resourceVersion ? { uid, resourceVersion } : undefined));
-        if (ok) await this.wrote('deletePod');
+        if (ok) await this.wrote('deletePod', taskId);
         return ok;
       }
       case 'followLogs':
@@ -191,7 +191,7 @@ export class ActionApplier {
       await pods.create(pod, term);
       admission.created();
       this.refusals.delete(taskId);
-      await this.wrote('createPod');
+      await this.wrote('createPod', taskId);
       return true;
     } catch (err) {
       switch (classifyPodCreate(err)) {
@@ -260,7 +260,7 @@ export class ActionApplier {
     const outcome = await this.options.store.update(record, { ...body, state: 'finished', status }, { term: this.options.term });
     if (outcome.type === 'written') {
       this.options.recordWritten?.(outcome.record);
-      await this.wrote('end');
+      await this.wrote('end', body.task.taskId);
     }
     return false;
   }
@@ -282,7 +282,7 @@ export class ActionApplier {
     this.options.emit?.({ type: 'retry', taskType: body.task.taskType, reason: ended?.reason ?? ended?.phase ?? 'unknown' });
   }
 
-  private async wrote(meaning: WriteMeaning): Promise<void> {
-    await this.options.hooks?.afterWrite?.(meaning);
+  private async wrote(meaning: WriteMeaning, taskId: string): Promise<void> {
+    await this.options.hooks?.afterWrite?.(meaning, taskId);
   }
 }

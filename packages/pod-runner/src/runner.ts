@@ -22,6 +22,7 @@ import { cancelTask, submitTask } from './task-requests.js';
 import { TaskStore } from './task-store.js';
 import { assertTask, copyStatus, isTerminal, type Task, type TaskStatus } from './task.js';
 import { type ResolvedTemplate, selectTemplate, templateForSubmit } from './templates.js';
+import type { TestHooks } from './test-hooks.js';
 
 /** Filter of {@link PodRunner.list}. */
 export interface TaskFilter {
@@ -63,6 +64,8 @@ export class PodRunner {
     readonly name: string,
     private readonly templates: ResolvedTemplate[],
     private readonly options: ResolvedPodRunnerOptions,
+    /** Crash tests' seams (test-hooks.ts); never given in production. */
+    private readonly hooks?: TestHooks,
   ) {
     this.logger = options.logger;
     this.clock = options.clock;
@@ -94,6 +97,7 @@ export class PodRunner {
       publish: (status) => this.publish(status),
       emit: (activity) => this.activity.emit(activity),
       logs: this.logCapture,
+      hooks: this.hooks,
     });
     try {
       await opened.start();
@@ -149,7 +153,7 @@ export class PodRunner {
     const body = { v: 2 as const, state: 'queued' as const, task: full, template: template.rule.name, specHash, submittedAt, seq: nextSubmitSeq(), ...(template.rule.retry ? { retry: template.rule.retry } : {}) };
     const term = this.election.term;
     const synced = term?.synced(task.taskId);
-    const answer = await submitTask(this.store, body);
+    const answer = await submitTask(this.store, body, undefined, this.hooks);
     // what a submit resolved with, get and cancel on this runner find at once
     await this.store.caughtUp(answer.record);
     if (answer.type !== 'created') return answer.type === 'known' ? this.statusOf(answer.record) : queuedStatus(this.name, body);
@@ -219,7 +223,7 @@ export class PodRunner {
       throw new InvalidArgumentError(`graceSeconds ${options.graceSeconds} is not valid: a whole number of seconds, 0 or more`, { backend: BACKEND });
     }
     if (isTerminal(now)) return now;
-    const answer = await cancelTask(this.store, taskId, options.reason ?? 'cancelled', options.graceSeconds);
+    const answer = await cancelTask(this.store, taskId, options.reason ?? 'cancelled', options.graceSeconds, this.hooks);
     if (answer.type === 'ended') return this.statusOf(answer.record);
     return this.untilEnded(taskId);
   }

@@ -2,6 +2,7 @@ import { type Clock, StoreConflictError } from '@rollcall/core';
 import { BACKEND } from './errors.js';
 import type { TaskRecord, TaskRecordBody } from './task-record.js';
 import type { TaskStore } from './task-store.js';
+import type { TestHooks } from './test-hooks.js';
 
 /**
  * What a submit did. `created`: the task's record is new (queued). `known`:
@@ -27,11 +28,14 @@ const attemptOf = (body: TaskRecordBody) => body.task.attempt ?? 1;
  * attempt while the current one has not ended. PAYLOAD_TOO_LARGE as the
  * store's create.
  */
-export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: number): Promise<SubmitAnswer> {
+export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: number, hooks?: TestHooks): Promise<SubmitAnswer> {
   const taskId = body.task.taskId;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const outcome = await store.create(body, term);
-    if (outcome.type === 'created') return outcome;
+    if (outcome.type === 'created') {
+      await hooks?.afterWrite?.('submit', taskId);
+      return outcome;
+    }
     const record = outcome.record;
     const [asked, stored] = [attemptOf(body), attemptOf(record.body)];
     if (asked < stored || (asked === stored && record.body.specHash === body.specHash)) return { type: 'known', record };
@@ -42,7 +46,10 @@ export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: 
       throw new StoreConflictError('CONFLICT', `task ${JSON.stringify(taskId)} attempt ${asked} was submitted while attempt ${stored} has not ended`, { backend: BACKEND });
     }
     const requested = await store.requestSubmit(taskId, body.task);
-    if (requested.type === 'written') return { type: 'next-requested', record: requested.record };
+    if (requested.type === 'written') {
+      await hooks?.afterWrite?.('submitRequested', taskId);
+      return { type: 'next-requested', record: requested.record };
+    }
     // deleted since the 409 (its retention ended): create it afresh
   }
   throw new StoreConflictError('CONFLICT', `task ${JSON.stringify(taskId)}'s record was deleted under each of ${MAX_ROUNDS} submits`, { backend: BACKEND });
@@ -54,11 +61,12 @@ export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: 
  * a queued task so marked never gets a pod, whichever runner leads next.
  * NOT_FOUND when the runner has no record of the task.
  */
-export async function cancelTask(store: TaskStore, taskId: string, reason: string, graceSeconds?: number): Promise<CancelAnswer> {
+export async function cancelTask(store: TaskStore, taskId: string, reason: string, graceSeconds?: number, hooks?: TestHooks): Promise<CancelAnswer> {
   const known = store.get(taskId);
   if (known && known.body.state !== 'queued') return { type: 'ended', record: known };
   const requested = await store.requestCancel(taskId, reason, graceSeconds);
   if (requested.type === 'conflict') throw new StoreConflictError('NOT_FOUND', `no record of task ${JSON.stringify(taskId)} in ${store.nameOf(taskId)}`, { backend: BACKEND });
+  await hooks?.afterWrite?.('cancelRequested', taskId);
   if (requested.record.body.state !== 'queued') return { type: 'ended', record: requested.record };
   return { type: 'requested', record: requested.record };
 }

@@ -1,4 +1,4 @@
-import { KubeConfig, PatchStrategy, setHeaderOptions, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { ApiClient, userAgent } from '@rollcall/kube-client';
 import { systemClock } from '@rollcall/core';
 import { holdRequests, requestAs, type RawAnswer } from '@rollcall/tools/testenv';
@@ -16,7 +16,7 @@ import {
   termLeaseName,
 } from '../src/index.js';
 import { CANCEL_REQUESTED_ANNOTATION, TASK_RECORD_LABEL, TASK_STATE_LABEL, WRITE_TERM_ANNOTATION } from '../src/task-record.js';
-import { admin, runnerNamespace } from './runner-env.js';
+import { admin, installSuitePolicy, runnerNamespace } from './runner-env.js';
 
 /**
  * The fencing policy on the API server, as the runner's account with raw
@@ -80,15 +80,7 @@ beforeAll(async () => {
   env = await runnerNamespace('fence');
   unfenced = await runnerNamespace('fence-off');
   await grantRecordWrites(env.namespace);
-  for (const doc of POLICIES) await createOrReplace(doc);
-  // A replaced policy (an earlier run's) is judged by its new version once the server has checked it.
-  for (const doc of POLICIES.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
-    await waitFor(async () => {
-      const stored = (await admin.objects.read(doc)) as Checked;
-      return stored.status?.observedGeneration === stored.metadata.generation || undefined;
-    }, 30_000, `policy ${doc.metadata.name} checked by the API server`);
-  }
-  await admin.core.patchNamespace({ name: env.namespace, body: { metadata: { labels: { [FENCING_NAMESPACE_LABEL]: SUITE } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await installSuitePolicy(POLICIES, env.namespace, SUITE);
   // The policy judges the namespace once compiled: an unstamped record refused (403), or refused for want of a term Lease (422).
   await waitFor(async () => {
     const answer = await raw('POST', `${configMaps()}?dryRun=All`, record('rec-probe', 'finished', undefined));
@@ -97,16 +89,6 @@ beforeAll(async () => {
   client = clientFor(env.kubeconfig);
   fence = new TermFence({ client, namespace: env.namespace, runner: RUNNER });
 }, 90_000);
-
-async function createOrReplace(doc: KubernetesObject): Promise<void> {
-  try {
-    await admin.objects.create(doc);
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-    const stored = await admin.objects.read(doc as KubernetesObject & { metadata: { name: string } });
-    await admin.objects.replace({ ...doc, metadata: { ...doc.metadata, resourceVersion: stored.metadata!.resourceVersion } });
-  }
-}
 
 describe('the policies on the API server', () => {
   it('type-check against the Pod, ConfigMap and Lease schemas with no warning', async () => {

@@ -14,7 +14,7 @@ import { recordName, TASK_STATE_LABEL, WRITE_TERM_ANNOTATION, type TaskRecordBod
 import { submitTask } from '../src/task-requests.js';
 import { TaskStore } from '../src/task-store.js';
 import type { Task, TaskStatus } from '../src/task.js';
-import { admin, exits, podTemplate, untilAuthorized } from './runner-env.js';
+import { admin, exits, installSuitePolicy, podTemplate, untilAuthorized } from './runner-env.js';
 
 /**
  * The fence's proof (issue 35 §2): a deposed term's write that was already in
@@ -35,8 +35,7 @@ import { admin, exits, podTemplate, untilAuthorized } from './runner-env.js';
 const SUITE = 'fencing-held-suite';
 const ACCOUNT_A = 'rollcall-pod-runner';
 const ACCOUNT_B = 'rollcall-pod-runner-b';
-const POLICIES = fencingPolicy({ namePrefix: `rollcall-${SUITE}`, namespaceSelector: { matchLabels: { [FENCING_NAMESPACE_LABEL]: SUITE } }, runnerAccounts: [ACCOUNT_A, ACCOUNT_B] }) as unknown as Checked[];
-type Checked = KubernetesObject & { kind: string; metadata: { name: string; generation?: number }; status?: { observedGeneration?: number } };
+const POLICIES = fencingPolicy({ namePrefix: `rollcall-${SUITE}`, namespaceSelector: { matchLabels: { [FENCING_NAMESPACE_LABEL]: SUITE } }, runnerAccounts: [ACCOUNT_A, ACCOUNT_B] }) as unknown as KubernetesObject[];
 
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const template = podTemplate();
@@ -77,28 +76,10 @@ function clientAs(ns: string, account: string): ApiClient {
   return client;
 }
 
-async function createOrReplace(doc: KubernetesObject): Promise<void> {
-  try {
-    await admin.objects.create(doc);
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-    const stored = await admin.objects.read(doc as KubernetesObject & { metadata: { name: string } });
-    await admin.objects.replace({ ...doc, metadata: { ...doc.metadata, resourceVersion: stored.metadata!.resourceVersion } });
-  }
-}
-
 beforeAll(async () => {
   namespace = await admin.namespace('fencing-held', { forPods: true });
   await grantRunner(namespace, [ACCOUNT_A, ACCOUNT_B]);
-  for (const doc of POLICIES) await createOrReplace(doc);
-  // a replaced policy (an earlier run's) judges by its new version once the server has checked it
-  for (const doc of POLICIES.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
-    await waitFor(async () => {
-      const stored = (await admin.objects.read(doc)) as Checked;
-      return stored.status?.observedGeneration === stored.metadata.generation || undefined;
-    }, 30_000, `policy ${doc.metadata.name} checked by the API server`);
-  }
-  await admin.core.patchNamespace({ name: namespace, body: { metadata: { labels: { [FENCING_NAMESPACE_LABEL]: SUITE } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await installSuitePolicy(POLICIES, namespace, SUITE);
   // The binding judges the namespace once the server's namespace cache shows the label: until then the probe's
   // unstamped dry run is accepted and a term would enter in mode `client`. Refused (or refused for want of a
   // term Lease, 422) names this suite's policy.
@@ -240,6 +221,46 @@ const stateOf = (req: ApiRequest) => (req.body as { metadata?: { labels?: Record
 const code = (e: AuditEvent) => (e as AuditEvent & { responseStatus?: { code?: number } }).responseStatus?.code ?? 0;
 const user = (account: string) => `system:serviceaccount:${namespace}:${account}`;
 
+/** A's write held, then released after B took over: {@link deposedWrite}. */
+interface DeposedWrite {
+  watch: Awaited<ReturnType<typeof adminWatch>>;
+  window: ReturnType<AuditLog['open']>;
+  a: Term;
+  /** A's held request, as A sent it. */
+  request: ApiRequest;
+  /** Opens B, the next term, as ACCOUNT_B: it enters at A's term + 1, fenced by the server. */
+  successor(options?: Omit<TermOptions, 'account' | 'runner'>): Promise<Term>;
+  /** Releases A's held request, which the policy must refuse as stale; then closes A and B. */
+  releaseRefused(): Promise<void>;
+}
+
+/**
+ * A, the first term of `runner` (as ACCOUNT_A), with the one write `options.hold` picks
+ * held inside its client; `task` submitted, and resolved once A has sent the write.
+ * An admin watch of the runner and an audit window are open from before A.
+ */
+async function deposedWrite(runner: string, task: Task, options: Omit<TermOptions, 'account' | 'runner'>): Promise<DeposedWrite> {
+  const watch = await adminWatch(runner);
+  const window = audit.open();
+  const a = await openTerm({ ...options, account: ACCOUNT_A, runner });
+  await submit(watch.store, runner, task);
+  const request = await a.held!.held;
+  let b: Term | undefined;
+  return {
+    watch, window, a, request,
+    async successor(successorOptions = {}) {
+      b = await openTerm({ ...successorOptions, account: ACCOUNT_B, runner });
+      expect(b).toMatchObject({ term: a.term + 1, mode: 'server' });
+      return b;
+    },
+    async releaseRefused() {
+      refusedAsStale(await a.held!.release());
+      await a.close();
+      await b?.close();
+    },
+  };
+}
+
 /** Refused by the fencing policy: a 403 naming the stale term, not a conflict. */
 function refusedAsStale(answer: Answer): void {
   if (answer.accepted) throw new Error('the deposed term\'s held request was accepted');
@@ -259,23 +280,17 @@ describe('a deposed term\'s held write, released after the next term finished th
     const runner = 'hc';
     const taskId = 'create-1';
     const name = podName(runner, taskId, 1);
-    const watch = await adminWatch(runner);
-    const window = audit.open();
-    const a = await openTerm({ account: ACCOUNT_A, runner, hold: (req) => req.method === 'POST' && req.path === podsPath() });
-    await submit(watch.store, runner, { taskId, taskType: 'report', ...exits(0, { runMs: 200 }) });
+    const { watch, window, a, request, successor, releaseRefused } = await deposedWrite(runner, { taskId, taskType: 'report', ...exits(0, { runMs: 200 }) }, { hold: (req) => req.method === 'POST' && req.path === podsPath() });
     expect(a.mode).toBe('server');
     // A decides the create and sends it: held
-    expect((await a.held!.held).body).toMatchObject({ metadata: { name, annotations: { [WRITE_TERM_ANNOTATION]: String(a.term) } } });
-    const b = await openTerm({ account: ACCOUNT_B, runner });
-    expect(b).toMatchObject({ term: a.term + 1, mode: 'server' });
+    expect(request.body).toMatchObject({ metadata: { name, annotations: { [WRITE_TERM_ANNOTATION]: String(a.term) } } });
+    const b = await successor();
     // B ran the attempt, recorded it, had it acknowledged, and deleted its pod: the name is free again
     await waitFor(() => {
       const r = watch.store.get(taskId);
       return (r?.body.state === 'done' && r.writeTerm === b.term && watch.pods.size === 0) || undefined;
     }, 30_000, 'B to finish the task and delete its pod');
-    refusedAsStale(await a.held!.release());
-    await a.close();
-    await b.close();
+    await releaseRefused();
     expect(await admin.core.readNamespacedPod({ namespace, name }).then(() => 'exists', (err: { code?: number }) => err.code)).toBe(404);
     const requests = await audited(window, 'pods', name);
     expect(requests.filter((r) => r.endsWith(' create 201'))).toEqual(['B create 201']);
@@ -288,17 +303,11 @@ describe('a deposed term\'s held write, released after the next term finished th
     // record) and lets the pod go: B's writes are to the pod, the record stays at the version A's write was built on.
     const runner = 'hu';
     const taskId = 'update-1';
-    const watch = await adminWatch(runner);
-    const window = audit.open();
-    const a = await openTerm({ account: ACCOUNT_A, runner, hold: (req) => req.method === 'PUT' && req.path === recordPath(runner, taskId) && stateOf(req) === 'done' });
-    await submit(watch.store, runner, { taskId, taskType: 'report', ...exits(0, { runMs: 200 }) });
-    const builtOn = ((await a.held!.held).body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-    const b = await openTerm({ account: ACCOUNT_B, runner, acknowledge: false });
-    expect(b).toMatchObject({ term: a.term + 1, mode: 'server' });
+    const { watch, window, request, successor, releaseRefused } = await deposedWrite(runner, { taskId, taskType: 'report', ...exits(0, { runMs: 200 }) }, { hold: (req) => req.method === 'PUT' && req.path === recordPath(runner, taskId) && stateOf(req) === 'done' });
+    const builtOn = (request.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const b = await successor({ acknowledge: false });
     await waitFor(() => (b.delivered.some((s) => s.taskId === taskId) && watch.pods.size === 0 && watch.store.get(taskId)?.resourceVersion === builtOn) || undefined, 30_000, 'B to hand the end over and let the pod go');
-    refusedAsStale(await a.held!.release());
-    await a.close();
-    await b.close();
+    await releaseRefused();
     const stored = (await admin.core.readNamespacedConfigMap({ namespace, name: recordName(runner, taskId) })).metadata!;
     expect(stored.resourceVersion).toBe(builtOn);
     expect(stored.labels?.[TASK_STATE_LABEL]).toBe('finished');
@@ -311,19 +320,13 @@ describe('a deposed term\'s held write, released after the next term finished th
     // the record it wrote, is held. B keeps done records for the default day, so B leaves it untouched.
     const runner = 'ht';
     const taskId = 'tomb-1';
-    const watch = await adminWatch(runner);
-    const window = audit.open();
-    const a = await openTerm({ account: ACCOUNT_A, runner, settings: { retainDoneMs: 0 }, hold: (req) => req.method === 'DELETE' && req.path === recordPath(runner, taskId) });
-    await submit(watch.store, runner, { taskId, taskType: 'report', ...exits(0, { runMs: 200 }) });
-    const preconditions = ((await a.held!.held).body as { preconditions: { resourceVersion: string } }).preconditions;
-    const b = await openTerm({ account: ACCOUNT_B, runner });
-    expect(b).toMatchObject({ term: a.term + 1, mode: 'server' });
+    const { watch, window, a, request, successor, releaseRefused } = await deposedWrite(runner, { taskId, taskType: 'report', ...exits(0, { runMs: 200 }) }, { settings: { retainDoneMs: 0 }, hold: (req) => req.method === 'DELETE' && req.path === recordPath(runner, taskId) });
+    const preconditions = (request.body as { preconditions: { resourceVersion: string } }).preconditions;
+    const b = await successor();
     // B has synced the task (its first sync publishes the status) and found nothing to do
     await waitFor(() => (b.published.some((s) => s.taskId === taskId) && watch.store.get(taskId)?.resourceVersion === preconditions.resourceVersion) || undefined, 30_000, 'B to take the done task up');
     expect(watch.store.get(taskId)).toMatchObject({ writeTerm: a.term, body: { state: 'done' } });
-    refusedAsStale(await a.held!.release());
-    await a.close();
-    await b.close();
+    await releaseRefused();
     const stored = (await admin.core.readNamespacedConfigMap({ namespace, name: recordName(runner, taskId) })).metadata!;
     expect(stored.resourceVersion).toBe(preconditions.resourceVersion);
     expect(await audited(window, 'configmaps', recordName(runner, taskId))).toContain('A delete 403');
@@ -336,21 +339,15 @@ describe('a deposed term\'s held write, released after the next term finished th
     const runner = 'hp';
     const taskId = 'pod-1';
     const name = podName(runner, taskId, 1);
-    const watch = await adminWatch(runner);
-    const window = audit.open();
-    const a = await openTerm({ account: ACCOUNT_A, runner, acknowledge: false, hold: (req) => req.method === 'DELETE' && req.path === `${podsPath()}/${name}` });
-    await submit(watch.store, runner, { taskId, taskType: 'report', ...exits(1, { runMs: 200 }) });
-    const preconditions = ((await a.held!.held).body as { preconditions: { uid: string; resourceVersion: string } }).preconditions;
-    const b = await openTerm({ account: ACCOUNT_B, runner, settings: { keepFailedPodsMs: 3_600_000 } });
-    expect(b).toMatchObject({ term: a.term + 1, mode: 'server' });
+    const { watch, window, request, successor, releaseRefused } = await deposedWrite(runner, { taskId, taskType: 'report', ...exits(1, { runMs: 200 }) }, { acknowledge: false, hold: (req) => req.method === 'DELETE' && req.path === `${podsPath()}/${name}` });
+    const preconditions = (request.body as { preconditions: { uid: string; resourceVersion: string } }).preconditions;
+    const b = await successor({ settings: { keepFailedPodsMs: 3_600_000 } });
     await waitFor(() => {
       const r = watch.store.get(taskId);
       return (r?.body.state === 'done' && r.writeTerm === b.term) || undefined;
     }, 30_000, 'B to record the end done');
     expect(watch.pods.get(name)?.metadata).toMatchObject({ uid: preconditions.uid, resourceVersion: preconditions.resourceVersion });
-    refusedAsStale(await a.held!.release());
-    await a.close();
-    await b.close();
+    await releaseRefused();
     const pod = await admin.core.readNamespacedPod({ namespace, name });
     expect(pod.metadata?.deletionTimestamp).toBeUndefined();
     expect(pod.metadata?.resourceVersion).toBe(preconditions.resourceVersion);

@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '@rollcall/conformance';
 import { KubeAdmin, KWOK_POD_ANNOTATIONS, serviceAccountKubeconfig } from '@rollcall/tools/testenv';
-import { AuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
-import { createPodRunner, type PodRunner, type PodRunnerOptions, type PodTemplateSpec, RUNNER_LABEL, type Task } from '../src/index.js';
+import { AuthorizationV1Api, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { createPodRunner, FENCING_NAMESPACE_LABEL, type PodRunner, type PodRunnerOptions, type PodTemplateSpec, RUNNER_LABEL, type Task } from '../src/index.js';
+import type { TaskRecordBody } from '../src/task-record.js';
 
 export const admin = new KubeAdmin();
 
@@ -53,6 +54,37 @@ export async function enforcedPodQuota(namespace: string, name: string, pods: nu
   await waitFor(refused, 30_000, `the API server to enforce quota ${name} in ${namespace}`);
 }
 
+/**
+ * Installs a suite's own fencing policies (`fencingPolicy` bound by the
+ * namespace label `suite`) and labels `namespace` with it. A policy an
+ * earlier run left is replaced, never deleted (an API server drops a
+ * paramKind's informer for good once no binding names it, kubernetes#130887),
+ * and judges by its new version once the server has checked it: resolves
+ * after that. The namespace cache may show the label later still: each suite
+ * waits for its own sign that the policy judges the namespace.
+ */
+export async function installSuitePolicy(policies: readonly KubernetesObject[], namespace: string, suite: string): Promise<void> {
+  for (const doc of policies) await createOrReplace(doc);
+  for (const doc of policies.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
+    const name = doc.metadata!.name!;
+    await waitFor(async () => {
+      const stored = (await admin.objects.read(doc as KubernetesObject & { metadata: { name: string } })) as KubernetesObject & { status?: { observedGeneration?: number } };
+      return stored.status?.observedGeneration === stored.metadata!.generation || undefined;
+    }, 30_000, `policy ${name} checked by the API server`);
+  }
+  await admin.core.patchNamespace({ name: namespace, body: { metadata: { labels: { [FENCING_NAMESPACE_LABEL]: suite } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+}
+
+async function createOrReplace(doc: KubernetesObject): Promise<void> {
+  try {
+    await admin.objects.create(doc);
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+    const stored = await admin.objects.read(doc as KubernetesObject & { metadata: { name: string } });
+    await admin.objects.replace({ ...doc, metadata: { ...doc.metadata, resourceVersion: stored.metadata!.resourceVersion } });
+  }
+}
+
 /** A template whose pods kwok runs: one container, `main`. */
 export function podTemplate(extra: Partial<PodTemplateSpec['spec']> = {}, labels: Record<string, string> = {}): PodTemplateSpec {
   return { metadata: { labels }, spec: { containers: [{ name: 'main', image: 'registry.example/task:1' }], ...extra } };
@@ -77,6 +109,18 @@ export function exits(exitCode: number, options: { message?: string; runMs?: num
 /** Annotations that keep the task's container waiting with `reason` (ImagePullBackOff, InvalidImageName, …). */
 export function waits(reason: string): Pick<Task, 'annotations'> {
   return { annotations: { [KWOK_POD_ANNOTATIONS.waitingReason]: reason } };
+}
+
+let submitted = 0;
+/**
+ * A queued task record's body, as a runner writes it at submit, with `change`
+ * over it (tests that write records with a TaskStore in place of a runner):
+ * each call takes the next `seq`, and a submit time that many seconds after
+ * 2026-12-07T16:00:00Z, so the records sort in the order they were made.
+ */
+export function queuedRecord(taskId: string, change: Partial<TaskRecordBody> = {}): TaskRecordBody {
+  submitted++;
+  return { v: 2, state: 'queued', task: { taskId, taskType: 'report', attempt: 1 }, template: 'default', specHash: 'h1', submittedAt: new Date(Date.UTC(2026, 11, 7, 16, 0, submitted)).toISOString(), seq: submitted, ...change };
 }
 
 /** Every pod of a runner in the namespace, as the API server has them now. */

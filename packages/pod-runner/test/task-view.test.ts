@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directoryLogSink } from '../src/log-sink.js';
 import { buildPod } from '../src/pod-build.js';
 import { openTaskView, type TaskView } from '../src/task-view.js';
-import { CANCEL_REQUESTED_ANNOTATION, recordName, type TaskRecordBody } from '../src/task-record.js';
+import { CANCEL_REQUESTED_ANNOTATION, recordName } from '../src/task-record.js';
 import { TaskStore } from '../src/task-store.js';
 import type { TaskStatus } from '../src/task.js';
-import { admin, runnerNamespace } from './runner-env.js';
+import { admin, queuedRecord, runnerNamespace } from './runner-env.js';
 
 /**
  * TaskView on the real API server, as the runner's own service account (the
@@ -38,17 +38,6 @@ function view(runner = RUNNER): TaskView {
   return v;
 }
 
-let seq = 0;
-const queued = (taskId: string, change: Partial<TaskRecordBody> = {}): TaskRecordBody => ({
-  v: 2,
-  state: 'queued',
-  task: { taskId, taskType: 'report', attempt: 1 },
-  template: 'default',
-  specHash: 'h1',
-  submittedAt: new Date(Date.UTC(2026, 11, 7, 16, 0, seq)).toISOString(),
-  seq: ++seq,
-  ...change,
-});
 const ended = (taskId: string, change: Partial<TaskStatus>, attempt = 1): TaskStatus => ({ taskId, taskType: 'report', tags: {}, attempt, phase: 'succeeded', podName: `${RUNNER}-${taskId}-${attempt}`, template: 'default', submittedAt: '2026-12-07T16:00:00.000Z', finishedAt: '2026-12-07T16:01:00.000Z', ...change });
 
 /** A ConfigMap with the record label that this version cannot read: garbage, or a newer format. */
@@ -72,10 +61,10 @@ afterAll(async () => {
 describe('TaskView on task records', () => {
   it('list, get: queued, finished and done records, a task with only a pod (no record), and a corrupt and a newer-format record skipped and named, never thrown', async () => {
     const store = adminStore();
-    await store.create(queued('waits'));
-    const fin = await store.create(queued('fails'));
+    await store.create(queuedRecord('waits'));
+    const fin = await store.create(queuedRecord('fails'));
     await store.update(fin.record, { ...fin.record.body, state: 'finished', status: ended('fails', { phase: 'failed', reason: 'Error', exitCode: 3 }) }, { term: 1 });
-    const ack = await store.create(queued('acked'));
+    const ack = await store.create(queuedRecord('acked'));
     await store.update(ack.record, { ...ack.record.body, state: 'done', ackedAt: Date.UTC(2026, 11, 7, 16, 2), status: ended('acked', { reason: 'Completed' }) }, { term: 1 });
     // a first-generation runner's pod, no record of it; kept pending (no node matches)
     const { pod } = buildPod({ runner: RUNNER, namespace: env.namespace, task: { taskId: 'old', taskType: 'report' }, template: { spec: { containers: [{ name: 'main', image: 'task:1' }], nodeSelector: { 'rollcall.dev/no-such-node': 'x' } } }, templateName: 'default', submittedAt: '2026-12-07T15:00:00.000Z' });
@@ -110,7 +99,7 @@ describe('TaskView on task records', () => {
 
   it('logs: a task with no pod left is read from the sink at its record\'s attempt, not the latest stored; a queued one with none is NOT_FOUND', async () => {
     const store = adminStore();
-    const created = await store.create(queued('logged', { task: { taskId: 'logged', taskType: 'report', attempt: 2 } }));
+    const created = await store.create(queuedRecord('logged', { task: { taskId: 'logged', taskType: 'report', attempt: 2 } }));
     await store.update(created.record, { ...created.record.body, state: 'finished', status: ended('logged', { phase: 'failed', reason: 'Error' }, 2) }, { term: 1 });
     const sink = directoryLogSink(logDir);
     const key = { namespace: env.namespace, runner: RUNNER, taskId: 'logged' };
@@ -122,13 +111,13 @@ describe('TaskView on task records', () => {
     for await (const line of await view().logs('logged')) lines.push(line.text);
     expect(lines).toEqual(['attempt two']);
 
-    await store.create(queued('not-yet'));
+    await store.create(queuedRecord('not-yet'));
     expect(await rejection(view().logs('not-yet'))).toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('cancel of a queued task: the request annotation on its record, then the leader\'s end read from the record (played here by a store that writes it)', async () => {
     const leader = adminStore();
-    await leader.create(queued('to-cancel'));
+    await leader.create(queuedRecord('to-cancel'));
     // the leader's part: on a cancel request, write the end in its term, clearing the request
     await leader.start({
       upsert: (record) => {
@@ -143,13 +132,13 @@ describe('TaskView on task records', () => {
 
   it('cancel with no runner leading: unconfirmed after the wait, the request kept on the record; an ended task is not asked; a task with no record is NOT_FOUND', async () => {
     const store = adminStore('unled');
-    await store.create(queued('waits-on'));
+    await store.create(queuedRecord('waits-on'));
     const v = view('unled');
     expect(await v.cancel('waits-on', 'no leader', { waitMs: 300 })).toMatchObject({ outcome: 'unconfirmed', status: { phase: 'queued', reason: 'CancelRequested', message: 'no leader' } });
     const stored = await admin.core.readNamespacedConfigMap({ namespace: env.namespace, name: recordName('unled', 'waits-on') });
     expect(stored.metadata!.annotations![CANCEL_REQUESTED_ANNOTATION]).toBe('no leader');
 
-    const created = await store.create(queued('over'));
+    const created = await store.create(queuedRecord('over'));
     const written = await store.update(created.record, { ...created.record.body, state: 'finished', status: ended('over', { phase: 'failed', reason: 'Error' }) }, { term: 1 });
     const before = written.type === 'written' ? written.record.resourceVersion : '';
     expect(await view('unled').cancel('over', 'late')).toMatchObject({ outcome: 'already-ended', status: { phase: 'failed', reason: 'Error' } });

@@ -1,10 +1,11 @@
 import { createRegistry, ErrorCode, systemClock, type Clock } from '@rollcall/core';
 import type { RecordKey, RecordStore } from '@rollcall/core/spi';
 import { expect, it } from 'vitest';
-import type { StoreCapabilities } from './capabilities.js';
-import { uniqueCluster } from './names.js';
-import { leaseRecord } from './records.js';
-import { waitFor } from './wait-for.js';
+import { skipReason, type StoreCapabilities } from '../capabilities.js';
+import { uniqueCluster } from '../names.js';
+import { leaseRecord } from '../records.js';
+import { waitFor } from '../wait-for.js';
+import type { StoreHarness } from './harness.js';
 
 /** How many hostile values one run writes; each case prints its seed. */
 const VALUES = 48;
@@ -79,10 +80,16 @@ function countingClock(): Clock & { armed: number } {
  * Records written past the store by someone else: a seeded set of hostile
  * values, each overwriting a record the case created. Readers must report each
  * as corrupt or read it as a valid record, keep serving the rest, and never
- * crash or spin. Registered by storeConformance when the backend gives
- * `overwriteRaw`; `open` registers each store for closing after the case.
+ * crash or spin. Needs the backend's `overwriteRaw`: skipped, saying so, without it.
  */
-export function hostileRecordCases(name: string, open: (cluster: string) => Promise<RecordStore>, overwriteRaw: NonNullable<StoreCapabilities['overwriteRaw']>): void {
+export function hostileRecordCases(h: StoreHarness): void {
+  const { overwriteRaw } = h.capabilities;
+  if (overwriteRaw) overwrittenRecordCases(h.name, h.open, overwriteRaw);
+  else it.skip(skipReason(h.name, 'overwriteRaw()', 'hostile records written past the store are corrupt or valid, and readers keep serving'), () => {});
+}
+
+/** The cases, over records `overwriteRaw` overwrites; `open` registers each store for closing after the case. */
+function overwrittenRecordCases(name: string, open: (cluster: string) => Promise<RecordStore>, overwriteRaw: NonNullable<StoreCapabilities['overwriteRaw']>): void {
   const seed = Number(process.env.ROLLCALL_HOSTILE_SEED ?? 20261207);
 
   async function plant(cluster: string): Promise<{ store: RecordStore; keys: RecordKey[]; values: Map<RecordKey, string> }> {
