@@ -4,6 +4,7 @@
  * load, a table with one row per node, the request split per node).
  *   npm run bench:pods -- [--tasks 500] [--capacity 50] [--run-ms 1000] [--on kwok,real] [--real-tasks 500]
  *   npm run bench:pods -- --queued 10000   (the per-task record store alone: queued-records.ts)
+ *   npm run bench:pods -- --restore 10000  (a PodRunner's submits, SIGKILL, restore: restore-queued.ts)
  * kwok runs on the test environment that ROLLCALL_TESTENV_ROOT / _PORT_BASE
  * name; the real node on the instance the real-node suites share
  * (REAL_NODE_INSTANCE: ROLLCALL_TESTENV_NODE_ROOT / _NODE_PORT_BASE), each
@@ -12,13 +13,23 @@
  * that sleeps that long. "Seen running" counts the tasks the runner reported
  * `running`: a short task's pod may go from pending to terminated between two of
  * the kubelet's status updates, and the "→ running" columns are over those seen.
+ * Requests are the runner's service account's, from the audit log, by verb;
+ * etcd WAL bytes are the `etcd_disk_wal_write_bytes_total` delta from the first
+ * submit to the last pod deleted, less the control plane's idle rate measured
+ * for 5 s before the runner starts (etcd-wal.ts). A finished task's record is
+ * deleted `records.retainDoneMs` after its end, after the run: not counted.
  * Not a test: nothing here passes or fails on a time.
  */
+import { execSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { AuditLog, KubeAdmin, KWOK_POD_ANNOTATIONS, machine, onRealNode, REAL_NODE_INSTANCE, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
+import { waitFor } from '@rollcall/conformance';
+import { hasCode } from '@rollcall/core';
 import { createPodRunner, TERMINAL_PHASES, type PodTemplateSpec, type Task, type TaskStatus } from '../src/index.js';
+import { idleWalRate, walWindow } from './etcd-wal.js';
 import { benchQueued } from './queued-records.js';
+import { benchRestore } from './restore-queued.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,10 +39,15 @@ const { values } = parseArgs({
     on: { type: 'string', default: 'kwok,real' },
     'real-tasks': { type: 'string' },
     queued: { type: 'string' },
+    restore: { type: 'string' },
   },
 });
 if (values.queued !== undefined) {
   await benchQueued(Number(values.queued));
+  process.exit(0);
+}
+if (values.restore !== undefined) {
+  await benchRestore(Number(values.restore));
   process.exit(0);
 }
 const capacity = Number(values.capacity);
@@ -69,6 +85,7 @@ async function measure(target: string, tasks: number): Promise<Row> {
   const namespace = await admin.namespace('pod-bench', { forPods: true });
   await admin.applyManifest('rollcall-pod-runner.yaml', namespace);
   const kubeconfig = await serviceAccountKubeconfig(namespace, 'rollcall-pod-runner');
+  const idleRate = await idleWalRate();
   const user = `system:serviceaccount:${namespace}:rollcall-pod-runner`;
   const audit = new AuditLog(requireTestEnv('kubernetes').auditLogPath, async (name) => {
     await admin.core.readNamespacedPod({ namespace, name }).catch(() => undefined);
@@ -103,6 +120,7 @@ async function measure(target: string, tasks: number): Promise<Row> {
   });
 
   const window = audit.open();
+  const wal = await walWindow(idleRate);
   const cpuStart = process.cpuUsage();
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
@@ -111,12 +129,28 @@ async function measure(target: string, tasks: number): Promise<Row> {
   const wallStart = Date.now();
   const loadBefore = loadavg()[0]!.toFixed(1);
   log(`${target}: ${tasks} tasks, capacity ${capacity}, each running ${runMs} ms, in ${namespace}`);
+  // all at once, as the first generation's runs did; a submit the API server refused (429: its flow control's
+  // queue for the runner's requests was full) is the caller's to send again, after a pause
+  let resubmits = 0;
+  const submit = async (t: Task): Promise<void> => {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        await runner.submit(t);
+        return;
+      } catch (err) {
+        if (!hasCode(err, 'UNAVAILABLE') || tries === 10) throw err;
+        resubmits += 1;
+        await new Promise((r) => setTimeout(r, 200 * tries));
+      }
+    }
+  };
+  const submits: Promise<void>[] = [];
   for (let i = 0; i < tasks; i += 1) {
     const taskId = `bench-${i}`;
     submitted.set(taskId, performance.now());
-    void runner.submit(task(taskId));
+    submits.push(submit(task(taskId)));
   }
-  await allDone;
+  await Promise.all([allDone, ...submits]);
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuStart);
   clearInterval(sampler);
@@ -129,9 +163,12 @@ async function measure(target: string, tasks: number): Promise<Row> {
     log(`${target}: ${left} pods still being deleted`);
     await new Promise((r) => setTimeout(r, 500));
   }
+  const walDelta = await wal.close();
   const requests = (await audit.requests(window)).filter((e) => e.user?.username === user);
   await runner.close();
   await admin.core.deleteNamespace({ name: namespace });
+  // its records' deletes are etcd writes: gone before the next run measures the idle rate
+  await waitFor(async () => (await admin.core.readNamespace({ name: namespace }).then(() => false, () => true)) || undefined, 300_000, `namespace ${namespace} to be deleted`);
 
   const toRunning = summarize([...running].map(([id, at]) => at - submitted.get(id)!));
   const createdToRunning = summarize([...running].map(([id, at]) => at - created.get(id)!));
@@ -142,6 +179,9 @@ async function measure(target: string, tasks: number): Promise<Row> {
   const byVerb = requests.reduce<Record<string, number>>((acc, e) => {
     const key = `${e.verb} ${e.objectRef?.resource ?? ''}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
     acc[key] = (acc[key] ?? 0) + 1;
+    // a refusal (409, 403, 429) counted apart, within its verb's count
+    const code = e.responseStatus?.code ?? 0;
+    if (code >= 400) acc[`${key} answered ${code}`] = (acc[`${key} answered ${code}`] ?? 0) + 1;
     return acc;
   }, {});
   return {
@@ -155,11 +195,12 @@ async function measure(target: string, tasks: number): Promise<Row> {
       `${ms(toReported.p50)} / ${ms(toReported.p99)}`,
       `${ms(finishedToReported.p50)} / ${ms(finishedToReported.p99)}`,
       (requests.length / tasks).toFixed(2),
+      `${Math.round(walDelta / tasks)} (idle ${Math.round(idleRate * 1000)} B/s subtracted)`,
       `${((cpu.user + cpu.system) / 1000 / 1000).toFixed(1)} s (${(((cpu.user + cpu.system) / 1000 / elapsedMs) * 100).toFixed(0)} % of a core)`,
       `${Math.round(peakRss / 2 ** 20)} MiB`,
       `${loadBefore} → ${loadAfter}`,
     ],
-    requests: `${target}: ${Object.entries(byVerb).sort().map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    requests: `${target}${resubmits ? ` (${resubmits} submits answered UNAVAILABLE and sent again)` : ''}: ${Object.entries(byVerb).sort().map(([k, n]) => `${k} ${n}`).join(', ')}`,
   };
 }
 
@@ -170,10 +211,11 @@ for (const target of targets) {
   rows.push(await measure(target, taskCount(target)));
 }
 
-console.log(`${new Date().toISOString().slice(0, 10)}, ${machine()}`);
+const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+console.log(`${new Date().toISOString()}, commit ${commit}, ${machine()}`);
 console.log();
-console.log('| node | tasks | capacity | wall time | submit → running p50 / p99 (queue included) | pod created → running p50 / p99 | submit → reported p50 / p99 | finished → reported p50 / p99 (±1 s) | API requests per task | runner CPU | bench process peak RSS | load average (1 min) before → after |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| node | tasks | capacity | wall time | submit → running p50 / p99 (queue included) | pod created → running p50 / p99 | submit → reported p50 / p99 | finished → reported p50 / p99 (±1 s) | API requests per task | etcd WAL bytes per task | runner CPU | bench process peak RSS | load average (1 min) before → after |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(`| ${row.cells.join(' | ')} |`);
 console.log();
 console.log(`Requests by the runner's service account, from the audit log: ${rows.map((r) => r.requests).join('; ')}.`);

@@ -1,11 +1,11 @@
 /**
  * `npm run bench:pods -- --queued N`: the second generation's task store
- * alone (issue 35; not wired into the runner yet) — N queued task records
+ * alone (issue 35; restore-queued.ts measures it inside a PodRunner) — N queued task records
  * created as a service account with the store's ConfigMap verbs, 16 in
  * flight, then read back by a fresh informer and put in submit order (a
  * restore's read). Prints requests per record from the audit log, the etcd
  * WAL bytes written per record (the `etcd_disk_wal_write_bytes_total` delta,
- * less the control plane's own rate measured for 3 s before), and the stored
+ * less the control plane's own rate measured for 5 s before), and the stored
  * size of a record. On the kwok instance only: no pod is made.
  */
 import { AuthorizationV1Api } from '@kubernetes/client-node';
@@ -15,18 +15,10 @@ import { ApiClient, loadKubeConfig, userAgent } from '@rollcall/kube-client';
 import { AuditLog, KubeAdmin, machine, requireTestEnv, serviceAccountKubeconfig, summarize, up } from '@rollcall/tools/testenv';
 import { dataBytes, recordName, type TaskRecordBody } from '../src/task-record.js';
 import { TaskStore } from '../src/task-store.js';
+import { idleWalRate, walWindow } from './etcd-wal.js';
 
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-
-/** The test API server's etcd WAL bytes written so far. */
-async function walBytes(): Promise<number> {
-  const port = Number(process.env.ROLLCALL_TESTENV_PORT_BASE ?? 21000) + 579;
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('etcd_disk_wal_write_bytes_total '));
-  if (!line) throw new Error(`no etcd_disk_wal_write_bytes_total at 127.0.0.1:${port}/metrics`);
-  return Number(line.split(' ')[1]);
-}
 
 export async function benchQueued(count: number): Promise<void> {
   await up(['kubernetes']);
@@ -47,10 +39,7 @@ export async function benchQueued(count: number): Promise<void> {
   const client = new ApiClient(loadKubeConfig({ kubeconfig }), 30_000, userAgent('queued-bench'));
   const writer = new TaskStore({ client, namespace, runner, logger: quiet });
 
-  const idleStart = await walBytes();
-  const idleFrom = performance.now();
-  await new Promise((r) => setTimeout(r, 3000));
-  const idleRate = (await walBytes() - idleStart) / (performance.now() - idleFrom);
+  const idleRate = await idleWalRate();
 
   // ids reverse-alphabetical: the API server lists by name, which is not the submit order
   const bodies: TaskRecordBody[] = Array.from({ length: count }, (_, i) => ({
@@ -59,7 +48,7 @@ export async function benchQueued(count: number): Promise<void> {
   }));
   log(`creating ${count} queued records in ${namespace}`);
   const window = audit.open();
-  const walBefore = await walBytes();
+  const wal = await walWindow(idleRate);
   const createMs: number[] = [];
   const started = performance.now();
   let next = 0;
@@ -72,7 +61,7 @@ export async function benchQueued(count: number): Promise<void> {
     }
   }));
   const elapsed = performance.now() - started;
-  const walDelta = (await walBytes()) - walBefore - idleRate * elapsed;
+  const walDelta = await wal.close();
   const requests = (await audit.requests(window)).filter((e) => e.user?.username === user);
 
   const restoreStart = performance.now();
