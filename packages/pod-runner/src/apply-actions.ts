@@ -43,8 +43,8 @@ export interface ActionApplierOptions {
   followLogs?(record: TaskRecord, pod: Pod): void;
   /** Retries and requeues, for the activity stream and metrics. */
   emit?(activity: RunnerActivity): void;
-  /** Called before each record write; throws to hold it back (the term is over). The pod writes' is the PodsApi's own. */
-  fence?(): void;
+  /** Called before each record write with its verb; throws to hold it back (the term is over). The pod writes' is the PodsApi's own. */
+  fence?(verb: string): void;
   /** A record write was answered: the record as stored (the informer shows it later). */
   recordWritten?(record: TaskRecord): void;
   /** A status change, for the activity stream and metrics. */
@@ -116,7 +116,7 @@ export class ActionApplier {
       case 'resolveCreate':
         return this.resolveCreate(record, action.podName);
       case 'writeRecord': {
-        this.options.fence?.();
+        this.options.fence?.('update');
         const outcome = await store.update(record, this.withSpecHash(record, action.body), { term, clearRequests: action.clearRequests });
         if (outcome.type === 'conflict') return false;
         this.options.recordWritten?.(outcome.record);
@@ -127,7 +127,7 @@ export class ActionApplier {
         return true;
       }
       case 'deleteRecord': {
-        this.options.fence?.();
+        this.options.fence?.('delete');
         const outcome = await store.delete(record);
         if (outcome.type === 'conflict') return false;
         await this.wrote('deleteRecord', taskId);
@@ -255,7 +255,7 @@ export class ActionApplier {
 
   /** Writes the attempt's end; false either way, as the decision's publish is of the status before it. */
   private async endCreateFailed(record: TaskRecord, message: string, reason = 'CreateFailed'): Promise<boolean> {
-    this.options.fence?.();
+    this.options.fence?.('update');
     const body = record.body;
     const attempt = body.task.attempt ?? 1;
     const status: TaskStatus = {

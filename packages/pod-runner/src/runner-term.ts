@@ -98,8 +98,11 @@ export class RunnerTerm {
         this.wake(id);
       } });
     this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
-    const fence = () => {
-      if (this.closed || options.leads?.() === false) throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
+    const fence = (verb: string) => {
+      if (!this.closed && options.leads?.() !== false) return;
+      // a write this term decided and must not send: counted (rollcall_pod_runner_fenced_writes_total), never retried
+      options.emit?.({ type: 'fenced', verb });
+      throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
     };
     const api = new PodsApi(client, namespace, fence);
     const enqueue = (id: string, delayMs?: number) => this.loop.enqueue(id, delayMs);

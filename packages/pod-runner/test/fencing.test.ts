@@ -121,6 +121,8 @@ describe('fencing', () => {
     const reportsB: TaskStatus[] = [];
     const a = await startRunner(env, { name: 'jump', registry: await member('runner-a'), identity: 'runner-a', clock, onStatus: (s) => reportsA.push(s) });
     closing.push(a);
+    const fencedA: string[] = [];
+    a.observe((activity) => void (activity.type === 'fenced' && fencedA.push(activity.verb)));
     expect(await clock.advanceUntil(() => a.isLeader, 5000)).toBe(true);
     const b = await startRunner({ namespace: env.namespace, kubeconfig: kubeconfigB }, { name: 'jump', registry: await member('runner-b'), identity: 'runner-b', clock, onStatus: (s) => reportsB.push(s) });
     closing.push(b);
@@ -143,6 +145,8 @@ describe('fencing', () => {
     const userA = `system:serviceaccount:${env.namespace}:rollcall-pod-runner`;
     const writesA = (await audit.requests(window)).filter((e) => e.user?.username === userA && WRITES.has(e.verb));
     expect(writesA.map((e) => `${e.verb} ${e.objectRef?.name} ${code(e)}`)).toEqual([]);
+    // what it decided and held back is counted (rollcall_pod_runner_fenced_writes_total): the end's record update
+    expect(fencedA).toContain('update');
 
     // time moves on: A hears it lost, and whoever is elected next (A again, in a new term, or B) reports the task once and lets the pod go
     expect(await clock.advanceUntil(() => a.isLeader || b.isLeader, 60_000)).toBe(true);
