@@ -12,6 +12,8 @@ export interface ElectedTerm {
 export interface EnteredTerm extends FencedTerm {
   /** Whether this process still leads this term now (the elector's renew deadline, judged at the moment of asking). */
   leads(): boolean;
+  /** A later term's write was seen on the runner's objects: this term is over and is closed (without a registry nothing else would tell it). */
+  superseded(later: number): void;
 }
 
 /** What a {@link RunnerElection} takes. */
@@ -138,7 +140,16 @@ export class RunnerElection<T extends ElectedTerm> {
         const fenced = await this.fence.enter(token);
         if (!live()) return;
         this.options.fenced?.(fenced);
-        const term = await this.options.open({ ...fenced, leads: () => live() && this.leading(token) });
+        let later: number | undefined;
+        const superseded = (seen: number) => {
+          if (later !== undefined) return;
+          later = seen;
+          logger.warn({ term: fenced.term, later: seen }, '[rollcall] [pod-runner] a later term wrote this runner\'s objects; this term is over');
+          if (!live()) return;
+          this.generation += 1;
+          this.entering = this.after(() => this.leave());
+        };
+        const term = await this.options.open({ ...fenced, leads: () => live() && later === undefined && this.leading(token), superseded });
         if (!live()) return void (await term.close());
         this.current = term;
         return;

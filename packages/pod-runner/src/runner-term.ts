@@ -9,7 +9,7 @@ import { PodsApi } from './pods-api.js';
 import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
 import { TaskAdmission } from './task-admission.js';
-import type { TaskRecord } from './task-record.js';
+import { type TaskRecord, WRITE_TERM_ANNOTATION } from './task-record.js';
 import { atOrAfter, type TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
 import { TermLogs } from './term-logs.js';
@@ -57,6 +57,8 @@ export interface RunnerTermOptions {
   watchTimeoutSeconds?: number;
   /** Whether this process still leads the term, asked before each write (runner-election.ts). Default: while the term is open. */
   leads?(): boolean;
+  /** A later term's stamp seen on a record or pod of this runner: told once; the term's writes stop at once. */
+  superseded?(later: number): void;
   /** @internal */
   hooks?: TestHooks;
 }
@@ -88,6 +90,8 @@ export class RunnerTerm {
   private readonly waiters = new Map<string, (() => void)[]>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /** A later term than this one, as a stamp on the runner's objects showed it. */
+  private later: number | undefined;
   /** Until every cached task is accounted, events only wait: {@link start} enqueues them all. */
   private started = false;
 
@@ -99,7 +103,7 @@ export class RunnerTerm {
       } });
     this.admission = new TaskAdmission({ clock, total: options.capacity, perType: options.perTypeCapacity ?? {}, requeueDelayMs: options.requeueDelayMs ?? 1000 });
     const fence = (verb: string) => {
-      if (!this.closed && options.leads?.() !== false) return;
+      if (!this.closed && this.later === undefined && options.leads?.() !== false) return;
       // a write this term decided and must not send: counted (rollcall_pod_runner_fenced_writes_total), never retried
       options.emit?.({ type: 'fenced', verb });
       throw new LeaseLostError('taken', `term ${options.term} of runner ${runner} is over`, { backend: BACKEND });
@@ -140,6 +144,7 @@ export class RunnerTerm {
     });
     await this.pods.start();
     const records = this.options.store.inSubmitOrder();
+    for (const record of records) this.sawTerm(record.writeTerm);
     // every slot held is counted before any task is admitted
     for (const record of records) this.account(record.body.task.taskId, record);
     this.admission.recompute();
@@ -275,6 +280,7 @@ export class RunnerTerm {
   }
 
   private recordChanged(record: TaskRecord): void {
+    this.sawTerm(record.writeTerm);
     const ours = this.unseen.get(record.name);
     // the informer shows this term's write, or a later one (resourceVersions are etcd revisions: ordered)
     if (ours !== undefined && atOrAfter(record.resourceVersion, ours)) this.unseen.delete(record.name);
@@ -293,7 +299,15 @@ export class RunnerTerm {
   }
 
   private podChanged(pod: Pod): void {
+    this.sawTerm(Number(pod.metadata.annotations?.[WRITE_TERM_ANNOTATION]));
     const taskId = pod.metadata.labels?.[TASK_ID_LABEL];
     if (taskId !== undefined) this.enqueue(taskId);
+  }
+
+  /** A write stamped with a later term than this one: another process leads now (terms only rise). */
+  private sawTerm(term: number | undefined): void {
+    if (term === undefined || !Number.isFinite(term) || term <= this.options.term || this.later !== undefined) return;
+    this.later = term;
+    this.options.superseded?.(term);
   }
 }

@@ -11,7 +11,7 @@ import { buildPod } from './pod-build.js';
 import { PodsApi } from './pods-api.js';
 import { ObservedApiClient } from './observed-client.js';
 import { RunnerActivityReporter } from './runner-activity.js';
-import { RunnerElection } from './runner-election.js';
+import { type EnteredTerm, RunnerElection } from './runner-election.js';
 import { RunnerTerm } from './runner-term.js';
 import { notifyStatus } from './status-delivery.js';
 import { readTaskLog } from './runner-logs.js';
@@ -74,7 +74,7 @@ export class PodRunner {
     this.logCapture = createLogCapture(options.logs, { client, logger: this.logger, namespace, runner: name }, options.registry !== undefined);
     const watch = { silenceTimeoutMs: options.watchSilenceTimeoutMs, timeoutSeconds: options.watchTimeoutSeconds };
     this.store = new TaskStore({ client, namespace, runner: name, logger: this.logger, ...watch });
-    this.election = new RunnerElection({ client, namespace, runner: name, registry: options.registry, identity: options.identity, clock: this.clock, logger: this.logger, open: (t) => this.openTerm(t.term, t.leads) });
+    this.election = new RunnerElection({ client, namespace, runner: name, registry: options.registry, identity: options.identity, clock: this.clock, logger: this.logger, open: (t) => this.openTerm(t) });
   }
 
   /** Lists the records (following them), then leads (without a registry) or campaigns; without a registry resolves once this process's term is open. */
@@ -84,11 +84,11 @@ export class PodRunner {
   }
 
   /** The elected term: the v1 ledger moved once, then the term's informer and loop. */
-  private async openTerm(term: number, leads: () => boolean): Promise<RunnerTerm> {
+  private async openTerm({ term, leads, superseded }: EnteredTerm): Promise<RunnerTerm> {
     const { name, namespace, options } = this;
     await moveLedgerV1({ client: this.client, namespace, runner: name, store: this.store, term, templateOf: (task) => this.ruleOf(task) });
     const opened = new RunnerTerm({
-      client: this.client, namespace, runner: name, term, store: this.store, clock: this.clock, logger: this.logger, leads,
+      client: this.client, namespace, runner: name, term, store: this.store, clock: this.clock, logger: this.logger, leads, superseded,
       templates: new Map(this.templates.map((t) => [t.rule.name, { template: t.template, container: t.rule.container }])),
       capacity: options.capacity.total, perTypeCapacity: options.capacity.perType, requeueDelayMs: options.requeueDelayMs,
       settings: { keepFailedPodsMs: options.keepFailedPodsMs, retainDoneMs: options.records.retainDoneMs, expectationTtlMs: 30_000 },

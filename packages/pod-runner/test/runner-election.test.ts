@@ -66,6 +66,27 @@ describe('RunnerElection on kwok', () => {
     expect(a.e.term).toBeUndefined();
   });
 
+  it('a term that sees a later term\'s write is closed: no longer leading, never entered again (without a registry a later start is known only by its writes)', async () => {
+    const a = election('superseded');
+    await a.e.start();
+    const first = a.entered[0]!;
+    expect(a.e.leads).toBe(true);
+    const b = election('superseded');
+    await b.e.start();
+    const second = b.entered[0]!;
+    expect(second.term).toBe(first.term + 1);
+    first.superseded(second.term);
+    first.superseded(second.term); // told once
+    await a.e.settled();
+    expect(a.log).toEqual([`fenced ${first.term} client`, `open ${first.term}`, `close ${first.term}`]);
+    expect(a.e.term).toBeUndefined();
+    expect(a.e.leads).toBe(false);
+    expect(first.leads()).toBe(false);
+    expect(b.e.leads).toBe(true);
+    await a.e.close();
+    await b.e.close();
+  });
+
   it('with a registry the elected runner raises the Lease to its fencing token before its term opens; a loss closes the term, and the next leader opens a later one', async () => {
     const backend = new MemoryBackend();
     const registry = async (identity: string) => {

@@ -171,3 +171,26 @@ describe('bad input', () => {
 });
 
 export type { TaskStatus };
+
+describe('two runners of one name without a registry (a rollout: the old process still running)', () => {
+  it('the older one steps down once it sees the newer term\'s stamp on a pod: it stops leading and creates nothing more', async () => {
+    const older = await startRunner(env, { name: 'rollout' });
+    expect(older.isLeader).toBe(true);
+    const newer = await startRunner(env, { name: 'rollout' });
+    expect(newer.isLeader).toBe(true);
+    try {
+      // the newer term creates the pod, stamped with its term: the older one's pod informer shows it
+      await newer.submit({ taskId: 'after-rollout', taskType: 'report', ...exits(0, { runMs: 200 }) });
+      await waitFor(() => !older.isLeader || undefined, 15_000, 'the older runner to see the newer term and step down');
+      expect(newer.isLeader).toBe(true);
+      expect((await newer.result('after-rollout')).phase).toBe('succeeded');
+      await newer.submit({ taskId: 'after-step-down', taskType: 'report', ...exits(0) });
+      expect((await newer.result('after-step-down')).phase).toBe('succeeded');
+      expect(older.isLeader).toBe(false);
+      expect(older.queueDepth).toBe(0);
+    } finally {
+      await newer.close();
+      await older.close();
+    }
+  });
+});
