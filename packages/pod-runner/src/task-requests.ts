@@ -3,6 +3,7 @@ import { BACKEND } from './errors.js';
 import type { TaskRecord, TaskRecordBody } from './task-record.js';
 import type { TaskStore } from './task-store.js';
 import type { TestHooks } from './test-hooks.js';
+import { retryThrottled } from './throttle-retry.js';
 
 /**
  * What a submit did. `created`: the task's record is new (queued). `known`:
@@ -31,7 +32,7 @@ const attemptOf = (body: TaskRecordBody) => body.task.attempt ?? 1;
 export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: number, hooks?: TestHooks): Promise<SubmitAnswer> {
   const taskId = body.task.taskId;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const outcome = await store.create(body, term);
+    const outcome = await retryThrottled(store.clock, () => store.create(body, term));
     if (outcome.type === 'created') {
       await hooks?.afterWrite?.('submit', taskId);
       return outcome;
@@ -45,7 +46,7 @@ export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: 
     if (record.body.state === 'queued') {
       throw new StoreConflictError('CONFLICT', `task ${JSON.stringify(taskId)} attempt ${asked} was submitted while attempt ${stored} has not ended`, { backend: BACKEND });
     }
-    const requested = await store.requestSubmit(taskId, body.task);
+    const requested = await retryThrottled(store.clock, () => store.requestSubmit(taskId, body.task));
     if (requested.type === 'written') {
       await hooks?.afterWrite?.('submitRequested', taskId);
       return { type: 'next-requested', record: requested.record };
@@ -64,7 +65,7 @@ export async function submitTask(store: TaskStore, body: TaskRecordBody, term?: 
 export async function cancelTask(store: TaskStore, taskId: string, reason: string, graceSeconds?: number, hooks?: TestHooks): Promise<CancelAnswer> {
   const known = store.get(taskId);
   if (known && known.body.state !== 'queued') return { type: 'ended', record: known };
-  const requested = await store.requestCancel(taskId, reason, graceSeconds);
+  const requested = await retryThrottled(store.clock, () => store.requestCancel(taskId, reason, graceSeconds));
   if (requested.type === 'conflict') throw new StoreConflictError('NOT_FOUND', `no record of task ${JSON.stringify(taskId)} in ${store.nameOf(taskId)}`, { backend: BACKEND });
   await hooks?.afterWrite?.('cancelRequested', taskId);
   if (requested.record.body.state !== 'queued') return { type: 'ended', record: requested.record };

@@ -1,4 +1,4 @@
-import { ClosedError, hasCode, type Logger, RegistryError } from '@rollcall/core';
+import { ClosedError, type Clock, hasCode, type Logger, RegistryError } from '@rollcall/core';
 import { type ApiClient, type KubeStatus, type RequestContext, ResourceInformer } from '@rollcall/kube-client';
 import { BACKEND } from './errors.js';
 import type { Task } from './task.js';
@@ -144,6 +144,11 @@ export class TaskStore {
   }
 
   /** The record name of a task of this runner. */
+  /** The clock of its API client: where a request's retries wait. */
+  get clock(): Clock {
+    return this.options.client.clock;
+  }
+
   nameOf(taskId: string): string {
     return recordName(this.options.runner, taskId);
   }
