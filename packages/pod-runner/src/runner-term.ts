@@ -8,7 +8,7 @@ import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
 import { PodsApi } from './pods-api.js';
 import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
-import { TaskAdmission } from './task-admission.js';
+import { queuePlace, TaskAdmission } from './task-admission.js';
 import type { TaskRecord } from './task-record.js';
 import { atOrAfter, type TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
@@ -268,8 +268,7 @@ export class RunnerTerm {
     if (pods.some(live) || expecting) return this.admission.occupy(taskId, type);
     this.admission.release(taskId);
     if (record.body.state === 'queued' && record.cancelRequested === undefined) {
-      const body = record.body;
-      this.admission.enqueue(taskId, type, { joinedAt: body.retryAt ?? Date.parse(body.submittedAt), seq: body.seq });
+      this.admission.enqueue(taskId, type, queuePlace(record.body));
     } else this.admission.dequeue(taskId);
   }
 
