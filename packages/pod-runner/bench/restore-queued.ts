@@ -10,10 +10,12 @@
  * the new runner's createPodRunner call to its queue holding all N
  * (`queueDepth === N`), its requests, whether `list()` is in submit order and
  * whether the first pod create it asked for is the first task submitted. The
- * new runner's quota pause is 10 ms (`requeueDelayMs`; 1000 by default): its
- * first create, refused by the quota, holds that task out of the queue until
- * the pause ends, and the restore time is not to include a pause the bench
- * made. On
+ * new runner's quota pause is 10 ms (`requeueDelayMs`; 1000 by default): the
+ * task of its first create, refused by the quota, is back in line at once
+ * (before issue 35's fix it was out of the queue until its own sync after the
+ * pause, and a sync of another task at the pause's end could give the slot
+ * to the next in line), and the restore time is not to include a pause the
+ * bench made. On
  * the kwok instance ROLLCALL_TESTENV_ROOT / _PORT_BASE name; no pod is made.
  */
 import { execSync, spawn } from 'node:child_process';

@@ -7,7 +7,7 @@ import { buildPod, podName } from './pod-build.js';
 import { classifyPodCreate } from './pod-create-answer.js';
 import { FINALIZER, SPEC_HASH_ANNOTATION, type Pod, type PodTemplateSpec } from './pod.js';
 import type { PodsApi } from './pods-api.js';
-import type { TaskAdmission } from './task-admission.js';
+import { queuePlace, type TaskAdmission } from './task-admission.js';
 import type { TaskRecord, TaskRecordBody } from './task-record.js';
 import type { TaskStore } from './task-store.js';
 import type { DeliveryState, StatusDelivery } from './status-delivery.js';
@@ -205,6 +205,9 @@ export class ActionApplier {
           return this.adoptOrFail(record, pod.metadata.name, specHash);
         case 'requeue': {
           this.unexpect(taskId);
+          // back in line at its place at once, not at its own sync after the pause: a sync of any task when the pause
+          // ends would give the slot to the next in line, and the task waiting would not count in the queue meanwhile
+          admission.enqueue(taskId, body.task.taskType, queuePlace(body));
           this.options.enqueue(taskId, admission.refused());
           this.refusals.set(taskId, err instanceof Error ? err.message : String(err));
           if (err instanceof RegistryError) this.options.emit?.({ type: 'requeue', taskType: body.task.taskType, reason: requeueReason(err) });

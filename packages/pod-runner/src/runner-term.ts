@@ -8,7 +8,7 @@ import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from './pod.js';
 import { PodsApi } from './pods-api.js';
 import { StatusDelivery } from './status-delivery.js';
 import { SyncLoop } from './sync-loop.js';
-import { TaskAdmission } from './task-admission.js';
+import { queuePlace, TaskAdmission } from './task-admission.js';
 import { type TaskRecord, WRITE_TERM_ANNOTATION } from './task-record.js';
 import { atOrAfter, type TaskStore } from './task-store.js';
 import type { TaskStatus } from './task.js';
@@ -246,8 +246,21 @@ export class RunnerTerm {
     }
     this.memos.set(taskId, memo);
     if (applied && !this.unseen.has(record.name)) this.wake(taskId);
-    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.admission.pauseEndsInMs(), this.delivery.pauseLeftMs(taskId)].filter((d): d is number => d !== undefined);
+    const delays = [decision.wakeAt === undefined ? undefined : Math.max(0, decision.wakeAt - now), this.expectationEndsInMs(taskId), this.admission.pauseEndsInMs(), this.delivery.pauseLeftMs(taskId)].filter((d): d is number => d !== undefined);
     return delays.length ? Math.min(...delays) : undefined;
+  }
+
+  /**
+   * Until the task's create expectation expires, if one is open after the sync:
+   * a create set it after `decide` ran (no wake for it in the decision), and a
+   * create lost on the way (no answer, no pod) brings no event — without this
+   * sync at its end it would hold its slot for the rest of the term (issue 35).
+   */
+  private expectationEndsInMs(taskId: string): number | undefined {
+    const expecting = this.expectations.get(taskId, this.podsOf(taskId));
+    if (!expecting) return undefined;
+    const ttlMs = (this.options.settings ?? DEFAULT_DECIDE_SETTINGS).expectationTtlMs;
+    return Math.max(0, expecting.since + ttlMs - this.options.clock.wallNow().getTime());
   }
 
   private wake(taskId: string): void {
@@ -263,8 +276,7 @@ export class RunnerTerm {
     if (pods.some(live) || expecting) return this.admission.occupy(taskId, type);
     this.admission.release(taskId);
     if (record.body.state === 'queued' && record.cancelRequested === undefined) {
-      const body = record.body;
-      this.admission.enqueue(taskId, type, { joinedAt: body.retryAt ?? Date.parse(body.submittedAt), seq: body.seq });
+      this.admission.enqueue(taskId, type, queuePlace(record.body));
     } else this.admission.dequeue(taskId);
   }
 

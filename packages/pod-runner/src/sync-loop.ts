@@ -19,6 +19,9 @@ export interface SyncLoopOptions {
   retryInitialMs?: number;
 }
 
+/** Syncs started in one turn of the event loop at most; the rest start at the next turns, after I/O and timers. */
+const SYNCS_PER_TURN = 64;
+
 /**
  * The pod runner's one loop (the Kubernetes Job controller's shape): event
  * handlers only {@link enqueue} a task id; one `sync(id)` decides and acts.
@@ -41,6 +44,8 @@ export class SyncLoop {
   private closed = false;
   /** A turn to start the ready syncs is asked for. */
   private kicked = false;
+  /** Syncs started in this turn of the event loop (reset at the next one). */
+  private startedThisTurn = 0;
 
   constructor(private readonly options: SyncLoopOptions) {
     this.concurrency = options.concurrency ?? 8;
@@ -75,6 +80,11 @@ export class SyncLoop {
     this.queue.cancel(taskId);
     this.readySet.add(taskId);
     this.ready.push(taskId);
+    this.kick();
+  }
+
+  /** Starts the ready syncs at the next turn of the event loop. */
+  private kick(): void {
     if (this.kicked) return;
     this.kicked = true;
     setImmediate(() => {
@@ -119,6 +129,7 @@ export class SyncLoop {
   }
 
   private start(taskId: string): void {
+    if (this.startedThisTurn++ === 0) setImmediate(() => (this.startedThisTurn = 0));
     const run = this.runOnce(taskId).finally(() => {
       this.running.delete(taskId);
       const again = this.again.get(taskId);
@@ -131,6 +142,10 @@ export class SyncLoop {
 
   private startReady(): void {
     while (!this.closed && this.running.size < this.concurrency && this.ready.length > 0) {
+      // syncs that never wait on I/O (a new term's first pass over thousands of queued tasks) would otherwise
+      // follow each other in one turn for seconds: timers due meanwhile (request deadlines) fire before the
+      // answers they bound are read, and a create answered in time is taken as lost (issue 35)
+      if (this.startedThisTurn >= SYNCS_PER_TURN) return this.kick();
       const next = this.ready.shift()!;
       this.readySet.delete(next);
       if (!this.running.has(next)) this.start(next);

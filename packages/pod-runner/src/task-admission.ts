@@ -1,5 +1,6 @@
 import type { Clock } from '@rollcall/core';
 import { Backoff } from '@rollcall/core/spi';
+import type { TaskRecordBody } from './task-record.js';
 
 /** Where a queued task stands in line: by when it joined (its submit, or a retry's end of backoff), then its submit sequence, then its id. */
 export interface QueuePlace {
@@ -7,6 +8,11 @@ export interface QueuePlace {
   joinedAt: number;
   /** The submit sequence within a millisecond (submit-order.ts); 0 when unknown. */
   seq: number;
+}
+
+/** A queued record's place: its retry's end of backoff, else its submit; then its submit sequence. */
+export function queuePlace(body: TaskRecordBody): QueuePlace {
+  return { joinedAt: body.retryAt ?? Date.parse(body.submittedAt), seq: body.seq };
 }
 
 /** What {@link TaskAdmission} takes. */

@@ -1,8 +1,9 @@
 import { waitFor } from '@rollcall/conformance';
 import { type Logger, systemClock } from '@rollcall/core';
-import { ApiClient, ResourceInformer, userAgent } from '@rollcall/kube-client';
+import { ApiClient, loadKubeConfig, ResourceInformer, userAgent } from '@rollcall/kube-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog, requireTestEnv } from '@rollcall/tools/testenv';
+import { DEFAULT_DECIDE_SETTINGS } from '../src/decide.js';
 import { buildPod, podName } from '../src/pod-build.js';
 import { RUNNER_LABEL, TASK_ID_LABEL, type Pod } from '../src/pod.js';
 import { RunnerTerm } from '../src/runner-term.js';
@@ -10,14 +11,17 @@ import type { TaskRecordBody } from '../src/task-record.js';
 import { cancelTask, submitTask } from '../src/task-requests.js';
 import { TaskStore } from '../src/task-store.js';
 import type { Task, TaskStatus } from '../src/task.js';
-import { appendFileSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KWOK_LOG_CONTAINER, kwokContainerLogPath } from '@rollcall/tools/testenv';
 import { LogCapture } from '../src/log-capture.js';
 import { readStoredLog } from '../src/log-read.js';
 import { directoryLogSink } from '../src/log-sink.js';
-import { admin, enforcedPodQuota, exits, podTemplate } from './runner-env.js';
+import { admin, enforcedPodQuota, exits, podTemplate, runnerNamespace } from './runner-env.js';
 
 /**
  * A runner term alone — no PodRunner façade, no election: a term number, a
@@ -70,6 +74,44 @@ async function watchPods(client: ApiClient, ns = namespace) {
   closers.push(() => informer.close());
   await informer.start();
   return { seen, pods };
+}
+
+/**
+ * A plain-HTTP proxy in front of the API server that forwards every request
+ * but the first pod create: that one's connection is closed before anything
+ * is sent on (the API server never sees it; the client gets a reset), as a
+ * create lost on a dropped connection. Returns the pod names of the creates it forwarded.
+ */
+async function createDroppingProxy(kubeconfig: string) {
+  const kube = requireTestEnv('kubernetes');
+  const upstream = new URL(kube.server);
+  const ca = readFileSync(kube.caFile);
+  const state = { dropped: 0, forwarded: [] as string[] };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = new URL(req.url!, 'http://proxy');
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST' && path.pathname.endsWith('/pods') && !path.searchParams.has('dryRun')) {
+        if (state.dropped === 0) return void ((state.dropped += 1), req.socket.destroy());
+        state.forwarded.push((JSON.parse(body.toString('utf8')) as Pod).metadata.name);
+      }
+      const up = https.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host }, ca }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      up.on('error', () => req.socket.destroy());
+      res.on('close', () => up.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const config = JSON.parse(readFileSync(kubeconfig, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+  for (const c of config.clusters) c.cluster = { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'insecure-skip-tls-verify': true };
+  const file = `${kubeconfig}.via-create-dropping-proxy.json`;
+  writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+  return { kubeconfig: file, state, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
 }
 
 describe('RunnerTerm on kwok', () => {
@@ -238,4 +280,38 @@ describe('RunnerTerm on kwok', () => {
     for await (const line of readStoredLog(sink, capture.key({ taskId: 'logged', attempt: 1 }), {})) if (line.text.startsWith(prefix)) stored.push(line.text);
     expect(stored).toEqual(kept);
   });
+
+  it('a pod create lost on a dropped connection holds its slot only until its expectation expires: the task is created again and every task runs (issue 35)', async () => {
+    const env = await runnerNamespace('runner-term-lost-create');
+    const proxy = await createDroppingProxy(env.kubeconfig);
+    closers.push(() => proxy.close());
+    const client = new ApiClient(loadKubeConfig({ kubeconfig: proxy.kubeconfig }), 10_000, userAgent('runner-term-test'));
+    closers.push(() => client.close());
+    const store = new TaskStore({ client, namespace: env.namespace, runner: RUNNER, logger: quiet });
+    closers.push(() => store.close());
+    await store.start();
+    const ids = ['l0', 'l1'];
+    for (const taskId of ids) await submitTask(store, record({ taskId, taskType: 'report', ...exits(0, { runMs: 200 }) }, env.namespace));
+    const TTL_MS = 3000;
+    const warnings: string[] = [];
+    const term = new RunnerTerm({
+      client, namespace: env.namespace, runner: RUNNER, term: 1, store, clock: systemClock, logger: { ...quiet, warn: (fields: unknown, message?: string) => void warnings.push(typeof fields === 'string' ? fields : String(message)) },
+      templates: new Map([['default', { template }]]),
+      // one slot: the task whose create was lost holds it, and nothing else is admitted until that is settled
+      capacity: 1,
+      settings: { ...DEFAULT_DECIDE_SETTINGS, expectationTtlMs: TTL_MS },
+      deliver: () => Promise.resolve(),
+    });
+    closers.push(() => term.close());
+    await term.start();
+    expect(proxy.state.dropped).toBe(1);
+    // the lost create, as the applier took it: no answer, the pod may have landed; l1 waits for l0's slot
+    expect(warnings.filter((w) => w.includes('a pod create got no answer'))).toHaveLength(1);
+    expect(term.queueDepth).toBe(1);
+    // no event comes for a pod that never landed: only a sync at the expectation's end reads it back (404) and creates again
+    await waitFor(() => ids.every((id) => store.get(id)?.body.state === 'done') || undefined, 20_000, 'every record to be done');
+    for (const id of ids) expect(store.get(id)!.body.status).toMatchObject({ phase: 'succeeded', attempt: 1 });
+    expect(proxy.state.forwarded).toEqual(ids.map((id) => podName(RUNNER, id, 1)));
+    await term.close();
+  }, 60_000);
 });

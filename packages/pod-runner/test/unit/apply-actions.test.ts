@@ -155,6 +155,17 @@ describe('ActionApplier: a pod create', () => {
     });
   }
 
+  it('a quota refusal puts the task back in line at its place at once: counted as waiting, and admitted when the pause ends ahead of a task that joined after it, before any sync of its own', async () => {
+    const s = setup(quota());
+    s.admission.enqueue('t2', 'report', { joinedAt: Date.parse(body().submittedAt) + 1, seq: 0 });
+    s.admission.recompute();
+    await s.applier.apply(record(), [{ type: 'createPod', attempt: 1 }]);
+    expect(s.admission.waiting).toBe(2);
+    expect(s.admission.recompute()).toEqual([]);
+    await s.clock.advance(1000);
+    expect(s.admission.recompute()).toEqual(['t1', 't2']);
+  });
+
   for (const code of [400, 422]) {
     it(`${code}: the attempt ends CreateFailed with the server's message`, async () => {
       const s = setup(answer(code, 'Invalid', 'spec.containers[0].image: Required value'));

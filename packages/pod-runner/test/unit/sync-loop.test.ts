@@ -135,6 +135,22 @@ describe('SyncLoop', () => {
     await loop.close();
   });
 
+  it('syncs that never wait on I/O leave turns of the event loop between them: a macrotask queued meanwhile runs before the pass ends (issue 35)', async () => {
+    const clock = new ManualClock();
+    const done: string[] = [];
+    const loop = new SyncLoop({ clock, sync: async (id) => void done.push(id) });
+    const ids = Array.from({ length: 1000 }, (_, i) => `t${i}`);
+    for (const id of ids) loop.enqueue(id);
+    // queued after the loop's own turn: it stands for an answer read or a deadline's timer, which must not wait for 1000 syncs
+    const seenByMacrotask = await new Promise<number>((resolve) => setImmediate(() => resolve(done.length)));
+    expect(seenByMacrotask).toBeGreaterThan(0);
+    expect(seenByMacrotask).toBeLessThan(ids.length);
+    for (let turns = 0; done.length < ids.length && turns < 1000; turns++) await settle();
+    // still every id once, in the order enqueued
+    expect(done).toEqual(ids);
+    await loop.close();
+  });
+
   it('close() waits for the syncs in flight and runs nothing after', async () => {
     const { clock, held } = setup();
     const loop = new SyncLoop({ clock, sync: held.sync });
