@@ -15,7 +15,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'testenv',
-          exclude: [...configDefaults.exclude, 'test/bench.test.ts', 'test/bench-scale.test.ts', 'test/catalog.test.ts', 'test/real-node.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/bench.test.ts', 'test/bench-scale.test.ts', 'test/catalog.test.ts', 'test/go-build.test.ts', 'test/real-node.test.ts'],
           // every server, on a private instance (see test/global-setup.ts)
           globalSetup: ['./test/global-setup.ts'],
           testTimeout: 120_000,
@@ -36,8 +36,8 @@ export default defineConfig({
         },
       },
       {
-        // the benchmark on memory and sqlite, the scale benchmark's pieces and the backend catalog: no server, so none is started
-        test: { ...shared, name: 'bench', include: ['test/bench.test.ts', 'test/bench-scale.test.ts', 'test/catalog.test.ts'], testTimeout: 120_000 },
+        // the benchmark on memory and sqlite, the scale benchmark's pieces, the backend catalog and the Go build groups: no server, so none is started
+        test: { ...shared, name: 'bench', include: ['test/bench.test.ts', 'test/bench-scale.test.ts', 'test/catalog.test.ts', 'test/go-build.test.ts'], testTimeout: 120_000 },
       },
     ],
   },

@@ -4,14 +4,17 @@ import { zookeeperEnsembleLeader, killZookeeperEnsembleLeader } from './servers/
 import { GO_COMPONENTS, SERVERS, SERVER_NAMES } from './catalog.js';
 import { compactServer, type CompactableServer } from './faults/compaction.js';
 import { envFilePath } from './env/paths.js';
-import { ensureBuilt } from './install/go-build.js';
+import { ensureAllBuilt } from './install/go-build.js';
+import { prepareNode } from './servers/kubernetes/node/real-node.js';
 
 /** The servers whose descriptor can discard their change history. */
 const COMPACTABLE = SERVERS.filter((s) => s.compact).map((s) => s.name);
 
 const USAGE = `usage: npm run testenv -- <command> [names...]
   up [server...]        start servers (all by default), write the env file
-  build                 build (or find in the cache) every Go binary, start nothing
+  build [component...]  build (or find in the cache) every Go binary, or those components' (${GO_COMPONENTS.map((c) => c.name).join(', ')}), start nothing
+  install-node          install what a real node needs besides the Go builds (Debian packages, pause and base
+                        images), start nothing; a failure is reported and left to the real-node setup
   down [server...]      stop servers (all by default), leave no process behind
   status                every unit: pid and health
   env                   print the env file path
@@ -29,8 +32,16 @@ async function main(argv: string[]): Promise<void> {
       console.log(file);
       return;
     }
-    case 'build':
-      for (const component of GO_COMPONENTS) console.log(await ensureBuilt(component));
+    case 'build': {
+      const unknown = names.filter((n) => !GO_COMPONENTS.some((c) => c.name === n));
+      if (unknown.length > 0) throw new Error(`unknown Go component ${unknown.join(', ')}; known: ${GO_COMPONENTS.map((c) => c.name).join(', ')}`);
+      const components = names.length === 0 ? GO_COMPONENTS : GO_COMPONENTS.filter((c) => names.includes(c.name));
+      for (const dir of await ensureAllBuilt(components)) console.log(dir);
+      return;
+    }
+    case 'install-node':
+      // ahead of time only: the real-node setup installs the same and fails there, naming what is missing
+      await prepareNode().catch((error: unknown) => console.error(`[testenv] install-node: ${error instanceof Error ? error.message : String(error)} (the real-node setup tries again)`));
       return;
     case 'down':
       await down(names);

@@ -24,6 +24,13 @@ export function isBuilt(component: GoComponent): boolean {
   return existsSync(join(componentDir(component), COMPLETE_MARKER));
 }
 
+/**
+ * Compile flags of every Go build here (the client-go elector's too, so it finds the
+ * packages it shares with the control plane in Go's build cache): no DWARF, which `-w`
+ * strips at the link anyway — less to compile, write to the cache and read at the link.
+ */
+export const GO_BUILD_FLAGS = ['-trimpath', '-gcflags=all=-dwarf=false'] as const;
+
 function goEnv(): NodeJS.ProcessEnv {
   // GOTOOLCHAIN=local: build with the installed Go, never fetch another toolchain
   return { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'local', GOFLAGS: '-mod=readonly', CGO_ENABLED: '0' };
@@ -35,54 +42,114 @@ function goEnv(): NodeJS.ProcessEnv {
  * or concurrent build never leaves a half-filled cache entry.
  */
 export async function ensureBuilt(component: GoComponent): Promise<string> {
-  const target = componentDir(component);
-  if (isBuilt(component)) return target;
-  // the cache is shared by every environment root: one build per component at a time,
-  // the others wait for it (two Kubernetes builds at once would each take twice as long)
-  return withLock(`${target}.lock`, BUILD_LOCK_TIMEOUT_MS, async () => (isBuilt(component) ? target : build(component)));
+  await ensureAllBuilt([component]);
+  return componentDir(component);
+}
+
+/**
+ * The components in build groups: those of one Go module with the same link flags (the
+ * control plane and the kubelet) in one group, built by one `go build`, so the module's
+ * packages are loaded once and the links run side by side instead of one after another.
+ */
+export function buildGroups(components: readonly GoComponent[]): GoComponent[][] {
+  const groups = new Map<string, GoComponent[]>();
+  for (const component of components) {
+    const version = componentVersion(component);
+    const key = `${component.module}\0${version}\0${(component.ldflags?.(version) ?? []).join(' ')}`;
+    const group = groups.get(key) ?? [];
+    if (!group.some((c) => c.name === component.name)) group.push(component);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/** Builds every component that is not in the cache, a group at a time (see {@link buildGroups}); resolves with their cache directories. */
+export async function ensureAllBuilt(components: readonly GoComponent[]): Promise<string[]> {
+  // sequential: each build already uses every core
+  for (const group of buildGroups(components)) await ensureGroupBuilt(group);
+  return components.map(componentDir);
+}
+
+async function ensureGroupBuilt(group: readonly GoComponent[]): Promise<void> {
+  // the cache is shared by every environment root: one build per component at a time, the
+  // others wait for it (two Kubernetes builds at once would each take twice as long); the
+  // locks are taken in name order, so two groups that overlap never wait on each other
+  const locked = [...group].filter((c) => !isBuilt(c)).sort((a, b) => a.name.localeCompare(b.name));
+  const withLocks = async (rest: GoComponent[]): Promise<void> => {
+    const [first, ...others] = rest;
+    if (!first) {
+      const missing = locked.filter((c) => !isBuilt(c));
+      if (missing.length > 0) await build(missing);
+      return;
+    }
+    await withLock(`${componentDir(first)}.lock`, BUILD_LOCK_TIMEOUT_MS, () => withLocks(others));
+  };
+  await withLocks(locked);
 }
 
 const BUILD_LOCK_TIMEOUT_MS = 80 * 60_000;
 
-async function build(component: GoComponent): Promise<string> {
-  const target = componentDir(component);
-  const version = componentVersion(component);
-  const logFile = join(testenvRoot(), 'logs', `build-${component.name}-${version}.log`);
-  const staging = `${target}.tmp-${process.pid}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  const started = Date.now();
-  console.error(`[testenv] building ${component.name} ${version} (cold build; log: ${logFile})`);
-  const cwd = goModuleDir(component.module);
-  await runStep({ step: `download Go modules for ${component.name} ${version}`, command: 'go', args: ['mod', 'download'], cwd, logFile, env: goEnv() });
-  const ldflags = ['-s', '-w', ...(component.ldflags?.(version) ?? [])].join(' ');
-  for (const [pkg, binary] of Object.entries(component.binaries)) {
-    await runStep({
-      step: `build ${binary} (${pkg}@${version})`,
-      command: 'go',
-      args: ['build', '-trimpath', `-ldflags=${ldflags}`, '-o', join(staging, binary), pkg],
-      cwd,
-      logFile,
-      env: goEnv(),
-    });
+/** The name `go build -o <dir>/` gives a main package's binary: its path's last element, or the one before a major-version suffix v2 and up (`…/server/v3` → `server`), as cmd/go names it. */
+export function goBinaryName(pkg: string): string {
+  const parts = pkg.split('/');
+  const last = parts.at(-1)!;
+  return /^v([2-9]|[1-9][0-9]+)$/.test(last) && parts.length > 1 ? parts.at(-2)! : last;
+}
+
+/** Builds components of one module (one group) with one `go build`, each into its own cache entry. */
+async function build(components: readonly GoComponent[]): Promise<void> {
+  const [lead] = components;
+  if (!lead) return;
+  const version = componentVersion(lead);
+  const names = components.map((c) => c.name).join('+');
+  const logFile = join(testenvRoot(), 'logs', `build-${names}-${version}.log`);
+  const staging = `${componentDir(lead)}.tmp-${process.pid}`;
+  const stagingOf = (c: GoComponent) => `${componentDir(c)}.tmp-${process.pid}`;
+  for (const c of components) {
+    rmSync(stagingOf(c), { recursive: true, force: true });
+    mkdirSync(stagingOf(c), { recursive: true });
   }
-  if (component.moduleFiles) {
-    const moduleDir = execFileSync('go', ['list', '-m', '-f', '{{.Dir}}', component.versionOf], { cwd, env: goEnv(), encoding: 'utf8' }).trim();
-    for (const [targetName, sources] of Object.entries(component.moduleFiles)) {
-      const parts = sources.map((s) => readFileSync(join(moduleDir, s), 'utf8').trim());
-      writeFileSync(join(staging, targetName), parts.join('\n---\n') + '\n');
+  const started = Date.now();
+  console.error(`[testenv] building ${names} ${version} (cold build; log: ${logFile})`);
+  const cwd = goModuleDir(lead.module);
+  await runStep({ step: `download Go modules for ${names} ${version}`, command: 'go', args: ['mod', 'download'], cwd, logFile, env: goEnv() });
+  const ldflags = ['-s', '-w', ...(lead.ldflags?.(version) ?? [])].join(' ');
+  // `go build -o <dir>/` names each binary by its package's last element; a binary named otherwise is renamed after
+  const out = join(staging, '.go-build');
+  mkdirSync(out, { recursive: true });
+  const packages = components.flatMap((c) => Object.keys(c.binaries));
+  await runStep({
+    step: `build ${packages.map(goBinaryName).join(', ')} (${names}@${version})`,
+    command: 'go',
+    args: ['build', ...GO_BUILD_FLAGS, `-ldflags=${ldflags}`, '-o', `${out}/`, ...packages],
+    cwd,
+    logFile,
+    env: goEnv(),
+  });
+  for (const c of components) {
+    for (const [pkg, binary] of Object.entries(c.binaries)) renameSync(join(out, goBinaryName(pkg)), join(stagingOf(c), binary));
+  }
+  rmSync(out, { recursive: true, force: true });
+  for (const c of components) {
+    if (c.moduleFiles) {
+      const moduleDir = execFileSync('go', ['list', '-m', '-f', '{{.Dir}}', c.versionOf], { cwd, env: goEnv(), encoding: 'utf8' }).trim();
+      for (const [targetName, sources] of Object.entries(c.moduleFiles)) {
+        const parts = sources.map((s) => readFileSync(join(moduleDir, s), 'utf8').trim());
+        writeFileSync(join(stagingOf(c), targetName), parts.join('\n---\n') + '\n');
+      }
     }
   }
   const seconds = Math.round((Date.now() - started) / 1000);
-  writeFileSync(join(staging, COMPLETE_MARKER), JSON.stringify({ version, builtAt: new Date().toISOString(), seconds }) + '\n');
-  try {
-    renameSync(staging, target);
-  } catch (error) {
-    // another process finished the same build first: keep its result
-    rmSync(staging, { recursive: true, force: true });
-    if (!isBuilt(component)) throw new TestenvError(`could not move the ${component.name} build into ${target}`, { cause: error });
+  for (const c of components) {
+    writeFileSync(join(stagingOf(c), COMPLETE_MARKER), JSON.stringify({ version, builtAt: new Date().toISOString(), seconds, builtWith: names }) + '\n');
+    try {
+      renameSync(stagingOf(c), componentDir(c));
+    } catch (error) {
+      // another process finished the same build first: keep its result
+      rmSync(stagingOf(c), { recursive: true, force: true });
+      if (!isBuilt(c)) throw new TestenvError(`could not move the ${c.name} build into ${componentDir(c)}`, { cause: error });
+    }
   }
-  appendFileSync(logFile, `built ${component.name} ${version} in ${seconds} s\n`);
-  console.error(`[testenv] built ${component.name} ${version} in ${seconds} s`);
-  return target;
+  appendFileSync(logFile, `built ${names} ${version} in ${seconds} s\n`);
+  console.error(`[testenv] built ${names} ${version} in ${seconds} s`);
 }

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toolsPackageDir } from '../env/paths.js';
 import { TestenvError } from '../env/errors.js';
 import { runProcess } from '../process/run-process.js';
 import { monotonicMs } from '../measure/monotonic.js';
 import { realNode } from './real-node-pods.js';
+import { makeBaseImages } from '../servers/kubernetes/node/images.js';
 
 /** What building an application image took, for a test to report. */
 export interface AppImage {
@@ -34,7 +34,7 @@ async function run(step: string, command: string, args: string[], options: { cwd
  */
 export async function buildAppImage(context: string, ref: string): Promise<AppImage> {
   const t0 = monotonicMs();
-  await run('making the base images (tools/image/node-base)', join(toolsPackageDir(), 'image', 'node-base'), [], { timeoutMs: 600_000 });
+  await makeBaseImages();
   const t1 = monotonicMs();
   await run('buildah bud', 'buildah', ['bud', '--quiet', '--network', 'none', '--layers', '-t', ref, '.'], { cwd: context, timeoutMs: 600_000 });
   const t2 = monotonicMs();

@@ -7,6 +7,7 @@ import { binaryCacheRoot, testenvRoot, toolsPackageDir } from '../env/paths.js';
 import { runStep } from '../process/run-step.js';
 import { TestenvError } from '../env/errors.js';
 import { withLock } from '../process/lock.js';
+import { GO_BUILD_FLAGS } from '../install/go-build.js';
 
 /** client-go's own `leaderelection` on a Lease: the Go program the interop test and the benchmark run. */
 function sourceDir(): string {
@@ -37,10 +38,12 @@ export async function buildClientGoElector(): Promise<string> {
     await runStep({
       step: 'build the client-go elector',
       command: 'go',
-      args: ['build', '-mod=mod', '-trimpath', '-ldflags=-s -w', '-o', join(staging, 'client-go-elector'), '.'],
+      args: ['build', '-mod=mod', ...GO_BUILD_FLAGS, '-ldflags=-s -w', '-o', join(staging, 'client-go-elector'), '.'],
       cwd: source,
       logFile: join(testenvRoot(), 'logs', `build-client-go-elector-${digest}.log`),
-      env: { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'local', GOFLAGS: '-mod=mod' },
+      // CGO_ENABLED=0 and the flags of the control plane's build (go-build.ts): client-go's packages, at the
+      // versions that build pins, are then in Go's build cache already and only the link is left
+      env: { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'local', GOFLAGS: '-mod=mod', CGO_ENABLED: '0' },
     });
     try {
       renameSync(staging, dir);

@@ -1,5 +1,5 @@
 import { componentVersion } from '../install/go-components.js';
-import { ensureBuilt } from '../install/go-build.js';
+import { ensureAllBuilt } from '../install/go-build.js';
 import { startUnits, type Unit } from '../process/unit.js';
 import { defineBackend, defineServer, type Compaction } from './server.js';
 import { ETCD, etcdUnit } from './etcd/unit.js';
@@ -73,14 +73,9 @@ export const kubernetes = defineServer({
     return realNodeEnabled() ? [...networkUnits(), etcd, apiserver, ...rest, ...nodeUnits()] : [etcd, apiserver, ...rest];
   },
   async install(): Promise<void> {
-    // sequential: each build already uses every core
-    await ensureBuilt(ETCD);
-    await ensureBuilt(KWOK);
-    await ensureBuilt(KUBERNETES);
-    if (realNodeEnabled()) {
-      await ensureBuilt(KUBELET);
-      await installNode();
-    }
+    // the kubelet with the control plane: one `go build` of the module (see buildGroups)
+    await ensureAllBuilt(realNodeEnabled() ? [ETCD, KWOK, KUBERNETES, KUBELET] : [ETCD, KWOK, KUBERNETES]);
+    if (realNodeEnabled()) await installNode();
   },
   async up(): Promise<void> {
     const realNode = realNodeEnabled();

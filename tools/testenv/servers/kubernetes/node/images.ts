@@ -45,6 +45,14 @@ export async function pauseImage(): Promise<OciArchive> {
 }
 
 /**
+ * The base images an application image starts FROM (deploy/image/Dockerfile), made by
+ * `tools/image/node-base` in buildah's storage, or found there by their content key.
+ */
+export async function makeBaseImages(): Promise<void> {
+  await runStep({ step: 'make the base images (tools/image/node-base)', command: join(toolsPackageDir(), 'image', 'node-base'), args: [], logFile: logFile() });
+}
+
+/**
  * The runtime image: this machine's Node.js with the shared libraries it links, and the
  * built workspace packages with their production dependencies under /app. Two layers,
  * each rebuilt only when its files changed; the tag is the manifest digest.

@@ -11,7 +11,7 @@ import { TestenvError } from '../../../env/errors.js';
 import { getJson } from '../admin-client.js';
 import { NODE_PACKAGES, containerdSocket, containerdUnit, ctr } from './containerd.js';
 import { kubeletUnit, podLogsDir, KUBELET_UNIT } from './kubelet.js';
-import { pauseImage, runtimeImage } from './images.js';
+import { makeBaseImages, pauseImage, runtimeImage } from './images.js';
 import { REAL_NODE_LABEL, REAL_NODE_NAME, REAL_NODE_TAINT, cgroupRoot, nodeDir } from './layout.js';
 import type { OciArchive } from './oci-image.js';
 import { processesUsingRoot } from '../../../process/strays.js';
@@ -42,6 +42,18 @@ export async function installNode(): Promise<void> {
   assertCanRunContainers();
   await ensureDebianPackages(NODE_PACKAGES);
   maskMachineContainerd();
+}
+
+/**
+ * What a real node needs besides the Go builds and the workspace's packages: its Debian
+ * packages, the pause image, and the base images an application image starts FROM. Each
+ * step is cached, so on a warm machine this checks and returns; on a cold one it runs
+ * beside the Go build (`testenv install-node`) instead of inside the first real-node suite.
+ */
+export async function prepareNode(): Promise<void> {
+  await installNode();
+  await pauseImage();
+  await makeBaseImages();
 }
 
 /**
