@@ -143,12 +143,12 @@ export class TaskStore {
     this.ends.clear();
   }
 
-  /** The record name of a task of this runner. */
   /** The clock of its API client: where a request's retries wait. */
   get clock(): Clock {
     return this.options.client.clock;
   }
 
+  /** The record name of a task of this runner. */
   nameOf(taskId: string): string {
     return recordName(this.options.runner, taskId);
   }
